@@ -1,0 +1,40 @@
+# gokafkad — see README.md.
+GO      ?= go
+PKGS    := ./...
+FUZZTIME ?= 10s
+
+.PHONY: run build test test-short vet fuzz bench clean
+
+## run: start a single-node broker on 127.0.0.1:9092 with data in ./data
+run: build
+	./bin/gokafkad $(ARGS)
+
+## build: build bin/gokafkad
+build:
+	$(GO) build -o bin/gokafkad ./cmd/gokafkad
+
+## test: vet, then every test with the race detector
+test: vet
+	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+
+## test-short: the tests without the race detector (quicker, for iterating)
+test-short:
+	$(GO) test -count=1 $(PKGS)
+
+vet:
+	$(GO) vet $(PKGS)
+
+## fuzz: a short run of every fuzz target
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz' || true); do \
+	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+## bench: produce/consume throughput, latency, start-up time and memory
+bench: build
+	$(GO) run ./bench $(BENCHARGS)
+
+clean:
+	rm -rf bin

@@ -1,0 +1,141 @@
+// Package controller keeps the cluster's metadata: a log of metadata records (topics,
+// partitions, partition changes, brokers, configs, producer-id blocks) and the
+// MetadataImage built by applying them. For now one in-process controller persists the
+// records to a local file; the Raft-replicated quorum (issue 3) replaces that store and
+// keeps the records and the image as they are.
+package controller
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"sort"
+)
+
+// TopicID is a topic's UUID.
+type TopicID [16]byte
+
+// String prints the id as Kafka does (URL-safe base64 without padding).
+func (id TopicID) String() string { return base64.RawURLEncoding.EncodeToString(id[:]) }
+
+// IsZero reports whether the id is unset.
+func (id TopicID) IsZero() bool { return id == TopicID{} }
+
+// NewTopicID returns a random id that is neither zero nor Kafka's reserved metadata id.
+func NewTopicID() TopicID {
+	for {
+		var id TopicID
+		_, _ = rand.Read(id[:])
+		// Kafka avoids ids whose base64 starts with '-' (they look like CLI flags).
+		if !id.IsZero() && id.String()[0] != '-' {
+			return id
+		}
+	}
+}
+
+// PartitionImage is one partition's replication metadata.
+type PartitionImage struct {
+	Replicas       []int32 `json:"replicas"`
+	ISR            []int32 `json:"isr"`
+	Leader         int32   `json:"leader"`
+	LeaderEpoch    int32   `json:"leader_epoch"`
+	PartitionEpoch int32   `json:"partition_epoch"`
+}
+
+// TopicImage is one topic.
+type TopicImage struct {
+	Name       string
+	ID         TopicID
+	Partitions []PartitionImage // index = partition id
+	Configs    map[string]string
+}
+
+// BrokerImage is a registered broker.
+type BrokerImage struct {
+	ID     int32
+	Host   string
+	Port   int32
+	Rack   *string
+	Fenced bool
+	Epoch  int64
+}
+
+// MetadataImage is an immutable snapshot of the cluster metadata. Readers share it;
+// every committed change builds a new one (copy on write of what changed).
+type MetadataImage struct {
+	ClusterID    string
+	ControllerID int32
+	Brokers      map[int32]BrokerImage
+	Topics       map[string]*TopicImage
+	TopicsByID   map[TopicID]*TopicImage
+	// Configs holds dynamic configs keyed by resource: "topic:<name>" is not used
+	// (topic configs live on TopicImage); "broker:" is the cluster-wide default,
+	// "broker:<id>" one broker's.
+	Configs map[string]map[string]string
+	// NextProducerID is the first producer id not yet handed out.
+	NextProducerID int64
+	// Offset is the offset of the last record applied (-1 for an empty log).
+	Offset int64
+}
+
+// SortedTopicNames returns the topic names in order.
+func (m *MetadataImage) SortedTopicNames() []string {
+	names := make([]string, 0, len(m.Topics))
+	for n := range m.Topics {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// SortedBrokers returns the brokers ordered by id.
+func (m *MetadataImage) SortedBrokers() []BrokerImage {
+	bs := make([]BrokerImage, 0, len(m.Brokers))
+	for _, b := range m.Brokers {
+		bs = append(bs, b)
+	}
+	sort.Slice(bs, func(i, j int) bool { return bs[i].ID < bs[j].ID })
+	return bs
+}
+
+func (m *MetadataImage) clone() *MetadataImage {
+	n := *m
+	n.Brokers = make(map[int32]BrokerImage, len(m.Brokers))
+	for k, v := range m.Brokers {
+		n.Brokers[k] = v
+	}
+	n.Topics = make(map[string]*TopicImage, len(m.Topics))
+	n.TopicsByID = make(map[TopicID]*TopicImage, len(m.TopicsByID))
+	for k, v := range m.Topics {
+		n.Topics[k] = v
+		n.TopicsByID[v.ID] = v
+	}
+	n.Configs = make(map[string]map[string]string, len(m.Configs))
+	for k, v := range m.Configs {
+		n.Configs[k] = v
+	}
+	return &n
+}
+
+func (t *TopicImage) clone() *TopicImage {
+	n := *t
+	n.Partitions = append([]PartitionImage(nil), t.Partitions...)
+	n.Configs = make(map[string]string, len(t.Configs))
+	for k, v := range t.Configs {
+		n.Configs[k] = v
+	}
+	return &n
+}
+
+// MarshalText encodes the id as Kafka prints it.
+func (id TopicID) MarshalText() ([]byte, error) { return []byte(id.String()), nil }
+
+// UnmarshalText decodes an id printed by MarshalText.
+func (id *TopicID) UnmarshalText(b []byte) error {
+	var n TopicID
+	k, err := base64.RawURLEncoding.Decode(n[:], b)
+	if err != nil || k != len(n) {
+		return errBadTopicID
+	}
+	*id = n
+	return nil
+}

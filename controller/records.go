@@ -1,0 +1,177 @@
+package controller
+
+// Metadata records, named after Kafka's (TopicRecord, PartitionRecord,
+// PartitionChangeRecord, RemoveTopicRecord, ConfigRecord, RegisterBrokerRecord,
+// ProducerIdsRecord). A Record carries exactly one of them. The JSON encoding is the
+// on-disk format of the local metadata log; do not rename fields.
+
+// Record is one metadata record.
+type Record struct {
+	Topic           *TopicRecord           `json:"topic,omitempty"`
+	Partition       *PartitionRecord       `json:"partition,omitempty"`
+	PartitionChange *PartitionChangeRecord `json:"partition_change,omitempty"`
+	RemoveTopic     *RemoveTopicRecord     `json:"remove_topic,omitempty"`
+	Config          *ConfigRecord          `json:"config,omitempty"`
+	RegisterBroker  *RegisterBrokerRecord  `json:"register_broker,omitempty"`
+	ProducerIDs     *ProducerIDsRecord     `json:"producer_ids,omitempty"`
+	ClusterID       *ClusterIDRecord       `json:"cluster_id,omitempty"`
+}
+
+// TopicRecord creates a topic.
+type TopicRecord struct {
+	Name string  `json:"name"`
+	ID   TopicID `json:"id"`
+}
+
+// PartitionRecord creates a partition of an existing topic.
+type PartitionRecord struct {
+	TopicID        TopicID `json:"topic_id"`
+	Partition      int32   `json:"partition"`
+	Replicas       []int32 `json:"replicas"`
+	ISR            []int32 `json:"isr"`
+	Leader         int32   `json:"leader"`
+	LeaderEpoch    int32   `json:"leader_epoch"`
+	PartitionEpoch int32   `json:"partition_epoch"`
+}
+
+// PartitionChangeRecord changes a partition's leader and/or ISR; nil fields are unchanged.
+// Applying it bumps the partition epoch, and the leader epoch when the leader changes.
+type PartitionChangeRecord struct {
+	TopicID   TopicID `json:"topic_id"`
+	Partition int32   `json:"partition"`
+	Leader    *int32  `json:"leader,omitempty"`
+	ISR       []int32 `json:"isr,omitempty"`
+	Replicas  []int32 `json:"replicas,omitempty"`
+}
+
+// RemoveTopicRecord deletes a topic.
+type RemoveTopicRecord struct {
+	TopicID TopicID `json:"topic_id"`
+}
+
+// Config resource types, as Kafka's ConfigResource.Type.
+const (
+	ResourceTopic  int8 = 2
+	ResourceBroker int8 = 4
+)
+
+// ConfigRecord sets (Value non-nil) or removes (Value nil) one dynamic config.
+// ResourceName is the topic name, a broker id, or "" for the cluster-wide broker default.
+type ConfigRecord struct {
+	ResourceType int8    `json:"resource_type"`
+	ResourceName string  `json:"resource_name"`
+	Name         string  `json:"name"`
+	Value        *string `json:"value"`
+}
+
+// RegisterBrokerRecord registers (or re-registers) a broker.
+type RegisterBrokerRecord struct {
+	BrokerID    int32   `json:"broker_id"`
+	BrokerEpoch int64   `json:"broker_epoch"`
+	Host        string  `json:"host"`
+	Port        int32   `json:"port"`
+	Rack        *string `json:"rack,omitempty"`
+	Fenced      bool    `json:"fenced"`
+}
+
+// ProducerIDsRecord hands out the producer-id block [NextProducerID-BlockSize, NextProducerID)
+// to a broker.
+type ProducerIDsRecord struct {
+	BrokerID       int32 `json:"broker_id"`
+	NextProducerID int64 `json:"next_producer_id"`
+}
+
+// ClusterIDRecord fixes the cluster id (first record of a new metadata log).
+type ClusterIDRecord struct {
+	ClusterID string `json:"cluster_id"`
+}
+
+// apply builds the image that follows img after r. img is not modified.
+func apply(img *MetadataImage, r *Record) *MetadataImage {
+	n := img.clone()
+	switch {
+	case r.ClusterID != nil:
+		n.ClusterID = r.ClusterID.ClusterID
+	case r.Topic != nil:
+		t := &TopicImage{Name: r.Topic.Name, ID: r.Topic.ID, Configs: map[string]string{}}
+		n.Topics[t.Name] = t
+		n.TopicsByID[t.ID] = t
+	case r.Partition != nil:
+		p := r.Partition
+		t := n.TopicsByID[p.TopicID]
+		if t == nil {
+			break
+		}
+		t = t.clone()
+		for int32(len(t.Partitions)) <= p.Partition {
+			t.Partitions = append(t.Partitions, PartitionImage{Leader: -1})
+		}
+		t.Partitions[p.Partition] = PartitionImage{
+			Replicas: p.Replicas, ISR: p.ISR, Leader: p.Leader,
+			LeaderEpoch: p.LeaderEpoch, PartitionEpoch: p.PartitionEpoch,
+		}
+		n.Topics[t.Name], n.TopicsByID[t.ID] = t, t
+	case r.PartitionChange != nil:
+		c := r.PartitionChange
+		t := n.TopicsByID[c.TopicID]
+		if t == nil || c.Partition < 0 || int(c.Partition) >= len(t.Partitions) {
+			break
+		}
+		t = t.clone()
+		p := t.Partitions[c.Partition]
+		if c.Leader != nil && *c.Leader != p.Leader {
+			p.Leader = *c.Leader
+			p.LeaderEpoch++
+		}
+		if c.ISR != nil {
+			p.ISR = c.ISR
+		}
+		if c.Replicas != nil {
+			p.Replicas = c.Replicas
+		}
+		p.PartitionEpoch++
+		t.Partitions[c.Partition] = p
+		n.Topics[t.Name], n.TopicsByID[t.ID] = t, t
+	case r.RemoveTopic != nil:
+		if t := n.TopicsByID[r.RemoveTopic.TopicID]; t != nil {
+			delete(n.Topics, t.Name)
+			delete(n.TopicsByID, t.ID)
+		}
+	case r.Config != nil:
+		c := r.Config
+		if c.ResourceType == ResourceTopic {
+			t := n.Topics[c.ResourceName]
+			if t == nil {
+				break
+			}
+			t = t.clone()
+			if c.Value == nil {
+				delete(t.Configs, c.Name)
+			} else {
+				t.Configs[c.Name] = *c.Value
+			}
+			n.Topics[t.Name], n.TopicsByID[t.ID] = t, t
+			break
+		}
+		key := "broker:" + c.ResourceName
+		m := make(map[string]string, len(n.Configs[key])+1)
+		for k, v := range n.Configs[key] {
+			m[k] = v
+		}
+		if c.Value == nil {
+			delete(m, c.Name)
+		} else {
+			m[c.Name] = *c.Value
+		}
+		n.Configs[key] = m
+	case r.RegisterBroker != nil:
+		b := r.RegisterBroker
+		n.Brokers[b.BrokerID] = BrokerImage{
+			ID: b.BrokerID, Host: b.Host, Port: b.Port, Rack: b.Rack, Fenced: b.Fenced, Epoch: b.BrokerEpoch,
+		}
+	case r.ProducerIDs != nil:
+		n.NextProducerID = r.ProducerIDs.NextProducerID
+	}
+	n.Offset++
+	return n
+}

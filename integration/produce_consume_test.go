@@ -1,0 +1,96 @@
+package integration
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/gokafkad/gokafkad/server"
+)
+
+// produceN produces n records to topic (partition chosen by key) and fails the test on
+// any error.
+func produceN(t *testing.T, cl *kgo.Client, topic string, n int) {
+	t.Helper()
+	ctx := Ctx(t, 30*time.Second)
+	var recs []*kgo.Record
+	for i := range n {
+		recs = append(recs, &kgo.Record{
+			Topic: topic, Key: []byte(fmt.Sprintf("k%d", i)), Value: []byte(fmt.Sprintf("v%d", i)),
+			Headers: []kgo.RecordHeader{{Key: "h", Value: []byte(fmt.Sprint(i))}},
+		})
+	}
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatalf("produce: %v", err)
+	}
+}
+
+// consumeN reads n records of topic from the start and returns them.
+func consumeN(t *testing.T, seed, topic string, n int, opts ...kgo.Opt) []*kgo.Record {
+	t.Helper()
+	cl := NewClient(t, seed, append([]kgo.Opt{kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}, opts...)...)
+	ctx := Ctx(t, 30*time.Second)
+	var out []*kgo.Record
+	for len(out) < n {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("consumed %d of %d records: %v", len(out), n, err)
+		}
+		fs.EachError(func(topic string, p int32, err error) {
+			t.Fatalf("fetch %s[%d]: %v", topic, p, err)
+		})
+		out = append(out, fs.Records()...)
+	}
+	return out
+}
+
+func TestProduceConsumeEveryCodecAndAcks(t *testing.T) {
+	b := StartBroker(t)
+	codecs := map[string]kgo.CompressionCodec{
+		"none": kgo.NoCompression(), "gzip": kgo.GzipCompression(), "snappy": kgo.SnappyCompression(),
+		"lz4": kgo.Lz4Compression(), "zstd": kgo.ZstdCompression(),
+	}
+	acks := map[string]kgo.Acks{"0": kgo.NoAck(), "1": kgo.LeaderAck(), "all": kgo.AllISRAcks()}
+	for cname, codec := range codecs {
+		for aname, ack := range acks {
+			t.Run(cname+"/acks="+aname, func(t *testing.T) {
+				topic := "t-" + cname + "-" + aname
+				opts := []kgo.Opt{kgo.ProducerBatchCompression(codec), kgo.RequiredAcks(ack), kgo.AllowAutoTopicCreation()}
+				if aname != "all" {
+					opts = append(opts, kgo.DisableIdempotentWrite())
+				}
+				cl := b.Client(opts...)
+				produceN(t, cl, topic, 100)
+				recs := consumeN(t, b.Addr(), topic, 100)
+				seen := map[string]bool{}
+				for _, r := range recs {
+					if want := "v" + string(r.Key[1:]); string(r.Value) != want {
+						t.Fatalf("record %q has value %q, want %q", r.Key, r.Value, want)
+					}
+					if len(r.Headers) != 1 || r.Headers[0].Key != "h" {
+						t.Fatalf("record %q lost its header: %v", r.Key, r.Headers)
+					}
+					seen[string(r.Key)] = true
+				}
+				if len(seen) != 100 {
+					t.Fatalf("got %d distinct records, want 100", len(seen))
+				}
+			})
+		}
+	}
+}
+
+func TestProduceToMissingTopicWithoutAutoCreate(t *testing.T) {
+	b := StartBroker(t, func(c *server.Config) { c.AutoCreateTopicsEnable = false })
+	cl := b.Client(kgo.RecordRetries(0), kgo.RecordDeliveryTimeout(2*time.Second))
+	ctx := Ctx(t, 10*time.Second)
+	err := cl.ProduceSync(ctx, &kgo.Record{Topic: "nope", Value: []byte("x")}).FirstErr()
+	if !errors.Is(err, kerr.UnknownTopicOrPartition) && !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("produce to a missing topic: got %v, want UNKNOWN_TOPIC_OR_PARTITION", err)
+	}
+}

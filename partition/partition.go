@@ -1,0 +1,158 @@
+// Package partition is one partition's replication state machine: role, leader epoch,
+// partition epoch, ISR and the high-watermark rule. For now it is the leader-only shell
+// of a single-node broker (ISR = the local replica); the follower states, the ISR
+// shrink/expand decisions and AlterPartition arrive with replication (issue 4). It does
+// no I/O of its own beyond calling its storage.Log, and takes time from its callers.
+package partition
+
+import (
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/gokafkad/gokafkad/storage"
+)
+
+// Errors mapped to Kafka codes at the protocol edge.
+var (
+	ErrNotLeaderOrFollower = errors.New("partition: not leader or follower")
+	ErrNotEnoughReplicas   = errors.New("partition: not enough in-sync replicas")
+	ErrFencedLeaderEpoch   = errors.New("partition: fenced leader epoch")
+	ErrUnknownLeaderEpoch  = errors.New("partition: unknown leader epoch")
+)
+
+// State is the metadata the controller holds for a partition.
+type State struct {
+	Replicas       []int32
+	ISR            []int32
+	Leader         int32
+	LeaderEpoch    int32
+	PartitionEpoch int32
+}
+
+// Partition is one partition on this broker.
+type Partition struct {
+	TP      storage.TopicPartition
+	TopicID [16]byte
+	Log     *storage.Log
+	localID int32
+	logger  zerolog.Logger
+
+	mu struct {
+		sync.RWMutex
+		state State
+		// isLeader is state.Leader == localID.
+		isLeader bool
+	}
+}
+
+// New wraps log as partition tp hosted by broker localID.
+func New(tp storage.TopicPartition, topicID [16]byte, log *storage.Log, localID int32, logger zerolog.Logger) *Partition {
+	p := &Partition{TP: tp, TopicID: topicID, Log: log, localID: localID,
+		logger: logger.With().Str("topic", tp.Topic).Int32("partition", tp.Partition).Logger()}
+	p.mu.state.Leader = -1
+	p.mu.state.LeaderEpoch = -1
+	return p
+}
+
+// ApplyState adopts the controller's view of the partition. When this broker becomes
+// leader for a new epoch the epoch's start offset is recorded at the LEO, as Kafka's
+// Partition.makeLeader does.
+func (p *Partition) ApplyState(s State) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	newEpoch := s.LeaderEpoch != p.mu.state.LeaderEpoch
+	p.mu.state = State{
+		Replicas: slices.Clone(s.Replicas), ISR: slices.Clone(s.ISR), Leader: s.Leader,
+		LeaderEpoch: s.LeaderEpoch, PartitionEpoch: s.PartitionEpoch,
+	}
+	p.mu.isLeader = s.Leader == p.localID
+	if p.mu.isLeader && newEpoch {
+		if s.LeaderEpoch > p.Log.LatestEpoch() {
+			if err := p.Log.AssignEpochStartOffset(s.LeaderEpoch, p.Log.LogEndOffset()); err != nil {
+				return err
+			}
+		}
+		p.logger.Info().Int32("leader_epoch", s.LeaderEpoch).Int64("leo", p.Log.LogEndOffset()).
+			Msg("became leader")
+		p.maybeIncrementLeaderHWLocked()
+	}
+	return nil
+}
+
+// State returns a copy of the partition's metadata state.
+func (p *Partition) State() State {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.mu.state
+}
+
+// IsLeader reports whether this broker leads the partition.
+func (p *Partition) IsLeader() bool {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.mu.isLeader
+}
+
+// LeaderEpoch is the current leader epoch.
+func (p *Partition) LeaderEpoch() int32 {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.mu.state.LeaderEpoch
+}
+
+// CheckLeaderEpoch compares a client's current leader epoch with ours as Kafka does
+// (-1 skips the check).
+func (p *Partition) CheckLeaderEpoch(current int32) error {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.checkLeaderEpochLocked(current)
+}
+
+func (p *Partition) checkLeaderEpochLocked(current int32) error {
+	switch {
+	case current == -1 || current == p.mu.state.LeaderEpoch:
+		return nil
+	case current < p.mu.state.LeaderEpoch:
+		return ErrFencedLeaderEpoch
+	default:
+		return ErrUnknownLeaderEpoch
+	}
+}
+
+// AppendRecordsToLeader writes one validated batch as leader. With acks=-1 and fewer
+// in-sync replicas than minISR nothing is written (NOT_ENOUGH_REPLICAS), as Kafka's
+// Partition.appendRecordsToLeader.
+func (p *Partition) AppendRecordsToLeader(batch []byte, requiredAcks int16, minISR int32, now time.Time) (storage.AppendInfo, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.mu.isLeader {
+		return storage.AppendInfo{}, ErrNotLeaderOrFollower
+	}
+	if requiredAcks == -1 && int32(len(p.mu.state.ISR)) < minISR {
+		return storage.AppendInfo{}, ErrNotEnoughReplicas
+	}
+	info, err := p.Log.AppendAsLeader(batch, p.mu.state.LeaderEpoch, now)
+	if err != nil {
+		return info, err
+	}
+	p.maybeIncrementLeaderHWLocked()
+	return info, nil
+}
+
+// maybeIncrementLeaderHWLocked raises the HW to the smallest LEO of the ISR. While the
+// ISR is just this broker that is its own LEO; replication adds the followers' LEOs.
+// Lock should be held.
+func (p *Partition) maybeIncrementLeaderHWLocked() {
+	if len(p.mu.state.ISR) == 1 && p.mu.state.ISR[0] == p.localID {
+		if leo := p.Log.LogEndOffset(); leo > p.Log.HighWatermark() {
+			p.Log.SetHighWatermark(leo)
+		}
+	}
+}
+
+// HighWatermark is the offset below which records are committed.
+func (p *Partition) HighWatermark() int64 { return p.Log.HighWatermark() }

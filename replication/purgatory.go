@@ -1,0 +1,142 @@
+// Package replication holds the ReplicaManager (every partition of this broker), the
+// purgatory where acks=all produces and long-polling fetches wait, and — with issue 4 —
+// the replica fetchers and the AlterPartitionManager.
+package replication
+
+import (
+	"sync"
+	"time"
+
+	"github.com/gokafkad/gokafkad/storage"
+)
+
+// Delayed is an operation parked in the purgatory: a DelayedProduce or DelayedFetch.
+// It completes exactly once, either when TryComplete says it can (checked on creation
+// and every time one of its partitions changes) or when its timeout fires.
+type Delayed struct {
+	// tryComplete reports whether the operation can complete now. Called with mu held.
+	tryComplete func() bool
+	// onComplete sends the answer. expired is true when the timeout fired.
+	onComplete func(expired bool)
+
+	mu    sync.Mutex
+	done  bool
+	timer *time.Timer
+	keys  []storage.TopicPartition
+}
+
+// NewDelayed makes an operation from its two callbacks.
+func NewDelayed(tryComplete func() bool, onComplete func(expired bool)) *Delayed {
+	return &Delayed{tryComplete: tryComplete, onComplete: onComplete}
+}
+
+// maybeComplete completes d if it can; reports whether d is done.
+func (d *Delayed) maybeComplete(expired bool) bool {
+	d.mu.Lock()
+	if d.done {
+		d.mu.Unlock()
+		return true
+	}
+	if !expired && !d.tryComplete() {
+		d.mu.Unlock()
+		return false
+	}
+	d.done = true
+	if d.timer != nil {
+		d.timer.Stop()
+	}
+	d.mu.Unlock()
+	d.onComplete(expired)
+	return true
+}
+
+// Purgatory keeps delayed operations watched by partition, as Kafka's
+// DelayedOperationPurgatory.
+type Purgatory struct {
+	mu       sync.Mutex
+	watchers map[storage.TopicPartition][]*Delayed
+}
+
+// NewPurgatory returns an empty purgatory.
+func NewPurgatory() *Purgatory {
+	return &Purgatory{watchers: map[storage.TopicPartition][]*Delayed{}}
+}
+
+// TryCompleteElseWatch completes d now if it can; otherwise it watches d under keys
+// until a CheckAndComplete on one of them completes it or timeout passes.
+func (p *Purgatory) TryCompleteElseWatch(d *Delayed, keys []storage.TopicPartition, timeout time.Duration) {
+	if d.maybeComplete(false) {
+		return
+	}
+	d.keys = keys
+	p.mu.Lock()
+	for _, k := range keys {
+		p.watchers[k] = append(p.watchers[k], d)
+	}
+	p.mu.Unlock()
+	// Something may have changed between the first check and the watch.
+	if d.maybeComplete(false) {
+		p.unwatch(d)
+		return
+	}
+	d.mu.Lock()
+	if !d.done {
+		d.timer = time.AfterFunc(timeout, func() {
+			d.maybeComplete(true)
+			p.unwatch(d)
+		})
+	}
+	d.mu.Unlock()
+}
+
+// CheckAndComplete tries every operation watching key.
+func (p *Purgatory) CheckAndComplete(key storage.TopicPartition) {
+	p.mu.Lock()
+	ws := p.watchers[key]
+	if len(ws) == 0 {
+		p.mu.Unlock()
+		return
+	}
+	ws = append([]*Delayed(nil), ws...)
+	p.mu.Unlock()
+	var done []*Delayed
+	for _, d := range ws {
+		if d.maybeComplete(false) {
+			done = append(done, d)
+		}
+	}
+	for _, d := range done {
+		p.unwatch(d)
+	}
+}
+
+// unwatch removes a completed operation from its watch lists.
+func (p *Purgatory) unwatch(d *Delayed) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, k := range d.keys {
+		ws := p.watchers[k]
+		for i, w := range ws {
+			if w == d {
+				ws = append(ws[:i], ws[i+1:]...)
+				break
+			}
+		}
+		if len(ws) == 0 {
+			delete(p.watchers, k)
+		} else {
+			p.watchers[k] = ws
+		}
+	}
+}
+
+// Watched counts operations waiting (for tests and metrics).
+func (p *Purgatory) Watched() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, ws := range p.watchers {
+		n += len(ws)
+	}
+	return n
+}

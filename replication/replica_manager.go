@@ -1,0 +1,116 @@
+package replication
+
+import (
+	"sync"
+
+	"github.com/rs/zerolog"
+
+	"github.com/gokafkad/gokafkad/controller"
+	"github.com/gokafkad/gokafkad/partition"
+	"github.com/gokafkad/gokafkad/storage"
+)
+
+// ReplicaManager holds every partition hosted by this broker and applies metadata
+// images to them (creating logs for new replicas, makeLeader, deleting removed topics),
+// as Kafka's ReplicaManager.applyDelta.
+type ReplicaManager struct {
+	nodeID    int32
+	logs      *storage.LogManager
+	logConfig func(t *controller.TopicImage) storage.LogConfig
+	logger    zerolog.Logger
+	// Purgatory is where acks=all produces and long-polling fetches wait.
+	Purgatory *Purgatory
+
+	mu struct {
+		sync.RWMutex
+		partitions map[storage.TopicPartition]*partition.Partition
+	}
+}
+
+// NewReplicaManager returns a manager over logs. logConfig resolves a topic's log config.
+func NewReplicaManager(nodeID int32, logs *storage.LogManager, logConfig func(*controller.TopicImage) storage.LogConfig, logger zerolog.Logger) *ReplicaManager {
+	rm := &ReplicaManager{nodeID: nodeID, logs: logs, logConfig: logConfig, logger: logger, Purgatory: NewPurgatory()}
+	rm.mu.partitions = map[storage.TopicPartition]*partition.Partition{}
+	return rm
+}
+
+// Partition returns the hosted partition tp, or nil.
+func (rm *ReplicaManager) Partition(tp storage.TopicPartition) *partition.Partition {
+	rm.mu.RLock()
+	defer rm.mu.RUnlock()
+	return rm.mu.partitions[tp]
+}
+
+// Partitions returns every hosted partition.
+func (rm *ReplicaManager) Partitions() []*partition.Partition {
+	rm.mu.RLock()
+	defer rm.mu.RUnlock()
+	out := make([]*partition.Partition, 0, len(rm.mu.partitions))
+	for _, p := range rm.mu.partitions {
+		out = append(out, p)
+	}
+	return out
+}
+
+// ApplyImage brings the hosted partitions in line with next: partitions whose replica
+// set includes this broker get a log and their state; topics that are gone (or whose id
+// changed) have their logs deleted; changed topic configs reach the logs.
+func (rm *ReplicaManager) ApplyImage(prev, next *controller.MetadataImage) {
+	rm.mu.Lock()
+	defer rm.mu.Unlock()
+	for tp, p := range rm.mu.partitions {
+		t := next.Topics[tp.Topic]
+		if t != nil && t.ID == p.TopicID && int(tp.Partition) < len(t.Partitions) {
+			continue
+		}
+		delete(rm.mu.partitions, tp)
+		if err := rm.logs.DeleteLog(tp); err != nil {
+			rm.logger.Error().Err(err).Str("topic", tp.Topic).Int32("partition", tp.Partition).Msg("deleting log")
+		}
+		rm.Purgatory.CheckAndComplete(tp)
+	}
+	for name, t := range next.Topics {
+		var old *controller.TopicImage
+		if prev != nil {
+			old = prev.Topics[name]
+		}
+		if old == t { // images share unchanged topics
+			continue
+		}
+		cfg := rm.logConfig(t)
+		for i, pi := range t.Partitions {
+			if !hosts(pi.Replicas, rm.nodeID) {
+				continue
+			}
+			tp := storage.TopicPartition{Topic: name, Partition: int32(i)}
+			p := rm.mu.partitions[tp]
+			if p == nil {
+				log, err := rm.logs.GetOrCreateLog(tp, t.ID, cfg)
+				if err != nil {
+					rm.logger.Error().Err(err).Str("topic", name).Int("partition", i).Msg("creating log")
+					continue
+				}
+				p = partition.New(tp, t.ID, log, rm.nodeID, rm.logger)
+				rm.mu.partitions[tp] = p
+			} else {
+				p.Log.SetConfig(cfg)
+			}
+			err := p.ApplyState(partition.State{
+				Replicas: pi.Replicas, ISR: pi.ISR, Leader: pi.Leader,
+				LeaderEpoch: pi.LeaderEpoch, PartitionEpoch: pi.PartitionEpoch,
+			})
+			if err != nil {
+				rm.logger.Error().Err(err).Str("topic", name).Int("partition", i).Msg("applying partition state")
+			}
+		}
+	}
+}
+
+func hosts(replicas []int32, id int32) bool {
+	for _, r := range replicas {
+		if r == id {
+			return true
+		}
+	}
+	return false
+}

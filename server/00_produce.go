@@ -1,0 +1,186 @@
+package server
+
+// Produce: v3-12.
+//
+// Each partition's records must be exactly one valid v2 batch (CRC, sizes, records);
+// it is appended by the partition leader (offsets and leader epoch written in place).
+// acks=0 gets no response (an error closes the connection, as Kafka does); acks=1 is
+// answered after the leader's write; acks=-1 waits in the purgatory as a DelayedProduce
+// until the high watermark passes the last offset written, or the request's timeout
+// (REQUEST_TIMED_OUT). Produce never creates topics: an unknown topic is
+// UNKNOWN_TOPIC_OR_PARTITION (Kafka creates topics on Metadata only).
+
+import (
+	"errors"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gokafkad/gokafkad/partition"
+	"github.com/gokafkad/gokafkad/protocol"
+	"github.com/gokafkad/gokafkad/replication"
+	"github.com/gokafkad/gokafkad/storage"
+)
+
+// pendingAck is one partition of an acks=-1 produce still waiting for the HW.
+type pendingAck struct {
+	p              *partition.Partition
+	requiredOffset int64 // last offset written + 1
+	ti, pi         int   // where its answer is in the response
+	out            *kmsg.ProduceResponseTopicPartition
+}
+
+func handleProduce(c *conn, r *request) error {
+	req := r.req.(*kmsg.ProduceRequest)
+	resp := kmsg.NewPtrProduceResponse()
+	resp.SetVersion(req.Version)
+	now := c.b.cfg.Now()
+	img := c.b.ctl.Image()
+	acksOK := req.Acks == 0 || req.Acks == 1 || req.Acks == -1
+	var waits []pendingAck
+	failed := false
+
+	for _, rt := range req.Topics {
+		st := kmsg.NewProduceResponseTopic()
+		st.Topic = rt.Topic
+		t := img.Topics[rt.Topic]
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewProduceResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
+			code, msg := int16(0), ""
+			var p *partition.Partition
+			switch {
+			case !acksOK:
+				code = kerr.InvalidRequiredAcks.Code
+			case req.TransactionID != nil:
+				// Transactions arrive with the transaction coordinator (issue 5).
+				code = kerr.TransactionalIDAuthorizationFailed.Code
+			case t == nil:
+				code = kerr.UnknownTopicOrPartition.Code
+			default:
+				p = c.b.rm.Partition(storage.TopicPartition{Topic: rt.Topic, Partition: rp.Partition})
+				if p == nil {
+					code = kerr.UnknownTopicOrPartition.Code
+					if rp.Partition >= 0 && int(rp.Partition) < len(t.Partitions) {
+						code = kerr.NotLeaderForPartition.Code
+					}
+				}
+			}
+			if code == 0 {
+				var last int64
+				code, msg, last = c.b.appendToPartition(p, rp.Records, req.Acks, c.b.cfg.TopicMinISR(t.Configs), now, &sp)
+				if code == 0 && req.Acks == -1 {
+					waits = append(waits, pendingAck{p: p, requiredOffset: last + 1, ti: len(resp.Topics), pi: len(st.Partitions)})
+				}
+			}
+			if code != 0 {
+				failed = true
+				sp.ErrorCode = code
+				if msg != "" {
+					sp.ErrorMessage = &msg
+				}
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+
+	if req.Acks == 0 {
+		r.resp.skip()
+		if failed {
+			return errors.New("server: acks=0 produce failed")
+		}
+		return nil
+	}
+	if len(waits) == 0 {
+		r.resp.finish(resp)
+		return nil
+	}
+	for i := range waits { // the response slices are final now
+		waits[i].out = &resp.Topics[waits[i].ti].Partitions[waits[i].pi]
+	}
+	c.b.delayProduce(r, resp, waits, time.Duration(req.TimeoutMillis)*time.Millisecond)
+	return nil
+}
+
+// appendToPartition validates and appends one partition's records, filling sp; it
+// returns the error code and message, and the last offset written.
+func (b *Broker) appendToPartition(p *partition.Partition, records []byte, acks int16, minISR int32, now time.Time, sp *kmsg.ProduceResponseTopicPartition) (int16, string, int64) {
+	batch, err := validateProduceRecords(records, b.cfg.MessageMaxBytes)
+	if err != nil {
+		return validationCode(err), err.Error(), -1
+	}
+	info, err := p.AppendRecordsToLeader(batch, acks, minISR, now)
+	var dup *storage.DuplicateError
+	switch {
+	case errors.As(err, &dup):
+		sp.BaseOffset = dup.FirstOffset
+		sp.LogStartOffset = p.Log.LogStartOffset()
+		return 0, "", dup.LastOffset
+	case err != nil:
+		return errorCode(err), "", -1
+	}
+	sp.BaseOffset = info.FirstOffset
+	sp.LogAppendTime = info.LogAppendTime
+	sp.LogStartOffset = info.LogStartOffset
+	b.rm.Purgatory.CheckAndComplete(p.TP)
+	return 0, "", info.LastOffset
+}
+
+// delayProduce answers r once every partition's HW reaches its required offset, as
+// Kafka's DelayedProduce.
+func (b *Broker) delayProduce(r *request, resp *kmsg.ProduceResponse, waits []pendingAck, timeout time.Duration) {
+	keys := make([]storage.TopicPartition, len(waits))
+	for i, w := range waits {
+		keys[i] = w.p.TP
+	}
+	d := replication.NewDelayed(func() bool {
+		for _, w := range waits {
+			if w.p.HighWatermark() < w.requiredOffset {
+				return false
+			}
+		}
+		return true
+	}, func(expired bool) {
+		if expired {
+			for _, w := range waits {
+				if w.p.HighWatermark() < w.requiredOffset {
+					w.out.ErrorCode = kerr.RequestTimedOut.Code
+				}
+			}
+		}
+		r.resp.finish(resp)
+	})
+	b.rm.Purgatory.TryCompleteElseWatch(d, keys, timeout)
+}
+
+// validateProduceRecords checks the records of one produce partition as Kafka's
+// LogValidator does and returns the one batch they hold.
+func validateProduceRecords(records []byte, maxMessageBytes int32) (protocol.Batch, error) {
+	if len(records) > int(maxMessageBytes) {
+		return nil, errMessageTooLarge
+	}
+	b := protocol.Batch(records)
+	if err := b.CheckHeader(); err != nil {
+		return nil, err
+	}
+	if err := b.CheckCRC(); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+var errMessageTooLarge = errors.New("server: batch larger than max.message.bytes")
+
+func validationCode(err error) int16 {
+	switch {
+	case errors.Is(err, errMessageTooLarge):
+		return kerr.MessageTooLarge.Code
+	case errors.Is(err, protocol.ErrBadCRC):
+		return kerr.CorruptMessage.Code
+	default:
+		return kerr.CorruptMessage.Code
+	}
+}

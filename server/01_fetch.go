@@ -1,0 +1,339 @@
+package server
+
+// Fetch: v4-17.
+//
+// Consumers read up to the high watermark (read_uncommitted) or the last stable
+// offset (read_committed; equal to the HW until transactions arrive). Sessions
+// (KIP-227, v7+) are kept in fetch_session.go. When fewer than min_bytes are available
+// and max_wait_ms > 0 the fetch waits in the purgatory as a DelayedFetch, woken by
+// appends to any of its partitions. The record bytes go out of the segment files with
+// sendfile; only the response framing is built in memory. Topic ids replace names
+// from v13 (UNKNOWN_TOPIC_ID for an id not known). Follower fetches (replica id >= 0)
+// arrive with replication (issue 4).
+
+import (
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gokafkad/gokafkad/controller"
+	"github.com/gokafkad/gokafkad/replication"
+	"github.com/gokafkad/gokafkad/storage"
+)
+
+// fetchPlan is a fetch after its session context is settled: which partitions to read
+// and how to answer.
+type fetchPlan struct {
+	req         *kmsg.FetchRequest
+	parts       []*cachedPartition
+	session     *fetchSession // nil for a sessionless fetch
+	incremental bool
+	sessionID   int32
+}
+
+// partRead is the outcome of reading one partition.
+type partRead struct {
+	cp       *cachedPartition
+	topic    string
+	errCode  int16
+	hw, lso  int64
+	logStart int64
+	slice    storage.FileSlice
+}
+
+func handleFetch(c *conn, r *request) error {
+	req := r.req.(*kmsg.FetchRequest)
+	b := c.b
+	now := b.cfg.Now()
+	replicaID := req.ReplicaID
+	if req.Version >= 15 {
+		replicaID = req.ReplicaState.ID
+	}
+	if replicaID >= 0 {
+		// No follower is served yet (single node); Kafka answers a replica fetch from a
+		// broker that is not a follower with NOT_LEADER_OR_FOLLOWER.
+		r.resp.finish(fetchErrorResponse(req, kerr.NotLeaderForPartition.Code, true))
+		return nil
+	}
+
+	plan, code := b.fetchContext(req, now)
+	if code != 0 {
+		r.resp.finish(fetchErrorResponse(req, code, false))
+		return nil
+	}
+	reads, total, anyErr := b.readFetch(plan)
+	if anyErr || total >= int64(req.MinBytes) || req.MaxWaitMillis <= 0 || len(plan.parts) == 0 {
+		b.answerFetch(r, plan, reads)
+		return nil
+	}
+	keys := make([]storage.TopicPartition, 0, len(reads))
+	for _, rd := range reads {
+		keys = append(keys, storage.TopicPartition{Topic: rd.topic, Partition: rd.cp.key.partition})
+	}
+	d := replication.NewDelayed(func() bool {
+		reads, total, anyErr = b.readFetch(plan)
+		return anyErr || total >= int64(req.MinBytes)
+	}, func(expired bool) {
+		if expired {
+			reads, _, _ = b.readFetch(plan)
+		}
+		b.answerFetch(r, plan, reads)
+	})
+	b.rm.Purgatory.TryCompleteElseWatch(d, keys, time.Duration(req.MaxWaitMillis)*time.Millisecond)
+	return nil
+}
+
+// fetchErrorResponse answers a whole fetch with one error: at the top level (session
+// errors, v7+) or on every partition.
+func fetchErrorResponse(req *kmsg.FetchRequest, code int16, perPartition bool) *kmsg.FetchResponse {
+	resp := kmsg.NewPtrFetchResponse()
+	resp.SetVersion(req.Version)
+	if !perPartition && req.Version >= 7 {
+		resp.ErrorCode = code
+		return resp
+	}
+	for _, t := range req.Topics {
+		rt := kmsg.NewFetchResponseTopic()
+		rt.Topic, rt.TopicID = t.Topic, t.TopicID
+		for _, p := range t.Partitions {
+			rp := kmsg.NewFetchResponseTopicPartition()
+			rp.Partition, rp.ErrorCode, rp.HighWatermark = p.Partition, code, -1
+			rp.PreferredReadReplica = -1
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}
+
+// fetchContext settles the session: sessionless, a new session (full fetch), or an
+// incremental fetch on an existing one. It returns a top-level error code on failure.
+func (b *Broker) fetchContext(req *kmsg.FetchRequest, now time.Time) (*fetchPlan, int16) {
+	plan := &fetchPlan{req: req}
+	fromRequest := func() []*cachedPartition {
+		var out []*cachedPartition
+		for _, t := range req.Topics {
+			for _, p := range t.Partitions {
+				out = append(out, &cachedPartition{
+					key:     fetchKey{topic: t.Topic, partition: p.Partition},
+					topicID: t.TopicID, fetchOffset: p.FetchOffset, maxBytes: p.PartitionMaxBytes,
+					currentLeaderEpoch: p.CurrentLeaderEpoch, lastFetchedEpoch: p.LastFetchedEpoch,
+					highWatermark: -1, logStartOffset: -1, lastStable: -1,
+				})
+			}
+		}
+		return out
+	}
+	if req.Version < 7 || req.SessionEpoch == fetchEpochFinal {
+		if req.Version >= 7 && req.SessionID != 0 {
+			b.fetchSessions.remove(req.SessionID)
+		}
+		plan.parts = fromRequest()
+		return plan, 0
+	}
+	if req.SessionEpoch == fetchEpochInitial {
+		if req.SessionID != 0 {
+			b.fetchSessions.remove(req.SessionID)
+		}
+		plan.parts = fromRequest()
+		s := b.fetchSessions.create(now)
+		if s == nil {
+			return plan, 0
+		}
+		s.mu.Lock()
+		for _, cp := range plan.parts {
+			s.upsertLocked(*cp)
+		}
+		plan.parts = snapshotParts(s.mu.order)
+		s.mu.Unlock()
+		plan.session, plan.sessionID = s, s.id
+		return plan, 0
+	}
+	s := b.fetchSessions.get(req.SessionID)
+	if s == nil {
+		return nil, kerr.FetchSessionIDNotFound.Code
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.epoch != req.SessionEpoch {
+		return nil, kerr.InvalidFetchSessionEpoch.Code
+	}
+	s.mu.epoch++
+	s.mu.lastUsed = now
+	for _, cp := range fromRequest() {
+		s.upsertLocked(*cp)
+	}
+	for _, f := range req.ForgottenTopics {
+		for _, p := range f.Partitions {
+			s.forgetLocked(fetchKey{topic: f.Topic, partition: p})
+		}
+	}
+	plan.parts = snapshotParts(s.mu.order)
+	plan.session, plan.sessionID, plan.incremental = s, s.id, true
+	return plan, 0
+}
+
+// snapshotParts copies a session's partitions so that reading them needs no lock
+// (the session's own entries change under its lock only).
+func snapshotParts(order []*cachedPartition) []*cachedPartition {
+	out := make([]*cachedPartition, len(order))
+	for i, cp := range order {
+		c := *cp
+		out[i] = &c
+	}
+	return out
+}
+
+// resolveTopic finds the topic a cached partition names (by id from v13).
+func resolveTopic(img *controller.MetadataImage, cp *cachedPartition, byID bool) (*controller.TopicImage, int16) {
+	if byID {
+		if t := img.TopicsByID[controller.TopicID(cp.topicID)]; t != nil {
+			return t, 0
+		}
+		return nil, kerr.UnknownTopicID.Code
+	}
+	if t := img.Topics[cp.key.topic]; t != nil {
+		return t, 0
+	}
+	return nil, kerr.UnknownTopicOrPartition.Code
+}
+
+// readFetch reads every partition of the plan within the request's byte limits, as
+// Kafka's ReplicaManager.readFromLog: the first partition with data returns at least
+// one whole batch even past the limits; later ones stop at them.
+func (b *Broker) readFetch(plan *fetchPlan) (reads []partRead, total int64, anyErr bool) {
+	req := plan.req
+	img := b.ctl.Image()
+	byID := req.Version >= 13
+	remaining := int64(req.MaxBytes)
+	if req.Version < 3 || remaining <= 0 {
+		remaining = int64(b.cfg.FetchMaxBytes)
+	}
+	minOne := true
+	reads = make([]partRead, 0, len(plan.parts))
+	for _, cp := range plan.parts {
+		rd := partRead{cp: cp, topic: cp.key.topic, hw: -1, lso: -1, logStart: -1}
+		t, code := resolveTopic(img, cp, byID)
+		if t != nil {
+			rd.topic = t.Name
+			p := b.rm.Partition(storage.TopicPartition{Topic: t.Name, Partition: cp.key.partition})
+			switch {
+			case p == nil && cp.key.partition >= 0 && int(cp.key.partition) < len(t.Partitions):
+				code = kerr.NotLeaderForPartition.Code
+			case p == nil:
+				code = kerr.UnknownTopicOrPartition.Code
+			case !p.IsLeader():
+				code = kerr.NotLeaderForPartition.Code
+			default:
+				if err := p.CheckLeaderEpoch(cp.currentLeaderEpoch); err != nil {
+					code = errorCode(err)
+					break
+				}
+				rd.hw = p.HighWatermark()
+				rd.lso = rd.hw
+				rd.logStart = p.Log.LogStartOffset()
+				limit := rd.hw
+				if req.IsolationLevel == 1 {
+					limit = rd.lso
+				}
+				max := min(int64(cp.maxBytes), remaining)
+				if max < 0 {
+					max = 0
+				}
+				res, err := p.Log.Read(cp.fetchOffset, int32(max), limit, minOne)
+				if err != nil {
+					code = errorCode(err)
+					break
+				}
+				rd.slice = res.Slice
+				if res.Slice.Len > 0 {
+					minOne = false
+					remaining -= res.Slice.Len
+					total += res.Slice.Len
+				}
+			}
+		}
+		if code != 0 {
+			rd.errCode = code
+			anyErr = true
+		}
+		reads = append(reads, rd)
+	}
+	return reads, total, anyErr
+}
+
+// answerFetch builds the response from reads (only partitions with news for an
+// incremental fetch) and queues it.
+func (b *Broker) answerFetch(r *request, plan *fetchPlan, reads []partRead) {
+	req := plan.req
+	resp := kmsg.NewPtrFetchResponse()
+	resp.SetVersion(req.Version)
+	resp.SessionID = plan.sessionID
+	var slices []storage.FileSlice
+	answered := map[fetchKey]bool{}
+
+	if plan.session != nil {
+		plan.session.mu.Lock()
+		defer plan.session.mu.Unlock()
+	}
+	for _, rd := range reads {
+		cp := rd.cp
+		must := !plan.incremental || rd.slice.Len > 0 || rd.errCode != 0 ||
+			rd.hw != cp.highWatermark || rd.logStart != cp.logStartOffset || rd.lso != cp.lastStable
+		if plan.session != nil {
+			if live := plan.session.mu.index[cp.key]; live != nil {
+				live.highWatermark, live.logStartOffset, live.lastStable = rd.hw, rd.logStart, rd.lso
+				if rd.errCode != 0 {
+					live.highWatermark = -1 // answer again once the error clears
+				}
+			}
+		}
+		if !must {
+			continue
+		}
+		answered[cp.key] = true
+		var rt *kmsg.FetchResponseTopic
+		if n := len(resp.Topics); n > 0 && resp.Topics[n-1].Topic == cp.key.topic && resp.Topics[n-1].TopicID == cp.topicID {
+			rt = &resp.Topics[n-1]
+		} else {
+			t := kmsg.NewFetchResponseTopic()
+			t.Topic, t.TopicID = cp.key.topic, cp.topicID
+			resp.Topics = append(resp.Topics, t)
+			rt = &resp.Topics[len(resp.Topics)-1]
+		}
+		rp := kmsg.NewFetchResponseTopicPartition()
+		rp.Partition = cp.key.partition
+		rp.ErrorCode = rd.errCode
+		rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = rd.hw, rd.lso, rd.logStart
+		rp.PreferredReadReplica = -1
+		if req.IsolationLevel == 1 && req.Version >= 4 {
+			rp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
+		}
+		rt.Partitions = append(rt.Partitions, rp)
+		slices = append(slices, rd.slice)
+	}
+	if plan.session != nil && plan.incremental {
+		plan.session.moveToEndLocked(answered)
+	}
+	b.sendFetchResponse(r, resp, slices)
+}
+
+// sendFetchResponse queues resp, whose partitions' records are the file slices in
+// order.
+func (b *Broker) sendFetchResponse(r *request, resp *kmsg.FetchResponse, slices []storage.FileSlice) {
+	i := 0
+	for ti := range resp.Topics {
+		for pi := range resp.Topics[ti].Partitions {
+			s := slices[i]
+			i++
+			if s.Len == 0 {
+				continue
+			}
+			buf := make([]byte, s.Len)
+			n, _ := s.File.ReadAt(buf, s.Pos)
+			resp.Topics[ti].Partitions[pi].RecordBatches = buf[:n]
+		}
+	}
+	r.resp.finish(resp)
+}

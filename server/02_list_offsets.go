@@ -1,0 +1,71 @@
+package server
+
+// ListOffsets: v1-10.
+//
+// Timestamps: -2 earliest (log start offset), -1 latest (HW for read_uncommitted, LSO
+// for read_committed), -3 max timestamp (v7+), -4 earliest local (v8+, same as earliest
+// without tiered storage), -5 latest tiered (v9+, -1 without tiered storage), >= 0 the
+// first offset whose timestamp is at least it (UNKNOWN offset -1 when none). Only the
+// leader answers; current leader epoch is checked (v4+).
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gokafkad/gokafkad/storage"
+)
+
+func handleListOffsets(c *conn, r *request) error {
+	req := r.req.(*kmsg.ListOffsetsRequest)
+	resp := kmsg.NewPtrListOffsetsResponse()
+	resp.SetVersion(req.Version)
+	img := c.b.ctl.Image()
+	for _, rt := range req.Topics {
+		st := kmsg.NewListOffsetsResponseTopic()
+		st.Topic = rt.Topic
+		t := img.Topics[rt.Topic]
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewListOffsetsResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
+			p := c.b.rm.Partition(storage.TopicPartition{Topic: rt.Topic, Partition: rp.Partition})
+			switch {
+			case t == nil:
+				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			case p == nil && rp.Partition >= 0 && int(rp.Partition) < len(t.Partitions):
+				sp.ErrorCode = kerr.NotLeaderForPartition.Code
+			case p == nil:
+				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			case !p.IsLeader():
+				sp.ErrorCode = kerr.NotLeaderForPartition.Code
+			default:
+				if err := p.CheckLeaderEpoch(rp.CurrentLeaderEpoch); err != nil {
+					sp.ErrorCode = errorCode(err)
+					break
+				}
+				hw := p.HighWatermark()
+				switch ts := rp.Timestamp; {
+				case ts == -2 || ts == -4:
+					sp.Offset = p.Log.LogStartOffset()
+					sp.LeaderEpoch = p.Log.EpochForOffset(sp.Offset)
+				case ts == -1 || ts == -5:
+					sp.Offset = hw // LSO == HW without transactions
+					sp.LeaderEpoch = p.LeaderEpoch()
+				case ts == -3 || ts >= 0:
+					to, ok, err := p.Log.FetchOffsetByTimestamp(ts)
+					if err != nil {
+						sp.ErrorCode = errorCode(err)
+					} else if ok && to.Offset < hw {
+						sp.Timestamp, sp.Offset, sp.LeaderEpoch = to.Timestamp, to.Offset, to.LeaderEpoch
+					}
+				default:
+					sp.ErrorCode = kerr.InvalidRequest.Code
+				}
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	r.resp.finish(resp)
+	return nil
+}

@@ -1,0 +1,137 @@
+package server
+
+// Metadata: v0-12.
+//
+// Lists the registered, unfenced brokers and the requested topics (all topics for a
+// null list, or an empty list before v1). A requested topic that does not exist is
+// created with num.partitions / default.replication.factor when
+// auto.create.topics.enable is on and the request allows it (always before v4), and
+// reported as it then is; otherwise UNKNOWN_TOPIC_OR_PARTITION. Invalid names get
+// INVALID_TOPIC_EXCEPTION. Leaderless partitions get LEADER_NOT_AVAILABLE.
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gokafkad/gokafkad/controller"
+)
+
+// internalTopics are Kafka's internal topics (reported with IsInternal).
+var internalTopics = map[string]bool{"__consumer_offsets": true, "__transaction_state": true, "__share_group_state": true}
+
+const authorizedOpsOmitted = -2147483648
+
+func handleMetadata(c *conn, r *request) error {
+	req := r.req.(*kmsg.MetadataRequest)
+	resp := kmsg.NewPtrMetadataResponse()
+	resp.SetVersion(req.Version)
+	b := c.b
+	img := b.ctl.Image()
+
+	var names []string
+	all := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
+	if all {
+		names = img.SortedTopicNames()
+	} else {
+		var create []string
+		for _, t := range req.Topics {
+			if t.Topic == nil {
+				continue // lookup by topic id is not served by Metadata (Kafka answers per id)
+			}
+			names = append(names, *t.Topic)
+			if img.Topics[*t.Topic] == nil && controller.ValidateTopicName(*t.Topic) == nil &&
+				b.cfg.AutoCreateTopicsEnable && (req.Version < 4 || req.AllowAutoTopicCreation) {
+				create = append(create, *t.Topic)
+			}
+		}
+		if len(create) > 0 {
+			b.autoCreateTopics(create)
+			img = b.ctl.Image()
+		}
+		for _, t := range req.Topics {
+			if t.Topic == nil && t.TopicID != [16]byte{} {
+				mt := kmsg.NewMetadataResponseTopic()
+				mt.TopicID = t.TopicID
+				mt.ErrorCode = kerr.UnknownTopicID.Code
+				mt.AuthorizedOperations = authorizedOpsOmitted
+				resp.Topics = append(resp.Topics, mt)
+			}
+		}
+	}
+
+	for _, br := range img.SortedBrokers() {
+		if br.Fenced {
+			continue
+		}
+		mb := kmsg.NewMetadataResponseBroker()
+		mb.NodeID, mb.Host, mb.Port, mb.Rack = br.ID, br.Host, br.Port, br.Rack
+		resp.Brokers = append(resp.Brokers, mb)
+	}
+	cid := img.ClusterID
+	resp.ClusterID = &cid
+	resp.ControllerID = b.cfg.NodeID
+	resp.AuthorizedOperations = authorizedOpsOmitted
+
+	for _, name := range names {
+		mt := kmsg.NewMetadataResponseTopic()
+		n := name
+		mt.Topic = &n
+		mt.AuthorizedOperations = authorizedOpsOmitted
+		t := img.Topics[name]
+		switch {
+		case t != nil:
+			mt.TopicID = t.ID
+			mt.IsInternal = internalTopics[name]
+			for i, p := range t.Partitions {
+				mt.Partitions = append(mt.Partitions, metadataPartition(img, int32(i), p))
+			}
+		case controller.ValidateTopicName(name) != nil:
+			mt.ErrorCode = kerr.InvalidTopicException.Code
+		default:
+			mt.ErrorCode = kerr.UnknownTopicOrPartition.Code
+		}
+		resp.Topics = append(resp.Topics, mt)
+	}
+	r.resp.finish(resp)
+	return nil
+}
+
+func metadataPartition(img *controller.MetadataImage, idx int32, p controller.PartitionImage) kmsg.MetadataResponseTopicPartition {
+	mp := kmsg.NewMetadataResponseTopicPartition()
+	mp.Partition = idx
+	mp.Leader = p.Leader
+	mp.LeaderEpoch = p.LeaderEpoch
+	mp.Replicas = p.Replicas
+	mp.ISR = p.ISR
+	for _, r := range p.Replicas {
+		if br, ok := img.Brokers[r]; !ok || br.Fenced {
+			mp.OfflineReplicas = append(mp.OfflineReplicas, r)
+		}
+	}
+	if mp.OfflineReplicas == nil {
+		mp.OfflineReplicas = []int32{}
+	}
+	if p.Leader < 0 {
+		mp.ErrorCode = kerr.LeaderNotAvailable.Code
+	}
+	return mp
+}
+
+// autoCreateTopics creates topics with the broker defaults, as Kafka's
+// AutoTopicCreationManager does on a Metadata request.
+func (b *Broker) autoCreateTopics(names []string) {
+	req := kmsg.NewPtrCreateTopicsRequest()
+	for _, n := range names {
+		t := kmsg.NewCreateTopicsRequestTopic()
+		t.Topic, t.NumPartitions, t.ReplicationFactor = n, -1, -1
+		req.Topics = append(req.Topics, t)
+	}
+	resp := b.ctl.CreateTopics(req)
+	for _, t := range resp.Topics {
+		if t.ErrorCode != 0 && t.ErrorCode != kerr.TopicAlreadyExists.Code {
+			b.log.Warn().Str("topic", t.Topic).Str("error", kerr.ErrorForCode(t.ErrorCode).Error()).Msg("auto-creating topic failed")
+		} else if t.ErrorCode == 0 {
+			b.log.Info().Str("topic", t.Topic).Int32("partitions", t.NumPartitions).Msg("auto-created topic")
+		}
+	}
+}

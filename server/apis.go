@@ -1,0 +1,50 @@
+package server
+
+import "github.com/twmb/franz-go/pkg/kmsg"
+
+// apiHandler serves one API key over a range of versions. A returned error closes the
+// connection (Kafka closes it for requests it cannot parse or must not answer);
+// everything else is answered with Kafka error codes inside the response.
+type apiHandler struct {
+	key      int16
+	min, max int16
+	handle   func(c *conn, r *request) error
+}
+
+// apis is the one table that routing and ApiVersions both read: an API is advertised
+// exactly when it has a handler here, at exactly these versions. Minimums are Kafka
+// 4.0's (KIP-896 removed the older versions).
+var apis []apiHandler
+
+// apiTable indexes apis by key.
+var apiTable [kmsgMaxKey + 1]*apiHandler
+
+func init() {
+	apis = []apiHandler{
+		{key: 0, min: 3, max: 12, handle: handleProduce},
+		{key: 1, min: 4, max: 17, handle: handleFetch},
+		{key: 2, min: 1, max: 10, handle: handleListOffsets},
+		{key: 3, min: 0, max: 12, handle: handleMetadata},
+		{key: 18, min: 0, max: 4, handle: handleAPIVersions},
+		{key: 19, min: 2, max: 7, handle: handleCreateTopics},
+		{key: 22, min: 0, max: 5, handle: handleInitProducerID},
+	}
+	for i := range apis {
+		a := &apis[i]
+		if kmsg.RequestForKey(a.key) == nil || a.max > kmsg.RequestForKey(a.key).MaxVersion() {
+			panic("server: api table names a key or version kmsg cannot decode")
+		}
+		apiTable[a.key] = a
+	}
+}
+
+// kmsgMaxKey bounds the table; keys above it are unknown.
+const kmsgMaxKey = 100
+
+// apiFor returns the handler for key, or nil for a key this broker does not serve.
+func apiFor(key int16) *apiHandler {
+	if key < 0 || int(key) >= len(apiTable) {
+		return nil
+	}
+	return apiTable[key]
+}

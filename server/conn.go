@@ -1,0 +1,207 @@
+package server
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"sync/atomic"
+
+	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gokafkad/gokafkad/protocol"
+	"github.com/gokafkad/gokafkad/storage"
+)
+
+var connIDs atomic.Uint64
+
+// conn is one client connection: a read goroutine (serve) that decodes requests and
+// runs their handlers, and a write goroutine (writeLoop) that sends responses strictly
+// in request order. A handler may answer later (acks=all, long-polling fetch): the
+// writer waits for the oldest unanswered request, so later answers queue behind it.
+type conn struct {
+	b   *Broker
+	nc  net.Conn
+	log zerolog.Logger
+	// out holds responses in request order; its capacity bounds the requests in flight
+	// on one connection (the reader blocks when it is full).
+	out  chan *response
+	quit chan struct{} // closed when the connection is done
+}
+
+// response is one request's answer slot.
+type response struct {
+	ready    chan struct{} // closed once the answer is set
+	key      int16
+	flexible bool
+	corrID   int32
+	none     bool // no response at all (acks=0 produce)
+	// Either msg, or body chunks with file slices between them (fetch via sendfile):
+	// chunks[0], slices[0], chunks[1], slices[1], ..., chunks[len(slices)].
+	msg    kmsg.Response
+	chunks [][]byte
+	slices []storage.FileSlice
+}
+
+func (r *response) finish(msg kmsg.Response) {
+	r.msg = msg
+	close(r.ready)
+}
+
+func (r *response) finishChunks(chunks [][]byte, slices []storage.FileSlice) {
+	r.chunks, r.slices = chunks, slices
+	close(r.ready)
+}
+
+func (r *response) skip() {
+	r.none = true
+	close(r.ready)
+}
+
+// request is what a handler gets.
+type request struct {
+	hdr  protocol.RequestHeader
+	req  kmsg.Request
+	resp *response
+}
+
+func newConn(b *Broker, nc net.Conn) *conn {
+	id := connIDs.Add(1)
+	return &conn{
+		b: b, nc: nc,
+		log:  b.log.With().Uint64("conn", id).Str("remote", nc.RemoteAddr().String()).Logger(),
+		out:  make(chan *response, 128),
+		quit: make(chan struct{}),
+	}
+}
+
+// serve is the read loop. It returns when the connection is closed or misbehaves.
+func (c *conn) serve() {
+	writerDone := make(chan struct{})
+	go func() {
+		c.writeLoop()
+		close(writerDone)
+	}()
+	err := c.readLoop()
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+		c.log.Info().Err(err).Msg("closing connection")
+	}
+	close(c.out)
+	// The writer drains what was already answered unless the socket is gone.
+	if err != nil && !errors.Is(err, io.EOF) {
+		c.nc.Close()
+	}
+	<-writerDone
+	close(c.quit)
+	c.nc.Close()
+}
+
+func (c *conn) readLoop() error {
+	br := bufio.NewReaderSize(c.nc, 64<<10)
+	for {
+		frame, err := protocol.ReadFrame(br, c.b.cfg.SocketRequestMaxBytes, nil)
+		if err != nil {
+			return err
+		}
+		hdr, err := protocol.PeekHeader(frame)
+		if err != nil {
+			return err
+		}
+		api := apiFor(hdr.APIKey)
+		if api == nil {
+			return protocol.ErrUnknownAPIKey
+		}
+		if hdr.APIVersion < api.min || hdr.APIVersion > api.max {
+			if hdr.APIKey != protocol.APIVersionsKey {
+				return errUnsupportedVersion
+			}
+			// KIP-511: answer an unknown ApiVersions version with v0 and the
+			// supported versions, so the client can pick one.
+			r := &response{ready: make(chan struct{}), key: hdr.APIKey, corrID: hdr.CorrelationID}
+			c.out <- r
+			resp := c.b.apiVersionsResponse(0)
+			resp.ErrorCode = kerr.UnsupportedVersion.Code
+			r.finish(resp)
+			continue
+		}
+		req := kmsg.RequestForKey(hdr.APIKey)
+		hdr, err = protocol.ParseRequest(frame, req)
+		if err != nil {
+			return err
+		}
+		r := &response{ready: make(chan struct{}), key: hdr.APIKey, flexible: req.IsFlexible(), corrID: hdr.CorrelationID}
+		c.out <- r
+		if err := api.handle(c, &request{hdr: hdr, req: req, resp: r}); err != nil {
+			return err
+		}
+	}
+}
+
+var errUnsupportedVersion = errors.New("server: unsupported api version")
+
+// writeLoop sends answers in order, batching whatever is ready into one flush.
+func (c *conn) writeLoop() {
+	bw := bufio.NewWriterSize(c.nc, 64<<10)
+	var buf []byte
+	for r := range c.out {
+		<-r.ready
+		if r.none {
+			continue
+		}
+		buf = buf[:0]
+		buf = append(buf, 0, 0, 0, 0)
+		buf = protocol.AppendResponseHeader(buf, r.key, r.flexible, r.corrID)
+		var err error
+		if r.msg != nil {
+			buf = r.msg.AppendTo(buf)
+			binary.BigEndian.PutUint32(buf, uint32(len(buf)-4))
+			_, err = bw.Write(buf)
+		} else {
+			err = c.writeChunks(bw, buf, r)
+		}
+		if err == nil && len(c.out) == 0 {
+			err = bw.Flush()
+		}
+		if err != nil {
+			c.nc.Close()
+			for r := range c.out { // let the reader finish
+				_ = r
+			}
+			return
+		}
+	}
+	bw.Flush()
+}
+
+// writeChunks writes a response whose body is in-memory chunks with file slices
+// between them, the file bytes going out with sendfile.
+func (c *conn) writeChunks(bw *bufio.Writer, hdr []byte, r *response) error {
+	size := int64(len(hdr) - 4)
+	for _, ch := range r.chunks {
+		size += int64(len(ch))
+	}
+	for _, s := range r.slices {
+		size += s.Len
+	}
+	binary.BigEndian.PutUint32(hdr, uint32(size))
+	if _, err := bw.Write(hdr); err != nil {
+		return err
+	}
+	for i, ch := range r.chunks {
+		if _, err := bw.Write(ch); err != nil {
+			return err
+		}
+		if i < len(r.slices) && r.slices[i].Len > 0 {
+			if err := bw.Flush(); err != nil {
+				return err
+			}
+			if err := sendFile(c.nc, r.slices[i]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

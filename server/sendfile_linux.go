@@ -1,0 +1,69 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gokafkad/gokafkad/storage"
+)
+
+// sendFile writes exactly s.Len bytes of s.File from s.Pos to nc with sendfile(2),
+// without touching the file's offset (several connections send from one file at once).
+// If the file turns out shorter (the range was truncated meanwhile), the rest is
+// zero-filled so the frame keeps the length already announced; the client sees a
+// partial trailing batch and discards it, as with Kafka.
+func sendFile(nc net.Conn, s storage.FileSlice) error {
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return copySlice(nc, s)
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return err
+	}
+	src := int(s.File.Fd())
+	off, remain := s.Pos, s.Len
+	var serr error
+	for remain > 0 && serr == nil {
+		werr := raw.Write(func(fd uintptr) bool {
+			n, err := unix.Sendfile(int(fd), src, &off, int(min(remain, 1<<30)))
+			if n > 0 {
+				remain -= int64(n)
+			}
+			switch {
+			case errors.Is(err, unix.EAGAIN):
+				return false // wait until writable
+			case err != nil:
+				serr = err
+			case n == 0:
+				serr = io.ErrUnexpectedEOF
+			}
+			return true
+		})
+		if werr != nil {
+			return werr
+		}
+	}
+	if errors.Is(serr, io.ErrUnexpectedEOF) {
+		_, err := nc.Write(make([]byte, remain))
+		return err
+	}
+	if serr != nil {
+		return fmt.Errorf("sendfile: %w", serr)
+	}
+	return nil
+}
+
+// copySlice is the fallback for connections that are not raw sockets (TLS).
+func copySlice(w io.Writer, s storage.FileSlice) error {
+	n, err := io.Copy(w, io.NewSectionReader(s.File, s.Pos, s.Len))
+	if err == nil && n < s.Len {
+		_, err = w.Write(make([]byte, s.Len-n))
+	}
+	return err
+}
