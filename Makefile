@@ -34,7 +34,7 @@ fuzz:
 
 ## bench: produce/consume throughput, latency, start-up time and memory
 bench: build
-	$(GO) run ./bench $(BENCHARGS)
+	cd bench && $(GO) run . -bin ../bin/gokafkad $(BENCHARGS)
 
 clean:
 	rm -rf bin
