@@ -154,6 +154,8 @@ var brokerDefs = []Def{
 		Doc: "With CreateTime, how far a record's timestamp may lie in the past before the batch is rejected."},
 	{Name: "log.message.timestamp.after.max.ms", Type: TypeLong, Default: "3600000", Importance: Medium, Valid: atLeast(0), Dynamic: ClusterWide,
 		Doc: "With CreateTime, how far a record's timestamp may lie in the future before the batch is rejected."},
+	{Name: "log.message.downconversion.enable", Type: TypeBoolean, Default: "true", Importance: Low, Dynamic: ClusterWide, Ignored: true,
+		Doc: "Deprecated no-op since Kafka 4.0 (there is no down-conversion); accepted and reported."},
 	{Name: "log.cleanup.policy", Type: TypeList, Default: "delete", Importance: Medium, Valid: oneOf("compact", "delete"), Dynamic: ClusterWide,
 		Doc: "What happens to old segments: delete, compact, or both."},
 	{Name: "log.cleaner.enable", Type: TypeBoolean, Default: "true", Importance: Medium,

@@ -12,6 +12,7 @@ import (
 // keys each inherits its default from (ServerTopicConfigSynonyms), in
 // precedence order. Kafka 4.0 removed message.format.version and
 // message.timestamp.difference.max.ms; they are unknown here too.
+// message.downconversion.enable is a deprecated no-op in 4.x and is kept.
 var topicDefs = []Def{
 	{Name: "cleanup.policy", Type: TypeList, Default: "delete", Importance: Medium, Valid: oneOf("compact", "delete"), Synonyms: []string{"log.cleanup.policy"},
 		Doc: "What happens to old segments: delete them (retention), compact them (keep each key's latest record), or both."},
@@ -45,6 +46,8 @@ var topicDefs = []Def{
 		Doc: "Oldest an uncompacted record may get before the log is compacted regardless of its dirty ratio."},
 	{Name: "max.message.bytes", Type: TypeInt, Default: defaultMaxMessageBytes, Importance: Medium, Valid: atLeast(0), Synonyms: []string{"message.max.bytes"},
 		Doc: "Largest record batch the topic accepts, after compression."},
+	{Name: "message.downconversion.enable", Type: TypeBoolean, Default: "true", Importance: Low, Synonyms: []string{"log.message.downconversion.enable"}, Ignored: true,
+		Doc: "Deprecated no-op since Kafka 4.0 (there is no down-conversion); accepted and reported."},
 	{Name: "message.timestamp.after.max.ms", Type: TypeLong, Default: "3600000", Importance: Medium, Valid: atLeast(0), Synonyms: []string{"log.message.timestamp.after.max.ms"},
 		Doc: "With CreateTime, how far in the future a record's timestamp may be before its batch is rejected."},
 	{Name: "message.timestamp.before.max.ms", Type: TypeLong, Default: maxLong, Importance: Medium, Valid: atLeast(0), Synonyms: []string{"log.message.timestamp.before.max.ms"},
@@ -262,11 +265,14 @@ func ResolveTopic(b *Broker, overrides map[string]string) Topic {
 }
 
 // TopicDefault is the value topic config name takes when the topic does
-// not override it, and where DescribeConfigs says it comes from: the
-// highest-precedence broker synonym that is set (DYNAMIC_BROKER_CONFIG,
-// DYNAMIC_DEFAULT_BROKER_CONFIG or STATIC_BROKER_CONFIG), else
-// DEFAULT_CONFIG. A nil b means Kafka's defaults. An unknown name gives
-// ("", SourceUnknown).
+// not override it, and the source DescribeConfigs reports for it: that of
+// the first synonym of its primary broker key (Kafka's
+// ConfigHelper.createTopicConfigEntry), i.e. DYNAMIC_BROKER_CONFIG,
+// DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG or DEFAULT_CONFIG.
+// As in Kafka, a value inherited from a secondary key (log.retention.hours,
+// log.roll.hours) while the primary (log.retention.ms, log.roll.ms) is
+// unset everywhere is reported as DEFAULT_CONFIG. A nil b means Kafka's
+// defaults. An unknown name gives ("", SourceUnknown).
 func (b *Broker) TopicDefault(name string) (string, ConfigSource) {
 	d, ok := topicDefIndex[name]
 	if !ok {
@@ -276,25 +282,10 @@ func (b *Broker) TopicDefault(name string) (string, ConfigSource) {
 		return d.Default, SourceDefaultConfig
 	}
 	src := SourceDefaultConfig
-	for _, s := range d.Synonyms {
-		if _, ss, ok := b.lookup(s); ok && rank(ss) > rank(src) {
-			src = ss
-		}
+	if syn := b.configSynonyms(d.Synonyms[0], brokerSynonymNames(d.Synonyms[0])); len(syn) > 0 {
+		src = syn[0].Source
 	}
 	return b.topicValue(name), src
-}
-
-// rank orders sources by precedence.
-func rank(s ConfigSource) int {
-	switch s {
-	case SourceDynamicBrokerConfig:
-		return 3
-	case SourceDynamicDefaultBrokerConfig:
-		return 2
-	case SourceStaticBrokerConfig:
-		return 1
-	}
-	return 0
 }
 
 // topicValue renders the broker's effective value for a topic config, in

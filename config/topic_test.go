@@ -106,8 +106,13 @@ func TestTopicDefault(t *testing.T) {
 		"log.cleanup.policy":  "compact",
 		"log.roll.ms":         "1000",
 	})
+	// Kafka quirk (ConfigHelper.configSynonyms drops entries before the
+	// primary key): inherited from log.retention.hours, the source is
+	// DEFAULT_CONFIG although the value is the broker's.
+	if v, src := b.TopicDefault("retention.ms"); v != "3600000" || src != SourceDefaultConfig {
+		t.Errorf("retention.ms from log.retention.hours: %q %v", v, src)
+	}
 	static := map[string]string{
-		"retention.ms":        "3600000",
 		"segment.bytes":       "2097152",
 		"max.message.bytes":   "5000",
 		"min.insync.replicas": "2",
@@ -119,6 +124,11 @@ func TestTopicDefault(t *testing.T) {
 		if v != want || src != SourceStaticBrokerConfig {
 			t.Errorf("%s: got %q %v, want %q STATIC_BROKER_CONFIG", name, v, src, want)
 		}
+	}
+
+	b2 := mustParse(t, map[string]string{"log.retention.ms": "1000", "log.retention.hours": "1"})
+	if v, src := b2.TopicDefault("retention.ms"); v != "1000" || src != SourceStaticBrokerConfig {
+		t.Errorf("retention.ms from log.retention.ms: %q %v", v, src)
 	}
 
 	// Dynamic values win: per-broker over cluster default over static.
@@ -197,6 +207,41 @@ func TestDescribe(t *testing.T) {
 		if e.Name == "retention.ms" && (e.Value != "100" || e.Source != SourceDynamicTopicConfig) {
 			t.Errorf("retention.ms: %+v", e)
 		}
+	}
+}
+
+func TestSynonyms(t *testing.T) {
+	b := mustParse(t, map[string]string{"log.retention.hours": "2", "log.retention.minutes": "30"})
+	b, err := b.WithDynamic(map[string]string{"log.retention.ms": "7000"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, _ := b.DescribeBrokerConfig("log.retention.ms")
+	want := []ConfigSynonym{
+		{"log.retention.ms", "7000", SourceDynamicDefaultBrokerConfig},
+		{"log.retention.minutes", "30", SourceStaticBrokerConfig},
+		{"log.retention.hours", "2", SourceStaticBrokerConfig},
+		{"log.retention.hours", "168", SourceDefaultConfig},
+	}
+	if !reflect.DeepEqual(e.Synonyms, want) || e.Source != SourceDynamicDefaultBrokerConfig || e.Value != "7000" || b.LogRetentionMs != 7000 {
+		t.Errorf("log.retention.ms: %+v", e)
+	}
+	e, _ = b.DescribeBrokerConfig("log.retention.hours")
+	if !reflect.DeepEqual(e.Synonyms, want[2:]) || e.Source != SourceStaticBrokerConfig || !e.ReadOnly {
+		t.Errorf("log.retention.hours: %+v", e)
+	}
+	var retention ConfigEntry
+	for _, te := range b.DescribeTopic(map[string]string{"retention.ms": "5"}) {
+		if te.Name == "retention.ms" {
+			retention = te
+		}
+	}
+	if retention.Source != SourceDynamicTopicConfig || len(retention.Synonyms) != 5 || retention.Synonyms[1].Name != "log.retention.ms" {
+		t.Errorf("topic retention.ms: %+v", retention)
+	}
+	defaults := b.DescribeClusterDefaults()
+	if len(defaults) != 1 || defaults[0].Name != "log.retention.ms" || defaults[0].Value != "7000" || len(defaults[0].Synonyms) != 1 {
+		t.Errorf("DescribeClusterDefaults: %+v", defaults)
 	}
 }
 
