@@ -168,7 +168,8 @@ var devDefaults = map[string]string{
 }
 
 // DevDefaults returns a copy of the single-node values that Parse uses
-// for keys the configuration leaves unset.
+// for keys the configuration leaves unset. (When process.roles is set to
+// a single role, the listeners default keeps only that role's listener.)
 func DevDefaults() map[string]string { return maps.Clone(devDefaults) }
 
 // Default returns the configuration of `gokafkad` with no arguments.
@@ -251,20 +252,36 @@ func (b *Broker) lookup(name string) (string, ConfigSource, bool) {
 	if v, ok := b.Raw[name]; ok {
 		return v, SourceStaticBrokerConfig, true
 	}
-	if v, ok := devDefaults[name]; ok && b.devDefaultApplies(name) {
+	if v, ok := b.devDefault(name); ok {
 		return v, SourceStaticBrokerConfig, true
 	}
 	return "", SourceDefaultConfig, false
 }
 
-// devDefaultApplies: log.dirs=./data stands in only when neither log.dirs
-// nor log.dir is given, so a lone log.dir still takes effect.
-func (b *Broker) devDefaultApplies(name string) bool {
-	if name == "log.dirs" {
-		_, ok := b.Raw["log.dir"]
-		return !ok
+// devDefault is the single-node value standing in for an unset key.
+// log.dirs=./data applies only when log.dir is not given either, so a lone
+// log.dir takes effect; the listeners follow an explicit process.roles,
+// so a broker-only or controller-only node does not inherit the other
+// role's listener.
+func (b *Broker) devDefault(name string) (string, bool) {
+	switch name {
+	case "log.dirs":
+		if _, ok := b.Raw["log.dir"]; ok {
+			return "", false
+		}
+	case "listeners":
+		if roles, ok := b.Raw["process.roles"]; ok {
+			r := splitList(roles)
+			switch {
+			case len(r) == 1 && r[0] == "broker":
+				return "PLAINTEXT://127.0.0.1:9092", true
+			case len(r) == 1 && r[0] == "controller":
+				return "CONTROLLER://127.0.0.1:9093", true
+			}
+		}
 	}
-	return true
+	v, ok := devDefaults[name]
+	return v, ok
 }
 
 func build(static, dynDefault, dynBroker map[string]string) (*Broker, error) {
@@ -729,4 +746,20 @@ func (b *Broker) retentionKey() string {
 // unknown key): both are INVALID_CONFIG on the wire.
 func IsInvalid(err error) bool {
 	return errors.Is(err, ErrInvalidValue) || errors.Is(err, ErrUnknownConfig)
+}
+
+// IgnoredSet lists the explicitly set keys (static or dynamic) that
+// gokafkad accepts but does not act on, sorted, so the caller can say so
+// at start-up.
+func (b *Broker) IgnoredSet() []string {
+	var out []string
+	for _, d := range BrokerDefs() {
+		if !d.Ignored {
+			continue
+		}
+		if _, src, ok := b.lookup(d.Name); ok && src != SourceDefaultConfig {
+			out = append(out, d.Name)
+		}
+	}
+	return out
 }

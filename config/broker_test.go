@@ -301,6 +301,15 @@ func TestCrossChecks(t *testing.T) {
 		"controller.quorum.voters": "1@c1:9093,2@c2:9093,3@c3:9093",
 	}
 	b := mustParse(t, brokerOnly)
+	// Without listeners, a broker-only node listens on the client port only.
+	nl := mustParse(t, map[string]string{"process.roles": "broker", "node.id": "4", "controller.quorum.voters": "1@c1:9093"})
+	if len(nl.Listeners) != 1 || nl.Listeners[0].Port != 9092 {
+		t.Errorf("broker-only default listeners: %+v", nl.Listeners)
+	}
+	nl = mustParse(t, map[string]string{"process.roles": "controller"})
+	if len(nl.Listeners) != 1 || nl.Listeners[0].Name != "CONTROLLER" || nl.IsBroker() {
+		t.Errorf("controller-only default listeners: %+v", nl.Listeners)
+	}
 	if b.IsController() || !b.IsBroker() {
 		t.Errorf("roles = %v", b.ProcessRoles)
 	}

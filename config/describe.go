@@ -161,10 +161,7 @@ func (b *Broker) configSynonyms(name string, names []string) []ConfigSynonym {
 		if v, ok := b.Raw[n]; ok {
 			return v, true
 		}
-		if v, ok := devDefaults[n]; ok && b.devDefaultApplies(n) {
-			return v, true
-		}
-		return "", false
+		return b.devDefault(n)
 	})
 	add(SourceDefaultConfig, func(n string) (string, bool) {
 		d := brokerDefIndex[n]

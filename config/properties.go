@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"unicode/utf8"
 )
@@ -72,6 +73,16 @@ func ReadProperties(r io.Reader) (map[string]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// ReadPropertiesFile reads a server.properties file with ReadProperties.
+func ReadPropertiesFile(path string) (map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	defer f.Close()
+	return ReadProperties(f)
 }
 
 func trailingBackslashes(s string) int {

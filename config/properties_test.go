@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -74,6 +75,20 @@ log.retention.hours=24
 	}
 	if b.NodeID != 3 || b.NumPartitions != 2 || b.LogRetentionMs != 24*3600000 || b.Listeners[0].Host != "localhost" {
 		t.Errorf("got %+v", b)
+	}
+}
+
+func TestReadPropertiesFile(t *testing.T) {
+	path := t.TempDir() + "/server.properties"
+	if err := os.WriteFile(path, []byte("node.id=7\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	props, err := ReadPropertiesFile(path)
+	if err != nil || props["node.id"] != "7" {
+		t.Errorf("got %v, %v", props, err)
+	}
+	if _, err := ReadPropertiesFile(path + ".missing"); err == nil {
+		t.Error("missing file: no error")
 	}
 }
 
