@@ -39,6 +39,7 @@ type Voter struct {
 // Addr is host:port, brackets around IPv6.
 func (v Voter) Addr() string { return joinHostPort(v.Host, v.Port) }
 
+// String renders the voter as written in controller.quorum.voters.
 func (v Voter) String() string { return strconv.Itoa(int(v.ID)) + "@" + v.Addr() }
 
 func joinHostPort(host string, port int) string {

@@ -309,3 +309,26 @@ func (b *Broker) topicValue(name string) string {
 	d := topicDefIndex[name]
 	return b.values[d.Synonyms[0]]
 }
+
+// OffsetsTopicConfigs are the topic configs __consumer_offsets is created
+// with (Kafka's GroupCoordinator.offsetsTopicConfigs).
+func (b *Broker) OffsetsTopicConfigs() map[string]string {
+	return map[string]string{
+		"cleanup.policy":   "compact",
+		"segment.bytes":    strconv.FormatInt(int64(b.OffsetsTopicSegmentBytes), 10),
+		"compression.type": "producer",
+	}
+}
+
+// TransactionStateTopicConfigs are the topic configs __transaction_state
+// is created with (Kafka's TransactionStateManager.transactionTopicConfigs):
+// compacted, uncompressed, no unclean election, its own min ISR.
+func (b *Broker) TransactionStateTopicConfigs() map[string]string {
+	return map[string]string{
+		"unclean.leader.election.enable": "false",
+		"compression.type":               "uncompressed",
+		"cleanup.policy":                 "compact",
+		"min.insync.replicas":            strconv.FormatInt(int64(b.TransactionStateLogMinISR), 10),
+		"segment.bytes":                  strconv.FormatInt(int64(b.TransactionStateLogSegmentBytes), 10),
+	}
+}

@@ -286,3 +286,20 @@ func TestTypeNumbers(t *testing.T) {
 		t.Errorf("%v %v", def.Type, def.Importance)
 	}
 }
+
+func TestInternalTopicConfigs(t *testing.T) {
+	b := Default()
+	o := b.OffsetsTopicConfigs()
+	if o["cleanup.policy"] != "compact" || o["segment.bytes"] != "104857600" || o["compression.type"] != "producer" {
+		t.Errorf("offsets: %v", o)
+	}
+	tx := b.TransactionStateTopicConfigs()
+	if tx["min.insync.replicas"] != "1" || tx["compression.type"] != "uncompressed" || tx["unclean.leader.election.enable"] != "false" {
+		t.Errorf("transactions: %v", tx)
+	}
+	for _, m := range []map[string]string{o, tx} {
+		if err := ValidateTopicConfigs(b, m); err != nil {
+			t.Error(err)
+		}
+	}
+}

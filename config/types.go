@@ -37,6 +37,7 @@ type Error struct {
 	Unknown bool
 }
 
+// Error implements error.
 func (e *Error) Error() string {
 	if e.Unknown {
 		return fmt.Sprintf("config: unknown config %q", e.Key)
@@ -77,6 +78,7 @@ const (
 	TypePassword Type = 9
 )
 
+// String is the Java ConfigDef.Type name, e.g. "LONG".
 func (t Type) String() string {
 	switch t {
 	case TypeBoolean:
@@ -111,6 +113,7 @@ const (
 	Low
 )
 
+// String is the Java name, e.g. "HIGH".
 func (i Importance) String() string {
 	switch i {
 	case High:
@@ -136,6 +139,7 @@ const (
 	SourceDynamicBrokerLoggerConfig  ConfigSource = 6
 )
 
+// String is the Java ConfigSource name, e.g. "STATIC_BROKER_CONFIG".
 func (s ConfigSource) String() string {
 	switch s {
 	case SourceDynamicTopicConfig:
@@ -169,6 +173,7 @@ const (
 	ClusterWide
 )
 
+// String is how kafka-configs describes the mode.
 func (d Dynamic) String() string {
 	switch d {
 	case PerBroker:
