@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -249,13 +250,28 @@ func (b *Broker) lookup(name string) (string, ConfigSource, bool) {
 			}
 		}
 	}
-	if v, ok := b.Raw[name]; ok {
-		return v, SourceStaticBrokerConfig, true
-	}
-	if v, ok := b.devDefault(name); ok {
+	if v, ok := b.staticValue(name); ok {
 		return v, SourceStaticBrokerConfig, true
 	}
 	return "", SourceDefaultConfig, false
+}
+
+// staticValue is name's static value: given in the properties, taken
+// from its synonym (node.id and broker.id stand in for each other, as
+// Kafka's KafkaConfig.populateSynonyms), or a single-node default.
+func (b *Broker) staticValue(name string) (string, bool) {
+	if v, ok := b.Raw[name]; ok {
+		return v, true
+	}
+	switch name {
+	case "node.id":
+		if v, ok := b.Raw["broker.id"]; ok {
+			return v, true
+		}
+	case "broker.id":
+		return b.staticValue("node.id")
+	}
+	return b.devDefault(name)
 }
 
 // devDefault is the single-node value standing in for an unset key.
@@ -639,6 +655,9 @@ func (b *Broker) check() error {
 			return fail("process.roles", "duplicate role %s", r)
 		}
 	}
+	if id, _ := typedBrokerID(b.values["broker.id"]); id != int64(b.NodeID) {
+		return fail("broker.id", "node.id (%d) must be set to the same value as broker.id", b.NodeID)
+	}
 	if b.NodeID < 0 {
 		return fail("node.id", "must be set to a non-negative id when process.roles is set")
 	}
@@ -730,6 +749,10 @@ func (b *Broker) check() error {
 		return fail("group.min.session.timeout.ms", "must not exceed group.max.session.timeout.ms (%d)", b.GroupMaxSessionTimeoutMs)
 	}
 	return nil
+}
+
+func typedBrokerID(s string) (int64, error) {
+	return strconv.ParseInt(strings.TrimSpace(s), 10, 32)
 }
 
 // retentionKey is the key LogRetentionMs was taken from.

@@ -52,6 +52,8 @@ var brokerDefs = []Def{
 		Doc: "The roles this node plays: broker, controller, or both (combined mode)."},
 	{Name: "node.id", Type: TypeInt, Default: "-1", Importance: High,
 		Doc: "The node's id, unique in the cluster; a controller's id must be among controller.quorum.voters."},
+	{Name: "broker.id", Type: TypeInt, Default: "-1", Importance: High,
+		Doc: "Older name of node.id; either may be set, and if both are they must be equal."},
 	{Name: "controller.quorum.voters", Type: TypeList, Default: "", Importance: High, Valid: custom("[id@host:port, ...]", validVoters),
 		Doc: "The controller quorum as a comma-separated list of id@host:port."},
 	{Name: "controller.listener.names", Type: TypeString, NullDefault: true, Importance: High,

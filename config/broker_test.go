@@ -225,6 +225,27 @@ func TestRetentionPrecedence(t *testing.T) {
 	}
 }
 
+func TestBrokerIDSynonym(t *testing.T) {
+	b := mustParse(t, map[string]string{"broker.id": "1"})
+	if b.NodeID != 1 {
+		t.Errorf("NodeID = %d", b.NodeID)
+	}
+	b = mustParse(t, map[string]string{"process.roles": "broker", "broker.id": "5", "controller.quorum.voters": "1@c:9093"})
+	if b.NodeID != 5 {
+		t.Errorf("NodeID from broker.id = %d", b.NodeID)
+	}
+	if v, src, _, _ := b.BrokerConfigValue("broker.id"); v != "5" || src != SourceStaticBrokerConfig {
+		t.Errorf("broker.id = %q %v", v, src)
+	}
+	if v, src, _, _ := Default().BrokerConfigValue("broker.id"); v != "1" || src != SourceStaticBrokerConfig {
+		t.Errorf("default broker.id = %q", v)
+	}
+	_, _, err := Parse(map[string]string{"broker.id": "2", "node.id": "1"})
+	if err == nil || !strings.Contains(err.Error(), "same value as broker.id") {
+		t.Errorf("mismatch: %v", err)
+	}
+}
+
 func TestLogDirFallback(t *testing.T) {
 	b := mustParse(t, map[string]string{"log.dir": "/x"})
 	if !reflect.DeepEqual(b.LogDirs, []string{"/x"}) {

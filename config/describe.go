@@ -157,12 +157,7 @@ func (b *Broker) configSynonyms(name string, names []string) []ConfigSynonym {
 	}
 	add(SourceDynamicBrokerConfig, func(n string) (string, bool) { v, ok := b.dynBroker[n]; return v, ok })
 	add(SourceDynamicDefaultBrokerConfig, func(n string) (string, bool) { v, ok := b.dynDefault[n]; return v, ok })
-	add(SourceStaticBrokerConfig, func(n string) (string, bool) {
-		if v, ok := b.Raw[n]; ok {
-			return v, true
-		}
-		return b.devDefault(n)
-	})
+	add(SourceStaticBrokerConfig, b.staticValue)
 	add(SourceDefaultConfig, func(n string) (string, bool) {
 		d := brokerDefIndex[n]
 		if d == nil || d.NullDefault {
