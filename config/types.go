@@ -1,12 +1,3 @@
-// Package config holds gokafkad's broker and topic configuration: the
-// definitions of every key gokafkad honours (Kafka's names, types, defaults,
-// valid ranges), the parser for server.properties and --override flags, the
-// start-up cross-checks Kafka's KafkaConfig performs, and the resolution of a
-// topic's effective configuration from its overrides and the broker's
-// defaults, as DescribeConfigs reports it.
-//
-// The package is pure: it does no network I/O and no logging. The only file
-// it reads is one whose path or reader it is handed.
 package config
 
 import (
