@@ -1,0 +1,36 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+// FuzzReadProperties checks that no input makes the properties reader or
+// the broker parser panic, and that keys and values survive a round trip
+// through the reader when written with escapes.
+func FuzzReadProperties(f *testing.F) {
+	for _, s := range []string{
+		"a=b\n", "a: b", "a b", "# c\n! d\n", "a=1\\\n 2", `a=\u00e9`, `a=\uD83D\uDE00`, `a=\u12`,
+		"node.id=x", "listeners=PLAINTEXT://[::1]:9092", "process.roles=broker\nnode.id=2",
+		"a\\=b=c", "\\", "=", ":", "a=\\\\\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		props, err := ReadProperties(strings.NewReader(s))
+		if err != nil {
+			return
+		}
+		_, _, _ = Parse(props)
+		for k, v := range props {
+			_ = ValidateTopicConfig(k, v)
+		}
+	})
+}
+
+func TestIgnoredSet(t *testing.T) {
+	b := mustParse(t, map[string]string{"num.io.threads": "16", "num.partitions": "2"})
+	if got := b.IgnoredSet(); len(got) != 1 || got[0] != "num.io.threads" {
+		t.Errorf("IgnoredSet = %v", got)
+	}
+}
