@@ -48,7 +48,7 @@ func startBroker(t testing.TB, cfg server.Config) *Broker {
 	if err != nil {
 		t.Fatalf("starting broker: %v", err)
 	}
-	br := &Broker{Broker: b, Dir: cfg.LogDir, cfg: cfg, t: t}
+	br := &Broker{Broker: b, Dir: cfg.LogDirs[0], cfg: cfg, t: t}
 	t.Cleanup(func() { b.Close() })
 	return br
 }

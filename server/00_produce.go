@@ -70,7 +70,8 @@ func handleProduce(c *conn, r *request) error {
 			}
 			if code == 0 {
 				var last int64
-				code, msg, last = c.b.appendToPartition(p, rp.Records, req.Acks, c.b.cfg.TopicMinISR(t.Configs), now, &sp)
+				tc := c.b.cfg.topicConfig(t.Configs)
+				code, msg, last = c.b.appendToPartition(p, rp.Records, req.Acks, tc.MinInsyncReplicas, tc.MaxMessageBytes, now, &sp)
 				if code == 0 && req.Acks == -1 {
 					waits = append(waits, pendingAck{p: p, requiredOffset: last + 1, ti: len(resp.Topics), pi: len(st.Partitions)})
 				}
@@ -107,8 +108,8 @@ func handleProduce(c *conn, r *request) error {
 
 // appendToPartition validates and appends one partition's records, filling sp; it
 // returns the error code and message, and the last offset written.
-func (b *Broker) appendToPartition(p *partition.Partition, records []byte, acks int16, minISR int32, now time.Time, sp *kmsg.ProduceResponseTopicPartition) (int16, string, int64) {
-	batch, err := validateProduceRecords(records, b.cfg.MessageMaxBytes)
+func (b *Broker) appendToPartition(p *partition.Partition, records []byte, acks int16, minISR, maxMessageBytes int32, now time.Time, sp *kmsg.ProduceResponseTopicPartition) (int16, string, int64) {
+	batch, err := validateProduceRecords(records, maxMessageBytes)
 	if err != nil {
 		return validationCode(err), err.Error(), -1
 	}

@@ -14,65 +14,67 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/gokafkad/gokafkad/config"
 	"github.com/gokafkad/gokafkad/controller"
 	"github.com/gokafkad/gokafkad/replication"
 	"github.com/gokafkad/gokafkad/storage"
 )
 
-// Config is what the broker needs to run. cmd/gokafkad fills it from server.properties.
+// Config is what the broker needs to run: the parsed server.properties (embedded, so
+// tests can set e.g. cfg.AutoCreateTopicsEnable directly) and what a process adds.
 type Config struct {
-	NodeID int32
-	// Listen is the client listener's address (host:port; port 0 picks one).
+	*config.Broker
+
+	// Listen, when set, overrides the client listener's bind address (tests use
+	// 127.0.0.1:0). Otherwise the first non-controller entry of listeners is used.
 	Listen string
-	// AdvertisedHost/AdvertisedPort are what Metadata tells clients; empty/0 means the
-	// listener's actual address.
-	AdvertisedHost string
-	AdvertisedPort int32
-	Rack           *string
-	LogDir         string
 
-	MessageMaxBytes          int32 // message.max.bytes
-	SocketRequestMaxBytes    int32 // socket.request.max.bytes
-	AutoCreateTopicsEnable   bool  // auto.create.topics.enable
-	DeleteTopicEnable        bool  // delete.topic.enable
-	NumPartitions            int32 // num.partitions
-	DefaultReplicationFactor int16 // default.replication.factor
-	MinInsyncReplicas        int32 // min.insync.replicas
-	FetchMaxBytes            int32 // fetch.max.bytes
-	// FetchSessionCacheSlots is max.incremental.fetch.session.cache.slots.
-	FetchSessionCacheSlots    int
-	LogRetentionCheckInterval time.Duration // log.retention.check.interval.ms
-
-	// TopicLogConfig resolves a topic's storage config from its dynamic configs.
-	TopicLogConfig func(overrides map[string]string) storage.LogConfig
-	// TopicMinISR resolves a topic's min.insync.replicas from its dynamic configs.
-	TopicMinISR func(overrides map[string]string) int32
-	// ValidateTopicConfig validates one topic config (INVALID_CONFIG on error).
-	ValidateTopicConfig func(name, value string) error
+	// LogConfigHook, when set, adjusts every log's resolved config (tests use it for
+	// segment sizes below Kafka's minimums).
+	LogConfigHook func(*storage.LogConfig)
 
 	Logger zerolog.Logger
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
 
-// DefaultConfig is a single node on an ephemeral loopback port with Kafka's defaults.
+// DefaultConfig is a single combined node with Kafka's defaults and the single-node
+// overrides (see config.Default), data in logDir, listening on an ephemeral loopback
+// port.
 func DefaultConfig(logDir string) Config {
-	return Config{
-		NodeID:                    1,
-		Listen:                    "127.0.0.1:0",
-		LogDir:                    logDir,
-		MessageMaxBytes:           1048588,
-		SocketRequestMaxBytes:     104857600,
-		AutoCreateTopicsEnable:    true,
-		DeleteTopicEnable:         true,
-		NumPartitions:             1,
-		DefaultReplicationFactor:  1,
-		MinInsyncReplicas:         1,
-		FetchMaxBytes:             57671680,
-		FetchSessionCacheSlots:    1000,
-		LogRetentionCheckInterval: 5 * time.Minute,
-		Logger:                    zerolog.Nop(),
+	b := config.Default()
+	b.LogDirs = []string{logDir}
+	b.MetadataLogDir = logDir
+	return Config{Broker: b, Listen: "127.0.0.1:0", Logger: zerolog.Nop()}
+}
+
+// logDir is the (single) log directory.
+func (c *Config) logDir() string { return c.LogDirs[0] }
+
+// topicConfig resolves a topic's effective config from the broker's and its overrides.
+func (c *Config) topicConfig(overrides map[string]string) config.Topic {
+	return config.ResolveTopic(c.Broker, overrides)
+}
+
+// logConfig is the storage view of a topic's config.
+func (c *Config) logConfig(overrides map[string]string) storage.LogConfig {
+	t := c.topicConfig(overrides)
+	lc := storage.LogConfig{
+		SegmentBytes:                  t.SegmentBytes,
+		SegmentMs:                     t.SegmentMs,
+		SegmentIndexBytes:             t.SegmentIndexBytes,
+		IndexIntervalBytes:            t.IndexIntervalBytes,
+		RetentionMs:                   t.RetentionMs,
+		RetentionBytes:                t.RetentionBytes,
+		FileDeleteDelayMs:             t.FileDeleteDelayMs,
+		FlushMessages:                 t.FlushMessages,
+		FlushMs:                       t.FlushMs,
+		MessageTimestampLogAppendTime: t.MessageTimestampType == "LogAppendTime",
 	}
+	if c.LogConfigHook != nil {
+		c.LogConfigHook(&lc)
+	}
+	return lc
 }
 
 // Broker is one gokafkad node (broker and controller roles combined for now).
@@ -101,20 +103,21 @@ func Start(cfg Config) (*Broker, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.TopicLogConfig == nil {
-		cfg.TopicLogConfig = func(map[string]string) storage.LogConfig { return storage.DefaultLogConfig() }
-	}
-	if cfg.TopicMinISR == nil {
-		def := cfg.MinInsyncReplicas
-		cfg.TopicMinISR = func(map[string]string) int32 { return def }
-	}
 	b := &Broker{cfg: cfg, log: cfg.Logger, closing: make(chan struct{}), conns: map[*conn]struct{}{}}
-	b.fetchSessions = newFetchSessionCache(cfg.FetchSessionCacheSlots)
+	b.fetchSessions = newFetchSessionCache(int(cfg.MaxIncrementalFetchSessionCacheSlots))
+	listen := cfg.Listen
+	if listen == "" {
+		ls := cfg.BrokerListeners()
+		if len(ls) == 0 {
+			return nil, errors.New("server: no broker listener in listeners")
+		}
+		listen = ls[0].Addr()
+	}
 
 	ctl, err := controller.Open(controller.Config{
-		NodeID: cfg.NodeID, Dir: cfg.LogDir,
+		NodeID: cfg.NodeID, Dir: cfg.MetadataLogDir,
 		DefaultPartitions: cfg.NumPartitions, DefaultReplicationFactor: cfg.DefaultReplicationFactor,
-		ValidateTopicConfig: cfg.ValidateTopicConfig, Logger: cfg.Logger.With().Str("component", "controller").Logger(),
+		ValidateTopicConfig: config.ValidateTopicConfig, Logger: cfg.Logger.With().Str("component", "controller").Logger(),
 	})
 	if err != nil {
 		return nil, err
@@ -122,14 +125,15 @@ func Start(cfg Config) (*Broker, error) {
 	b.ctl = ctl
 	img := ctl.Image()
 	logs, err := storage.OpenLogManager(storage.LogManagerConfig{
-		Dir: cfg.LogDir, NodeID: cfg.NodeID, ClusterID: img.ClusterID,
-		RetentionCheckInterval: cfg.LogRetentionCheckInterval, FlushCheckpointInterval: time.Minute,
+		Dir: cfg.logDir(), NodeID: cfg.NodeID, ClusterID: img.ClusterID,
+		RetentionCheckInterval:  time.Duration(cfg.LogRetentionCheckIntervalMs) * time.Millisecond,
+		FlushCheckpointInterval: time.Duration(cfg.LogFlushOffsetCheckpointIntervalMs) * time.Millisecond,
 		Logger: cfg.Logger.With().Str("component", "log-manager").Logger(), Now: cfg.Now,
 	}, func(topic string) storage.LogConfig {
 		if t := ctl.Image().Topics[topic]; t != nil {
-			return cfg.TopicLogConfig(t.Configs)
+			return b.cfg.logConfig(t.Configs)
 		}
-		return cfg.TopicLogConfig(nil)
+		return b.cfg.logConfig(nil)
 	})
 	if err != nil {
 		ctl.Close()
@@ -137,36 +141,42 @@ func Start(cfg Config) (*Broker, error) {
 	}
 	b.logs = logs
 	b.rm = replication.NewReplicaManager(cfg.NodeID, logs, func(t *controller.TopicImage) storage.LogConfig {
-		return cfg.TopicLogConfig(t.Configs)
+		return b.cfg.logConfig(t.Configs)
 	}, cfg.Logger)
 	b.producerIDs.ctl, b.producerIDs.nodeID = ctl, cfg.NodeID
 
-	ln, err := net.Listen("tcp", cfg.Listen)
+	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		logs.Close()
 		ctl.Close()
-		return nil, fmt.Errorf("server: listen on %s: %w", cfg.Listen, err)
+		return nil, fmt.Errorf("server: listen on %s: %w", listen, err)
 	}
 	b.ln = ln
 	addr := ln.Addr().(*net.TCPAddr)
-	b.advertisedHost, b.advertisedPort = cfg.AdvertisedHost, cfg.AdvertisedPort
-	if b.advertisedHost == "" {
-		b.advertisedHost = addr.IP.String()
-	}
-	if b.advertisedPort == 0 {
-		b.advertisedPort = int32(addr.Port)
+	b.advertisedHost, b.advertisedPort = addr.IP.String(), int32(addr.Port)
+	if adv := cfg.AdvertisedBrokerListeners(); len(adv) > 0 && cfg.Listen == "" {
+		if adv[0].Host != "" {
+			b.advertisedHost = adv[0].Host
+		}
+		if adv[0].Port != 0 {
+			b.advertisedPort = int32(adv[0].Port)
+		}
 	}
 
 	ctl.Subscribe(b.rm.ApplyImage)
 	b.rm.ApplyImage(nil, ctl.Image())
-	if _, err := ctl.RegisterBroker(cfg.NodeID, b.advertisedHost, b.advertisedPort, cfg.Rack); err != nil {
+	var rack *string
+	if cfg.BrokerRack != "" {
+		rack = &cfg.BrokerRack
+	}
+	if _, err := ctl.RegisterBroker(cfg.NodeID, b.advertisedHost, b.advertisedPort, rack); err != nil {
 		b.Close()
 		return nil, err
 	}
 	b.wg.Add(1)
 	go b.acceptLoop()
 	b.log.Info().Int32("node_id", cfg.NodeID).Str("listener", ln.Addr().String()).
-		Str("cluster_id", ctl.Image().ClusterID).Str("log_dir", cfg.LogDir).Msg("gokafkad started")
+		Str("cluster_id", ctl.Image().ClusterID).Str("log_dir", cfg.logDir()).Msg("gokafkad started")
 	return b, nil
 }
 
