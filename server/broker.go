@@ -128,7 +128,7 @@ func Start(cfg Config) (*Broker, error) {
 		Dir: cfg.logDir(), NodeID: cfg.NodeID, ClusterID: img.ClusterID,
 		RetentionCheckInterval:  time.Duration(cfg.LogRetentionCheckIntervalMs) * time.Millisecond,
 		FlushCheckpointInterval: time.Duration(cfg.LogFlushOffsetCheckpointIntervalMs) * time.Millisecond,
-		Logger: cfg.Logger.With().Str("component", "log-manager").Logger(), Now: cfg.Now,
+		Logger:                  cfg.Logger.With().Str("component", "log-manager").Logger(), Now: cfg.Now,
 	}, func(topic string) storage.LogConfig {
 		if t := ctl.Image().Topics[topic]; t != nil {
 			return b.cfg.logConfig(t.Configs)
