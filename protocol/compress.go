@@ -135,6 +135,12 @@ func decompressGzip(src, dst []byte, maxSize int) ([]byte, error) {
 	return readBounded(zr, dst, maxSize)
 }
 
+// LZ4 frame format constants. Part of the wire format; do not change.
+const (
+	lz4FrameMagic            = 0x184D2204
+	lz4FlagBlockIndependence = 0x20
+)
+
 var lz4Readers = sync.Pool{New: func() any { return lz4.NewReader(nil) }}
 
 func decompressLZ4(src, dst []byte, maxSize int) ([]byte, error) {
@@ -146,6 +152,11 @@ func decompressLZ4(src, dst []byte, maxSize int) ([]byte, error) {
 	}()
 	if len(src) == 0 {
 		return dst, fmt.Errorf("%w: lz4: empty input", ErrDecompress)
+	}
+	// Kafka's KafkaLZ4BlockInputStream refuses frames whose blocks depend on each other
+	// (FLG bit 5 clear); so do we, rather than store what Java consumers cannot read.
+	if len(src) >= 5 && binary.LittleEndian.Uint32(src) == lz4FrameMagic && src[4]&lz4FlagBlockIndependence == 0 {
+		return dst, fmt.Errorf("%w: lz4: dependent blocks are unsupported", ErrDecompress)
 	}
 	return readBounded(zr, dst, maxSize)
 }

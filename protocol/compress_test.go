@@ -181,3 +181,15 @@ func FuzzDecompress(f *testing.F) {
 		}
 	})
 }
+
+func TestDecompressLZ4DependentBlocks(t *testing.T) {
+	comp, _ := Compress(CodecLZ4, []byte("hello hello hello"))
+	if comp[4]&lz4FlagBlockIndependence == 0 {
+		t.Fatal("our lz4 output has dependent blocks; Kafka's Java reader refuses those")
+	}
+	dep := bytes.Clone(comp)
+	dep[4] &^= lz4FlagBlockIndependence
+	if _, err := Decompress(CodecLZ4, dep, nil, 100); !errors.Is(err, ErrDecompress) {
+		t.Fatalf("dependent-block frame: got %v", err)
+	}
+}
