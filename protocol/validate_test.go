@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -204,11 +205,14 @@ func TestValidateProduceRecordsBomb(t *testing.T) {
 	// One record whose value is 2 MiB of zeros, limit 1 MiB.
 	rec := []kmsg.Record{{Value: make([]byte, 2<<20)}}
 	b := buildBatch(t, CodecZstd, encodeRecords(rec, false), 1, nil)
-	_, err := validateProduceRecords(b, 1<<20, 1<<20)
+	v := NewProduceValidator(1 << 20)
+	v.MaxDecompressed = 1 << 20
+	_, err := v.Check(b)
 	if !errors.Is(err, ErrDecompressedTooLarge) || ErrorCode(err) != kerr.MessageTooLarge.Code {
 		t.Fatalf("got %v", err)
 	}
-	if _, err := validateProduceRecords(b, 1<<20, 3<<20); err != nil {
+	v.MaxDecompressed = 3 << 20
+	if _, err := v.Check(b); err != nil {
 		t.Fatalf("within limit: %v", err)
 	}
 }
@@ -282,8 +286,11 @@ func FuzzValidateProduceRecords(f *testing.F) {
 		Batch(c).UpdateCRC()
 		f.Add(c)
 	}
+	v := NewProduceValidator(1 << 20)
+	v.MaxDecompressed = 1 << 20
+	v.Compacted = true
 	f.Fuzz(func(t *testing.T, in []byte) {
-		got, err := validateProduceRecords(in, 1<<20, 1<<20)
+		got, err := v.Check(in)
 		if err == nil {
 			if !bytes.HasPrefix(in, got) || len(got) < BatchHeaderSize {
 				t.Fatalf("accepted batch is not a prefix of the input")
@@ -301,4 +308,88 @@ func FuzzValidateProduceRecords(f *testing.F) {
 			return nil
 		})
 	})
+}
+
+func TestProduceValidatorTimestampsAndKeys(t *testing.T) {
+	const now = 1700000000000
+	const base = now - 1000
+	recs := []kmsg.Record{
+		{TimestampDelta64: 0, Key: []byte("a")},
+		{TimestampDelta64: 500, Key: nil},
+		{TimestampDelta64: 200, Key: []byte{}},
+	}
+	mk := func(mutate func(*kmsg.RecordBatch)) []byte {
+		return buildBatch(t, CodecGzip, encodeRecords(recs, false), 3, func(rb *kmsg.RecordBatch) {
+			rb.FirstTimestamp, rb.MaxTimestamp = base, base+123 // wrong max on purpose
+			if mutate != nil {
+				mutate(rb)
+			}
+		})
+	}
+
+	// CreateTime: maxTimestamp is rewritten to the records' largest, CRC updated.
+	v := NewProduceValidator(1 << 20)
+	b, err := v.Validate(mk(nil), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.MaxTimestamp() != base+500 || b.Attributes()&AttrTimestampLogAppend != 0 || b.CheckCRC() != nil {
+		t.Fatalf("CreateTime: max %d attrs %x crc %v", b.MaxTimestamp(), b.Attributes(), b.CheckCRC())
+	}
+
+	// LogAppendTime: stamped with now.
+	v.LogAppendTime = true
+	b, err = v.Validate(mk(nil), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.MaxTimestamp() != now || b.Attributes()&AttrTimestampLogAppend == 0 || b.CheckCRC() != nil {
+		t.Fatalf("LogAppendTime: max %d attrs %x", b.MaxTimestamp(), b.Attributes())
+	}
+	// A client may not send a LogAppendTime batch to a LogAppendTime topic...
+	_, err = v.Validate(mk(func(rb *kmsg.RecordBatch) { rb.Attributes |= AttrTimestampLogAppend }), now)
+	var rve *RecordValidationError
+	if !errors.As(err, &rve) || ErrorCode(err) != kerr.InvalidTimestamp.Code || len(rve.Records) != 3 {
+		t.Fatalf("LogAppendTime batch to LogAppendTime topic: %v", err)
+	}
+	// ...but to a CreateTime topic it passes when its timestamp is in range, and the type
+	// is reset to CreateTime, as Kafka's setMaxTimestamp does.
+	v.LogAppendTime = false
+	b, err = v.Validate(mk(func(rb *kmsg.RecordBatch) { rb.Attributes |= AttrTimestampLogAppend }), now)
+	if err != nil || b.Attributes()&AttrTimestampLogAppend != 0 || b.CheckCRC() != nil {
+		t.Fatalf("LogAppendTime batch to CreateTime topic: %v", err)
+	}
+
+	// Timestamp bounds: record 0 (now-1000) is too old for a 900 ms window, the others pass.
+	v.TimestampBeforeMaxMs = 900
+	_, err = v.Validate(mk(nil), now)
+	if !errors.As(err, &rve) || ErrorCode(err) != kerr.InvalidTimestamp.Code || len(rve.Records) != 1 || rve.Records[0].BatchIndex != 0 {
+		t.Fatalf("before bound: %v", err)
+	}
+	v.TimestampBeforeMaxMs = math.MaxInt64
+	v.TimestampAfterMaxMs = 0
+	if _, err = v.Validate(mk(nil), base+100); ErrorCode(err) != kerr.InvalidTimestamp.Code {
+		t.Fatalf("after bound: %v", err)
+	}
+	v.TimestampAfterMaxMs = math.MaxInt64
+
+	// Compacted: record 1 has a null key (record 2's empty key is a key).
+	v.Compacted = true
+	_, err = v.Validate(mk(nil), now)
+	if !errors.As(err, &rve) || ErrorCode(err) != kerr.InvalidRecord.Code || len(rve.Records) != 1 || rve.Records[0].BatchIndex != 1 {
+		t.Fatalf("compacted: %v", err)
+	}
+	// Both kinds: INVALID_TIMESTAMP wins, every record error is listed.
+	v.TimestampBeforeMaxMs = 900
+	_, err = v.Validate(mk(nil), now)
+	if !errors.As(err, &rve) || ErrorCode(err) != kerr.InvalidTimestamp.Code || len(rve.Records) != 2 {
+		t.Fatalf("compacted and timestamp: %v", err)
+	}
+
+	// Check never changes the batch.
+	in := mk(nil)
+	orig := bytes.Clone(in)
+	if _, err := ValidateProduceRecords(in, 1<<20); err != nil || !bytes.Equal(in, orig) {
+		t.Fatalf("Check changed the batch or failed: %v", err)
+	}
 }
