@@ -271,32 +271,47 @@ func TestIterateBatches(t *testing.T) {
 	}
 }
 
+// FuzzValidateProduceRecords feeds produce records to the validator. With fixCRC the
+// first batch's CRC is recomputed first, so mutations reach the record parsing instead
+// of stopping at the checksum.
 func FuzzValidateProduceRecords(f *testing.F) {
 	for _, codec := range append([]int8{CodecNone}, allCodecs...) {
 		b := validBatch(f, codec)
-		f.Add(b)
-		f.Add(b[:len(b)-3])
-		f.Add(append(bytes.Clone(b), b...))
+		f.Add(b, false)
+		f.Add(b, true)
+		f.Add(b[:len(b)-3], false)
+		f.Add(append(bytes.Clone(b), b...), false)
 		c := bytes.Clone(b)
 		c[len(c)/2] ^= 0x10
-		f.Add(c)
-		// Corrupt the records but keep the CRC right, so validation reaches them.
-		c = bytes.Clone(b)
-		c[len(c)-2] ^= 0x41
-		Batch(c).UpdateCRC()
-		f.Add(c)
+		f.Add(c, false)
+		f.Add(c, true)
 	}
 	v := NewProduceValidator(1 << 20)
 	v.MaxDecompressed = 1 << 20
 	v.Compacted = true
-	f.Fuzz(func(t *testing.T, in []byte) {
+	v.TimestampBeforeMaxMs = 1 << 40
+	f.Fuzz(func(t *testing.T, in []byte, fixCRC bool) {
+		if fixCRC && len(in) >= BatchHeaderSize {
+			if size := BatchSize(in); size >= BatchHeaderSize && size <= int64(len(in)) {
+				Batch(in[:size]).UpdateCRC()
+			}
+		}
+		orig := bytes.Clone(in)
 		got, err := v.Check(in)
+		if !bytes.Equal(in, orig) {
+			t.Fatalf("Check changed its input")
+		}
 		if err == nil {
 			if !bytes.HasPrefix(in, got) || len(got) < BatchHeaderSize {
 				t.Fatalf("accepted batch is not a prefix of the input")
 			}
 			if got.CheckCRC() != nil || got.CheckHeader() != nil {
 				t.Fatalf("accepted a batch that fails its own checks")
+			}
+			// Validate accepts it too and leaves a consistent CRC.
+			b, err := v.Validate(in, 1700000000000)
+			if err != nil || b.CheckCRC() != nil {
+				t.Fatalf("Validate after Check: %v", err)
 			}
 		} else if ErrorCode(err) == kerr.UnknownServerError.Code && !errors.Is(err, ErrDecompress) {
 			t.Fatalf("unmapped error %v", err)
