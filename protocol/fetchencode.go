@@ -45,7 +45,11 @@ var ErrRecordsTooLong = errors.New("protocol: fetch records length exceeds int32
 func AppendFetchResponse(dst []byte, resp *kmsg.FetchResponse, recordsLen func(t, p int) int64) ([][]byte, error) {
 	version := resp.Version
 	flexible := version >= 12
-	var cuts []int
+	n := 0
+	for i := range resp.Topics {
+		n += len(resp.Topics[i].Partitions)
+	}
+	cuts := make([]int, 0, n)
 
 	if version >= 1 {
 		dst = binary.BigEndian.AppendUint32(dst, uint32(resp.ThrottleMillis))
@@ -90,19 +94,19 @@ func AppendFetchResponse(dst []byte, resp *kmsg.FetchResponse, recordsLen func(t
 				dst = binary.BigEndian.AppendUint32(dst, uint32(p.PreferredReadReplica))
 			}
 
-			n := recordsLen(ti, pi)
-			if n > math.MaxInt32 {
-				return nil, fmt.Errorf("%w: topic %d partition %d: %d bytes", ErrRecordsTooLong, ti, pi, n)
+			l := recordsLen(ti, pi)
+			if l > math.MaxInt32 {
+				return nil, fmt.Errorf("%w: topic %d partition %d: %d bytes", ErrRecordsTooLong, ti, pi, l)
 			}
 			switch {
-			case n < 0 && flexible:
+			case l < 0 && flexible:
 				dst = append(dst, 0)
-			case n < 0:
+			case l < 0:
 				dst = binary.BigEndian.AppendUint32(dst, math.MaxUint32) // -1
 			case flexible:
-				dst = binary.AppendUvarint(dst, uint64(n)+1)
+				dst = binary.AppendUvarint(dst, uint64(l)+1)
 			default:
-				dst = binary.BigEndian.AppendUint32(dst, uint32(n))
+				dst = binary.BigEndian.AppendUint32(dst, uint32(l))
 			}
 			cuts = append(cuts, len(dst))
 
