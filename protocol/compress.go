@@ -82,6 +82,7 @@ func Decompress(codec int8, src, dst []byte, maxSize int) ([]byte, error) {
 func readBounded(r io.Reader, dst []byte, maxSize int) ([]byte, error) {
 	start := len(dst)
 	limit := start + maxSize
+	empty := 0 // consecutive reads that returned nothing
 	for {
 		if len(dst) == limit {
 			// Full: one more byte means the output is too large.
@@ -113,6 +114,12 @@ func readBounded(r io.Reader, dst []byte, maxSize int) ([]byte, error) {
 		}
 		if err != nil {
 			return dst, fmt.Errorf("%w: %v", ErrDecompress, err)
+		}
+		// io.Reader allows (0, nil); a decoder that keeps returning it is stuck.
+		if n > 0 {
+			empty = 0
+		} else if empty++; empty > 100 {
+			return dst, fmt.Errorf("%w: %w", ErrDecompress, io.ErrNoProgress)
 		}
 	}
 }
@@ -208,7 +215,7 @@ func appendSnappyBlock(block, dst []byte, maxSize int) ([]byte, error) {
 		return dst, ErrDecompressedTooLarge
 	}
 	start := len(dst)
-	dst = growLen(dst, n)
+	dst = growLen(dst, n, start+maxSize)
 	out, err := snappy.DecodeStrict(dst[start:], block)
 	if err != nil {
 		return dst[:start], fmt.Errorf("%w: snappy: %v", ErrDecompress, err)
@@ -219,12 +226,13 @@ func appendSnappyBlock(block, dst []byte, maxSize int) ([]byte, error) {
 	return dst, nil
 }
 
-// growLen extends dst by n bytes, reallocating (geometrically) if needed.
-func growLen(dst []byte, n int) []byte {
+// growLen extends dst by n bytes, reallocating if needed: geometrically, but to no
+// more than limit bytes of capacity (unless len(dst)+n itself is more).
+func growLen(dst []byte, n, limit int) []byte {
 	if cap(dst)-len(dst) >= n {
 		return dst[:len(dst)+n]
 	}
-	nb := make([]byte, len(dst)+n, max(len(dst)+n, 2*cap(dst)))
+	nb := make([]byte, len(dst)+n, max(len(dst)+n, min(2*cap(dst), limit)))
 	copy(nb, dst)
 	return nb
 }

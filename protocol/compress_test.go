@@ -176,8 +176,10 @@ func FuzzDecompress(f *testing.F) {
 		if len(out) > maxSize {
 			t.Fatalf("output %d exceeds limit (err %v)", len(out), err)
 		}
-		if err != nil && cap(out) > 4*maxSize {
-			t.Fatalf("failed decompression kept a %d-byte buffer", cap(out))
+		// Buffers stay within the limit: exactly for the streaming codecs and snappy,
+		// about twice for zstd's doubling retries.
+		if cap(out) > 2*maxSize {
+			t.Fatalf("output buffer of %d bytes for a %d-byte limit (err %v)", cap(out), maxSize, err)
 		}
 	})
 }
