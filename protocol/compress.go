@@ -30,11 +30,13 @@ import (
 //     16            chunks: [int32 compressed length][raw snappy block] ...
 //
 //     A chunk may instead start a new 16-byte header (xerial output concatenated).
-//   - lz4: the LZ4 frame format (Kafka 0.10+, KafkaLZ4BlockInputStream).
+//   - lz4: the LZ4 frame format with independent blocks (Kafka 0.10+,
+//     KafkaLZ4BlockInputStream); we write 64 KiB blocks, as Kafka does.
 //   - zstd: RFC 8878 frames.
 //
-// Decompression is bounded: nothing larger than maxSize is produced or allocated for the
-// output, so a small "decompression bomb" cannot make the broker allocate beyond its
+// Decompression is bounded: no output buffer beyond maxSize bytes is allocated (zstd may
+// allocate a few of growing size, under 2×maxSize in all), plus the codecs' fixed working
+// memory, so a small "decompression bomb" cannot make the broker allocate beyond its
 // limits.
 
 // Errors from Compress and Decompress.
