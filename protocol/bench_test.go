@@ -1,0 +1,54 @@
+package protocol
+
+import (
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func benchBatch(b *testing.B, codec int8) []byte {
+	recs := make([]kmsg.Record, 100)
+	for i := range recs {
+		recs[i].Key = []byte("key")
+		recs[i].Value = make([]byte, 100)
+	}
+	return buildBatch(b, codec, encodeRecords(recs, false), 100, nil)
+}
+
+func BenchmarkValidateProduceRecords(b *testing.B) {
+	for _, c := range []struct {
+		name  string
+		codec int8
+	}{{"none", CodecNone}, {"gzip", CodecGzip}, {"snappy", CodecSnappy}, {"lz4", CodecLZ4}, {"zstd", CodecZstd}} {
+		b.Run(c.name, func(b *testing.B) {
+			batch := benchBatch(b, c.codec)
+			v := NewProduceValidator(1 << 20)
+			b.SetBytes(int64(len(batch)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := v.Validate(batch, 1700000000000); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkAppendFetchResponse(b *testing.B) {
+	resp := kmsg.NewPtrFetchResponse()
+	resp.Version = 16
+	for range 10 {
+		t := kmsg.NewFetchResponseTopic()
+		for range 10 {
+			t.Partitions = append(t.Partitions, kmsg.NewFetchResponseTopicPartition())
+		}
+		resp.Topics = append(resp.Topics, t)
+	}
+	buf := make([]byte, 0, 8192)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := AppendFetchResponse(buf[:0], resp, func(int, int) int64 { return 1 << 20 }); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
