@@ -27,7 +27,11 @@ func init() {
 		{key: 3, min: 0, max: 12, handle: handleMetadata},
 		{key: 18, min: 0, max: 4, handle: handleAPIVersions},
 		{key: 19, min: 2, max: 7, handle: handleCreateTopics},
+		{key: 20, min: 1, max: 6, handle: handleDeleteTopics},
 		{key: 22, min: 0, max: 5, handle: handleInitProducerID},
+		{key: 37, min: 0, max: 3, handle: handleCreatePartitions},
+		{key: 60, min: 0, max: 2, handle: handleDescribeCluster},
+		{key: 75, min: 0, max: 0, handle: handleDescribeTopicPartitions},
 	}
 	for i := range apis {
 		a := &apis[i]
