@@ -47,8 +47,12 @@ type Config struct {
 	TopicLogConfig func(overrides map[string]string) storage.LogConfig
 	// TopicMinISR resolves a topic's min.insync.replicas from its dynamic configs.
 	TopicMinISR func(overrides map[string]string) int32
-	// ValidateTopicConfig validates one topic config (INVALID_CONFIG on error).
+	// ValidateTopicConfig validates one topic config (INVALID_CONFIG on error). When
+	// nil, Configs.ValidateTopic is used if Configs is set.
 	ValidateTopicConfig func(name, value string) error
+	// Configs describes and validates topic and broker configs for DescribeConfigs and
+	// the AlterConfigs APIs; nil lists only dynamic configs and validates nothing more.
+	Configs ConfigDescriber
 
 	Logger zerolog.Logger
 	// Now is the clock (time.Now when nil).
@@ -111,10 +115,18 @@ func Start(cfg Config) (*Broker, error) {
 	b := &Broker{cfg: cfg, log: cfg.Logger, closing: make(chan struct{}), conns: map[*conn]struct{}{}}
 	b.fetchSessions = newFetchSessionCache(cfg.FetchSessionCacheSlots)
 
+	if cfg.ValidateTopicConfig == nil && cfg.Configs != nil {
+		cfg.ValidateTopicConfig = cfg.Configs.ValidateTopic
+	}
+	var listDefault func(int8, string) (string, bool)
+	if cfg.Configs != nil {
+		listDefault = cfg.Configs.ListConfigDefault
+	}
 	ctl, err := controller.Open(controller.Config{
 		NodeID: cfg.NodeID, Dir: cfg.LogDir,
 		DefaultPartitions: cfg.NumPartitions, DefaultReplicationFactor: cfg.DefaultReplicationFactor,
-		ValidateTopicConfig: cfg.ValidateTopicConfig, Logger: cfg.Logger.With().Str("component", "controller").Logger(),
+		ValidateTopicConfig: cfg.ValidateTopicConfig, ListConfigDefault: listDefault,
+		Logger: cfg.Logger.With().Str("component", "controller").Logger(),
 	})
 	if err != nil {
 		return nil, err
