@@ -349,3 +349,24 @@ func TestDescribeTopicPartitionsPaging(t *testing.T) {
 		t.Errorf("negative cursor partition over all topics should answer nothing: %+v", resp.Topics)
 	}
 }
+
+func TestAdminAPIVersionsAdvertised(t *testing.T) {
+	b := StartBroker(t)
+	vs, err := b.Admin().ApiVersions(Ctx(t, 30*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := vs[1]
+	if v.Err != nil {
+		t.Fatal(v.Err)
+	}
+	// Kafka 4.0's versions (KIP-896 removed the oldest ones).
+	for key, want := range map[int16][2]int16{
+		20: {1, 6}, 21: {0, 2}, 23: {2, 4}, 32: {1, 4}, 33: {0, 2}, 35: {1, 4}, 37: {0, 3}, 44: {0, 1}, 60: {0, 2}, 75: {0, 0},
+	} {
+		lo, hi, ok := v.KeyVersions(key)
+		if !ok || lo != want[0] || hi != want[1] {
+			t.Errorf("key %d: advertised %d-%d (%v), want %d-%d", key, lo, hi, ok, want[0], want[1])
+		}
+	}
+}
