@@ -23,7 +23,11 @@ type Config struct {
 	DefaultReplicationFactor int16
 	// ValidateTopicConfig checks one topic config; a non-nil error is INVALID_CONFIG.
 	ValidateTopicConfig func(name, value string) error
-	Logger              zerolog.Logger
+	// ListConfigDefault reports whether a config of the resource type (ResourceTopic,
+	// ResourceBroker) is LIST-typed, and its default: IncrementalAlterConfigs APPEND
+	// and SUBTRACT work only on those. Nil knows Kafka's LIST topic configs only.
+	ListConfigDefault func(resourceType int8, name string) (def string, isList bool)
+	Logger            zerolog.Logger
 }
 
 // ProducerIDBlockSize is how many producer ids a broker takes at once (Kafka's

@@ -27,7 +27,17 @@ func init() {
 		{key: 3, min: 0, max: 12, handle: handleMetadata},
 		{key: 18, min: 0, max: 4, handle: handleAPIVersions},
 		{key: 19, min: 2, max: 7, handle: handleCreateTopics},
+		{key: 20, min: 1, max: 6, handle: handleDeleteTopics},
+		{key: 21, min: 0, max: 2, handle: handleDeleteRecords},
 		{key: 22, min: 0, max: 5, handle: handleInitProducerID},
+		{key: 23, min: 2, max: 4, handle: handleOffsetForLeaderEpoch},
+		{key: 32, min: 1, max: 4, handle: handleDescribeConfigs},
+		{key: 33, min: 0, max: 2, handle: handleAlterConfigs},
+		{key: 35, min: 1, max: 4, handle: handleDescribeLogDirs},
+		{key: 37, min: 0, max: 3, handle: handleCreatePartitions},
+		{key: 44, min: 0, max: 1, handle: handleIncrementalAlterConfigs},
+		{key: 60, min: 0, max: 2, handle: handleDescribeCluster},
+		{key: 75, min: 0, max: 0, handle: handleDescribeTopicPartitions},
 	}
 	for i := range apis {
 		a := &apis[i]

@@ -33,6 +33,10 @@ type Config struct {
 	// segment sizes below Kafka's minimums).
 	LogConfigHook func(*storage.LogConfig)
 
+	// Configs describes and validates topic and broker configs for DescribeConfigs and
+	// the AlterConfigs APIs (Start sets the config package's when nil).
+	Configs ConfigDescriber
+
 	Logger zerolog.Logger
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
@@ -114,10 +118,15 @@ func Start(cfg Config) (*Broker, error) {
 		listen = ls[0].Addr()
 	}
 
+	if cfg.Configs == nil {
+		cfg.Configs = configDefs{broker: cfg.Broker}
+		b.cfg.Configs = cfg.Configs
+	}
 	ctl, err := controller.Open(controller.Config{
 		NodeID: cfg.NodeID, Dir: cfg.MetadataLogDir,
 		DefaultPartitions: cfg.NumPartitions, DefaultReplicationFactor: cfg.DefaultReplicationFactor,
-		ValidateTopicConfig: config.ValidateTopicConfig, Logger: cfg.Logger.With().Str("component", "controller").Logger(),
+		ValidateTopicConfig: cfg.Configs.ValidateTopic, ListConfigDefault: cfg.Configs.ListConfigDefault,
+		Logger: cfg.Logger.With().Str("component", "controller").Logger(),
 	})
 	if err != nil {
 		return nil, err

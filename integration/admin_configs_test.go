@@ -1,0 +1,318 @@
+package integration
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gokafkad/gokafkad/server"
+)
+
+func sp(s string) *string { return &s }
+
+// topicConfigs describes topic's configs with a new client and returns them by name.
+func topicConfigs(t *testing.T, b *Broker, topic string) map[string]kadm.Config {
+	t.Helper()
+	rcs, err := b.Admin().DescribeTopicConfigs(Ctx(t, 30*time.Second), topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := rcs.On(topic, nil)
+	if err != nil || rc.Err != nil {
+		t.Fatalf("describing %s: %v %v", topic, err, rc.Err)
+	}
+	out := map[string]kadm.Config{}
+	for _, c := range rc.Configs {
+		out[c.Key] = c
+	}
+	return out
+}
+
+func wantConfigValues(t *testing.T, got map[string]kadm.Config, want map[string]string) {
+	t.Helper()
+	vals := map[string]string{}
+	for k, c := range got {
+		vals[k] = c.MaybeValue()
+	}
+	if fmt.Sprint(vals) != fmt.Sprint(want) {
+		t.Fatalf("configs %v, want %v", vals, want)
+	}
+}
+
+func TestIncrementalAlterAndDescribeTopicConfigs(t *testing.T) {
+	b := StartBroker(t)
+	ctx := Ctx(t, 30*time.Second)
+	if _, err := b.Admin().CreateTopic(ctx, 1, 1, map[string]*string{"retention.ms": sp("1000")}, "cfg"); err != nil {
+		t.Fatal(err)
+	}
+	wantConfigValues(t, topicConfigs(t, b, "cfg"), map[string]string{"retention.ms": "1000"})
+
+	rs, err := b.Admin().AlterTopicConfigs(ctx, []kadm.AlterConfig{
+		{Op: kadm.SetConfig, Name: "segment.bytes", Value: sp("1048576")},
+		{Op: kadm.DeleteConfig, Name: "retention.ms"},
+		{Op: kadm.AppendConfig, Name: "cleanup.policy", Value: sp("compact")},
+	}, "cfg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := rs.On("cfg", nil); r.Err != nil {
+		t.Fatalf("alter: %v %s", r.Err, r.ErrMessage)
+	}
+	got := topicConfigs(t, b, "cfg")
+	wantConfigValues(t, got, map[string]string{"segment.bytes": "1048576", "cleanup.policy": "delete,compact"})
+	if got["segment.bytes"].Source != kmsg.ConfigSourceDynamicTopicConfig {
+		t.Errorf("source %v, want DYNAMIC_TOPIC_CONFIG", got["segment.bytes"].Source)
+	}
+
+	rs, err = b.Admin().AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SubtractConfig, Name: "cleanup.policy", Value: sp("delete")}}, "cfg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := rs.On("cfg", nil); r.Err != nil {
+		t.Fatalf("subtract: %v", r.Err)
+	}
+	wantConfigValues(t, topicConfigs(t, b, "cfg"), map[string]string{"segment.bytes": "1048576", "cleanup.policy": "compact"})
+
+	// Validate only changes nothing.
+	rs, err = b.Admin().ValidateAlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "retention.ms", Value: sp("5")}}, "cfg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := rs.On("cfg", nil); r.Err != nil {
+		t.Fatalf("validate: %v", r.Err)
+	}
+	wantConfigValues(t, topicConfigs(t, b, "cfg"), map[string]string{"segment.bytes": "1048576", "cleanup.policy": "compact"})
+}
+
+func TestLegacyAlterConfigsReplacesTopicConfigs(t *testing.T) {
+	b := StartBroker(t)
+	ctx := Ctx(t, 30*time.Second)
+	if _, err := b.Admin().CreateTopic(ctx, 1, 1, map[string]*string{"retention.ms": sp("1000"), "segment.ms": sp("60000")}, "legacy"); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := b.Admin().AlterTopicConfigsState(ctx, []kadm.AlterConfig{{Name: "retention.ms", Value: sp("2000")}, {Name: "cleanup.policy", Value: sp("compact")}}, "legacy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := rs.On("legacy", nil); r.Err != nil {
+		t.Fatalf("alter: %v %s", r.Err, r.ErrMessage)
+	}
+	wantConfigValues(t, topicConfigs(t, b, "legacy"), map[string]string{"retention.ms": "2000", "cleanup.policy": "compact"})
+}
+
+func TestAlterBrokerConfigs(t *testing.T) {
+	b := StartBroker(t)
+	ctx := Ctx(t, 30*time.Second)
+	adm := b.Admin()
+	set := []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "log.retention.ms", Value: sp("60000")}}
+	for _, brokers := range [][]int32{{1}, nil} {
+		rs, err := adm.AlterBrokerConfigs(ctx, set, brokers...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rs {
+			if r.Err != nil {
+				t.Fatalf("alter broker %v: %v %s", brokers, r.Err, r.ErrMessage)
+			}
+		}
+	}
+	for _, brokers := range [][]int32{{1}, nil} {
+		rcs, err := b.Admin().DescribeBrokerConfigs(ctx, brokers...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rcs) != 1 || rcs[0].Err != nil || len(rcs[0].Configs) != 1 || rcs[0].Configs[0].MaybeValue() != "60000" {
+			t.Fatalf("describe broker %v: %+v", brokers, rcs)
+		}
+		wantSource := kmsg.ConfigSourceDynamicBrokerConfig
+		if brokers == nil {
+			wantSource = kmsg.ConfigSourceDynamicDefaultBrokerConfig
+		}
+		if src := rcs[0].Configs[0].Source; src != wantSource {
+			t.Errorf("describe broker %v: source %v, want %v", brokers, src, wantSource)
+		}
+	}
+}
+
+// rawIncremental sends one IncrementalAlterConfigs request to broker 1.
+func rawIncremental(t *testing.T, b *Broker, typ kmsg.ConfigResourceType, name string, ops ...kmsg.IncrementalAlterConfigsRequestResourceConfig) kmsg.IncrementalAlterConfigsResponseResource {
+	t.Helper()
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	rr := kmsg.NewIncrementalAlterConfigsRequestResource()
+	rr.ResourceType, rr.ResourceName, rr.Configs = typ, name, ops
+	req.Resources = append(req.Resources, rr)
+	resp, err := req.RequestWith(Ctx(t, 30*time.Second), b.Client().Broker(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Resources[0]
+}
+
+func incOp(name string, op kmsg.IncrementalAlterConfigOp, value *string) kmsg.IncrementalAlterConfigsRequestResourceConfig {
+	c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+	c.Name, c.Op, c.Value = name, op, value
+	return c
+}
+
+func TestAlterConfigsErrors(t *testing.T) {
+	b := StartBroker(t)
+	if _, err := b.Admin().CreateTopic(Ctx(t, 30*time.Second), 1, 1, nil, "t"); err != nil {
+		t.Fatal(err)
+	}
+	set := kmsg.IncrementalAlterConfigOpSet
+	for _, tc := range []struct {
+		name string
+		typ  kmsg.ConfigResourceType
+		res  string
+		ops  []kmsg.IncrementalAlterConfigsRequestResourceConfig
+		code int16
+		msg  string
+	}{
+		{"unknown topic", kmsg.ConfigResourceTypeTopic, "nope", []kmsg.IncrementalAlterConfigsRequestResourceConfig{incOp("retention.ms", set, sp("1"))},
+			kerr.UnknownTopicOrPartition.Code, "The topic 'nope' does not exist."},
+		{"invalid value", kmsg.ConfigResourceTypeTopic, "t", []kmsg.IncrementalAlterConfigsRequestResourceConfig{incOp("retention.ms", set, sp("bogus"))},
+			kerr.InvalidConfig.Code, "Invalid value bogus for configuration retention.ms: Not a number of type LONG"},
+		{"append to non-list", kmsg.ConfigResourceTypeTopic, "t", []kmsg.IncrementalAlterConfigsRequestResourceConfig{incOp("retention.ms", kmsg.IncrementalAlterConfigOpAppend, sp("1"))},
+			kerr.InvalidConfig.Code, "Can't APPEND to key retention.ms because its type is not LIST."},
+		{"duplicate keys", kmsg.ConfigResourceTypeTopic, "t", []kmsg.IncrementalAlterConfigsRequestResourceConfig{incOp("retention.ms", set, sp("1")), incOp("retention.ms", set, sp("2"))},
+			kerr.InvalidRequest.Code, "Error due to duplicate config keys"},
+		{"null value", kmsg.ConfigResourceTypeTopic, "t", []kmsg.IncrementalAlterConfigsRequestResourceConfig{incOp("retention.ms", set, nil)},
+			kerr.InvalidRequest.Code, "Null value not supported for : retention.ms"},
+		{"other broker", kmsg.ConfigResourceTypeBroker, "2", []kmsg.IncrementalAlterConfigsRequestResourceConfig{incOp("log.retention.ms", set, sp("1"))},
+			kerr.InvalidRequest.Code, "Unexpected broker id, expected 1, but received 2"},
+		{"broker logger", kmsg.ConfigResourceTypeBrokerLogger, "1", []kmsg.IncrementalAlterConfigsRequestResourceConfig{incOp("root", set, sp("INFO"))},
+			kerr.InvalidRequest.Code, "Unknown resource type 8"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := rawIncremental(t, b, tc.typ, tc.res, tc.ops...)
+			if got.ErrorCode != tc.code || got.ErrorMessage == nil || *got.ErrorMessage != tc.msg {
+				t.Errorf("got %v %v, want %v %q", kerr.ErrorForCode(got.ErrorCode), got.ErrorMessage, kerr.ErrorForCode(tc.code), tc.msg)
+			}
+		})
+	}
+	if cfgs := topicConfigs(t, b, "t"); len(cfgs) != 0 {
+		t.Errorf("failed alters changed configs: %v", cfgs)
+	}
+
+	// Legacy: null values and missing topics.
+	adm := b.Admin()
+	ctx := Ctx(t, 30*time.Second)
+	rs, err := adm.AlterTopicConfigsState(ctx, []kadm.AlterConfig{{Name: "retention.ms"}}, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := rs.On("t", nil); !errors.Is(r.Err, kerr.InvalidRequest) {
+		t.Errorf("legacy null value: %v, want INVALID_REQUEST", r.Err)
+	}
+	rs, err = adm.AlterTopicConfigsState(ctx, []kadm.AlterConfig{{Name: "retention.ms", Value: sp("bogus")}}, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := rs.On("t", nil); !errors.Is(r.Err, kerr.InvalidConfig) {
+		t.Errorf("legacy invalid value: %v, want INVALID_CONFIG", r.Err)
+	}
+
+	// Describe: missing topic, invalid name, other broker.
+	rcs, err := adm.DescribeTopicConfigs(ctx, "nope")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(rcs[0].Err, kerr.UnknownTopicOrPartition) {
+		t.Errorf("describe missing topic: %v", rcs[0].Err)
+	}
+	req := kmsg.NewPtrDescribeConfigsRequest()
+	for _, r := range []struct {
+		typ  kmsg.ConfigResourceType
+		name string
+	}{{kmsg.ConfigResourceTypeTopic, "bad/name"}, {kmsg.ConfigResourceTypeBroker, "2"}} {
+		rr := kmsg.NewDescribeConfigsRequestResource()
+		rr.ResourceType, rr.ResourceName = r.typ, r.name
+		req.Resources = append(req.Resources, rr)
+	}
+	resp, err := req.RequestWith(ctx, b.Client().Broker(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Resources[0].ErrorCode != kerr.InvalidTopicException.Code || resp.Resources[1].ErrorCode != kerr.InvalidRequest.Code {
+		t.Errorf("describe invalid topic / other broker: %v %v", kerr.ErrorForCode(resp.Resources[0].ErrorCode), kerr.ErrorForCode(resp.Resources[1].ErrorCode))
+	}
+}
+
+// fakeDescriber stands in for the config package: one topic config with a default.
+type fakeDescriber struct{}
+
+func (fakeDescriber) DescribeTopic(overrides map[string]string, synonyms, docs bool) []kmsg.DescribeConfigsResponseResourceConfig {
+	var out []kmsg.DescribeConfigsResponseResourceConfig
+	for _, name := range []string{"retention.ms", "segment.bytes"} {
+		e := kmsg.NewDescribeConfigsResponseResourceConfig()
+		e.Name, e.Value, e.Source = name, sp("1"), kmsg.ConfigSourceDefaultConfig
+		if v, ok := overrides[name]; ok {
+			e.Value, e.Source = &v, kmsg.ConfigSourceDynamicTopicConfig
+		}
+		e.Documentation = sp("docs of " + name)
+		out = append(out, e)
+	}
+	return out
+}
+
+func (fakeDescriber) DescribeBroker(perBroker bool, own, cluster map[string]string, synonyms, docs bool) []kmsg.DescribeConfigsResponseResourceConfig {
+	return nil
+}
+func (fakeDescriber) ValidateTopic(name, value string) error {
+	if name != "retention.ms" && name != "segment.bytes" {
+		return fmt.Errorf("Unknown topic config name: %s", name)
+	}
+	return nil
+}
+func (fakeDescriber) ValidateBroker(name, value string, perBroker bool) error {
+	return fmt.Errorf("Cannot update these configs dynamically: Set(%s)", name)
+}
+func (fakeDescriber) ListConfigDefault(int8, string) (string, bool) { return "", false }
+
+func TestConfigDescriberIsUsed(t *testing.T) {
+	b := StartBroker(t, func(c *server.Config) { c.Configs = fakeDescriber{} })
+	ctx := Ctx(t, 30*time.Second)
+	adm := b.Admin()
+	if _, err := adm.CreateTopic(ctx, 1, 1, map[string]*string{"retention.ms": sp("7")}, "d"); err != nil {
+		t.Fatal(err)
+	}
+	got := topicConfigs(t, b, "d")
+	wantConfigValues(t, got, map[string]string{"retention.ms": "7", "segment.bytes": "1"})
+	if got["retention.ms"].Source != kmsg.ConfigSourceDynamicTopicConfig || got["segment.bytes"].Source != kmsg.ConfigSourceDefaultConfig {
+		t.Errorf("sources: %+v", got)
+	}
+
+	// Config names filter; documentation only when asked for.
+	req := kmsg.NewPtrDescribeConfigsRequest()
+	rr := kmsg.NewDescribeConfigsRequestResource()
+	rr.ResourceType, rr.ResourceName, rr.ConfigNames = kmsg.ConfigResourceTypeTopic, "d", []string{"segment.bytes"}
+	req.Resources = append(req.Resources, rr)
+	resp, err := req.RequestWith(ctx, b.Client().Broker(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cs := resp.Resources[0].Configs; len(cs) != 1 || cs[0].Name != "segment.bytes" || cs[0].Documentation != nil {
+		t.Errorf("filtered describe: %+v", cs)
+	}
+
+	// Its validators are applied.
+	rs, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "nonsense", Value: sp("1")}}, "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := rs.On("d", nil); !errors.Is(r.Err, kerr.InvalidConfig) || r.ErrMessage != "Unknown topic config name: nonsense" {
+		t.Errorf("unknown topic config: %v %q", r.Err, r.ErrMessage)
+	}
+	rs, err = adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "broker.id", Value: sp("3")}}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := rs.On("1", nil); !errors.Is(r.Err, kerr.InvalidRequest) {
+		t.Errorf("invalid broker config: %v %q", r.Err, r.ErrMessage)
+	}
+}

@@ -1,0 +1,88 @@
+package server
+
+// DescribeCluster: v0-2.
+//
+// Answers as a KRaft broker does (KafkaApis.handleDescribeCluster): the unfenced
+// brokers (v2 include_fenced_brokers: every registered broker, with is_fenced), the
+// cluster id, a live broker as the controller id (clients cannot reach KRaft
+// controllers; this node, as Metadata says), and endpoint type 1 (brokers). Asking for
+// the controllers' endpoint (type 2) is MISMATCHED_ENDPOINT_TYPE, any other type
+// UNSUPPORTED_ENDPOINT_TYPE (INVALID_REQUEST for both in v0). Without an authorizer the
+// cluster authorized operations, when asked for, are every cluster operation.
+
+import (
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// ACL operation codes (Kafka's AclOperation) and the bit fields "authorized operations"
+// answers carry when there is no authorizer: every operation the resource type
+// supports (AclEntry.supportedOperations).
+const (
+	aclRead            = 3
+	aclWrite           = 4
+	aclCreate          = 5
+	aclDelete          = 6
+	aclAlter           = 7
+	aclDescribe        = 8
+	aclClusterAction   = 9
+	aclDescribeConfigs = 10
+	aclAlterConfigs    = 11
+	aclIdempotentWrite = 12
+
+	clusterAuthorizedOps = 1<<aclCreate | 1<<aclClusterAction | 1<<aclDescribeConfigs | 1<<aclAlterConfigs |
+		1<<aclIdempotentWrite | 1<<aclAlter | 1<<aclDescribe
+	topicAuthorizedOps = 1<<aclRead | 1<<aclWrite | 1<<aclCreate | 1<<aclDescribe | 1<<aclDelete |
+		1<<aclAlter | 1<<aclDescribeConfigs | 1<<aclAlterConfigs
+)
+
+// Endpoint types of DescribeCluster v1+ (KIP-919).
+const (
+	endpointBrokers     = 1
+	endpointControllers = 2
+)
+
+func handleDescribeCluster(c *conn, r *request) error {
+	req := r.req.(*kmsg.DescribeClusterRequest)
+	resp := kmsg.NewPtrDescribeClusterResponse()
+	resp.SetVersion(req.Version)
+	fail := func(code int16, msg string) {
+		if req.Version == 0 {
+			code = kerr.InvalidRequest.Code
+		}
+		resp.ErrorCode, resp.ErrorMessage = code, &msg
+		r.resp.finish(resp)
+	}
+	switch req.EndpointType {
+	case endpointBrokers:
+	case endpointControllers:
+		fail(kerr.MismatchedEndpointType.Code, "The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER")
+		return nil
+	default:
+		fail(kerr.UnsupportedEndpointType.Code, fmt.Sprintf("Unsupported endpoint type %d", req.EndpointType))
+		return nil
+	}
+	img := c.b.ctl.Image()
+	resp.EndpointType = endpointBrokers
+	resp.ClusterID = img.ClusterID
+	resp.ClusterAuthorizedOperations = authorizedOpsOmitted
+	if req.IncludeClusterAuthorizedOperations {
+		resp.ClusterAuthorizedOperations = clusterAuthorizedOps
+	}
+	resp.ControllerID = -1
+	for _, br := range img.SortedBrokers() {
+		if br.Fenced && !req.IncludeFencedBrokers {
+			continue
+		}
+		b := kmsg.NewDescribeClusterResponseBroker()
+		b.NodeID, b.Host, b.Port, b.Rack, b.IsFenced = br.ID, br.Host, br.Port, br.Rack, br.Fenced
+		resp.Brokers = append(resp.Brokers, b)
+		if br.ID == c.b.cfg.NodeID && !br.Fenced {
+			resp.ControllerID = br.ID
+		}
+	}
+	r.resp.finish(resp)
+	return nil
+}
