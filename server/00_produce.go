@@ -12,11 +12,13 @@ package server
 
 import (
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gokafkad/gokafkad/config"
 	"github.com/gokafkad/gokafkad/partition"
 	"github.com/gokafkad/gokafkad/protocol"
 	"github.com/gokafkad/gokafkad/replication"
@@ -71,7 +73,7 @@ func handleProduce(c *conn, r *request) error {
 			if code == 0 {
 				var last int64
 				tc := c.b.cfg.topicConfig(t.Configs)
-				code, msg, last = c.b.appendToPartition(p, rp.Records, req.Acks, tc.MinInsyncReplicas, tc.MaxMessageBytes, now, &sp)
+				code, msg, last = c.b.appendToPartition(p, rp.Records, req.Acks, &tc, now, &sp)
 				if code == 0 && req.Acks == -1 {
 					waits = append(waits, pendingAck{p: p, requiredOffset: last + 1, ti: len(resp.Topics), pi: len(st.Partitions)})
 				}
@@ -108,12 +110,26 @@ func handleProduce(c *conn, r *request) error {
 
 // appendToPartition validates and appends one partition's records, filling sp; it
 // returns the error code and message, and the last offset written.
-func (b *Broker) appendToPartition(p *partition.Partition, records []byte, acks int16, minISR, maxMessageBytes int32, now time.Time, sp *kmsg.ProduceResponseTopicPartition) (int16, string, int64) {
-	batch, err := validateProduceRecords(records, maxMessageBytes)
+func (b *Broker) appendToPartition(p *partition.Partition, records []byte, acks int16, tc *config.Topic, now time.Time, sp *kmsg.ProduceResponseTopicPartition) (int16, string, int64) {
+	v := protocol.NewProduceValidator(int(tc.MaxMessageBytes))
+	v.Compacted = slices.Contains(tc.CleanupPolicy, "compact")
+	v.TimestampBeforeMaxMs, v.TimestampAfterMaxMs = tc.MessageTimestampBeforeMaxMs, tc.MessageTimestampAfterMaxMs
+	// LogAppendTime is stamped by the log, with the same clock, at the append.
+	batch, err := v.Validate(records, now.UnixMilli())
 	if err != nil {
-		return validationCode(err), err.Error(), -1
+		var rve *protocol.RecordValidationError
+		if errors.As(err, &rve) {
+			for _, re := range rve.Records {
+				e := kmsg.NewProduceResponseTopicPartitionErrorRecord()
+				e.RelativeOffset = re.BatchIndex
+				m := re.Message
+				e.ErrorMessage = &m
+				sp.ErrorRecords = append(sp.ErrorRecords, e)
+			}
+		}
+		return protocol.ErrorCode(err), err.Error(), -1
 	}
-	info, err := p.AppendRecordsToLeader(batch, acks, minISR, now)
+	info, err := p.AppendRecordsToLeader(batch, acks, tc.MinInsyncReplicas, now)
 	var dup *storage.DuplicateError
 	switch {
 	case errors.As(err, &dup):
@@ -155,33 +171,4 @@ func (b *Broker) delayProduce(r *request, resp *kmsg.ProduceResponse, waits []pe
 		r.resp.finish(resp)
 	})
 	b.rm.Purgatory.TryCompleteElseWatch(d, keys, timeout)
-}
-
-// validateProduceRecords checks the records of one produce partition as Kafka's
-// LogValidator does and returns the one batch they hold.
-func validateProduceRecords(records []byte, maxMessageBytes int32) (protocol.Batch, error) {
-	if len(records) > int(maxMessageBytes) {
-		return nil, errMessageTooLarge
-	}
-	b := protocol.Batch(records)
-	if err := b.CheckHeader(); err != nil {
-		return nil, err
-	}
-	if err := b.CheckCRC(); err != nil {
-		return nil, err
-	}
-	return b, nil
-}
-
-var errMessageTooLarge = errors.New("server: batch larger than max.message.bytes")
-
-func validationCode(err error) int16 {
-	switch {
-	case errors.Is(err, errMessageTooLarge):
-		return kerr.MessageTooLarge.Code
-	case errors.Is(err, protocol.ErrBadCRC):
-		return kerr.CorruptMessage.Code
-	default:
-		return kerr.CorruptMessage.Code
-	}
 }

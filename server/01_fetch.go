@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gokafkad/gokafkad/controller"
+	"github.com/gokafkad/gokafkad/protocol"
 	"github.com/gokafkad/gokafkad/replication"
 	"github.com/gokafkad/gokafkad/storage"
 )
@@ -320,20 +321,18 @@ func (b *Broker) answerFetch(r *request, plan *fetchPlan, reads []partRead) {
 }
 
 // sendFetchResponse queues resp, whose partitions' records are the file slices in
-// order.
+// response order; the writer sends them with sendfile between the encoded chunks.
 func (b *Broker) sendFetchResponse(r *request, resp *kmsg.FetchResponse, slices []storage.FileSlice) {
-	i := 0
+	first := make([]int, len(resp.Topics)) // index in slices of each topic's first partition
+	n := 0
 	for ti := range resp.Topics {
-		for pi := range resp.Topics[ti].Partitions {
-			s := slices[i]
-			i++
-			if s.Len == 0 {
-				continue
-			}
-			buf := make([]byte, s.Len)
-			n, _ := s.File.ReadAt(buf, s.Pos)
-			resp.Topics[ti].Partitions[pi].RecordBatches = buf[:n]
-		}
+		first[ti] = n
+		n += len(resp.Topics[ti].Partitions)
 	}
-	r.resp.finish(resp)
+	chunks, err := protocol.AppendFetchResponse(nil, resp, func(t, p int) int64 { return slices[first[t]+p].Len })
+	if err != nil { // a records length over int32: cannot happen with int32 max bytes
+		r.resp.finish(fetchErrorResponse(r.req.(*kmsg.FetchRequest), kerr.UnknownServerError.Code, true))
+		return
+	}
+	r.resp.finishChunks(chunks, slices)
 }
