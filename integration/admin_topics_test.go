@@ -11,7 +11,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/gokafkad/gokafkad/server"
 	"github.com/gokafkad/gokafkad/storage"
 )
 
@@ -114,7 +113,7 @@ func TestDeleteTopicsByID(t *testing.T) {
 }
 
 func TestDeleteTopicsDisabled(t *testing.T) {
-	b := StartBroker(t, func(c *server.Config) { c.DeleteTopicEnable = false })
+	b := StartBroker(t, Props("delete.topic.enable", "false"))
 	adm := b.Admin()
 	ctx := Ctx(t, 30*time.Second)
 	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "keep"); err != nil {

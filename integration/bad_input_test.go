@@ -11,8 +11,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/gokafkad/gokafkad/server"
 )
 
 // rawConn is a bare TCP connection for sending frames no client would send.
@@ -84,7 +82,7 @@ func (c *rawConn) expectClosed() {
 }
 
 func TestFrameLargerThanSocketRequestMaxBytesClosesConnection(t *testing.T) {
-	b := StartBroker(t, func(c *server.Config) { c.SocketRequestMaxBytes = 1024 })
+	b := StartBroker(t, Props("socket.request.max.bytes", "1024"))
 	c := dialRaw(t, b.Addr())
 	// Only the size prefix is sent: the broker must refuse on the size alone, before
 	// allocating or waiting for the body.
@@ -153,8 +151,8 @@ func TestApiVersionsUnknownVersionAnswersV0WithUnsupportedVersion(t *testing.T) 
 	}
 }
 
-// produceRaw sends one Produce request through a franz-go client and returns the
-// partition's answer.
+// produceRaw sends one Produce request through a franz-go client (which uses its own
+// acks setting, not the request's) and returns the partition's answer.
 func produceRaw(t *testing.T, cl *kgo.Client, topic string, acks int16, records []byte) kmsg.ProduceResponseTopicPartition {
 	t.Helper()
 	req := kmsg.NewPtrProduceRequest()
@@ -179,6 +177,9 @@ func encodeBatch(n int, value []byte) []byte {
 		r := kmsg.NewRecord()
 		r.OffsetDelta = int32(i)
 		r.Value = value
+		// Length counts the bytes after itself: encode once to measure (a zero
+		// length is one varint byte), then for real.
+		r.Length = int32(len(r.AppendTo(nil)) - 1)
 		recs = r.AppendTo(recs)
 	}
 	rb := kmsg.NewRecordBatch()
@@ -197,10 +198,7 @@ func encodeBatch(n int, value []byte) []byte {
 }
 
 func TestProduceBadInputs(t *testing.T) {
-	b := StartBroker(t, func(c *server.Config) {
-		c.AutoCreateTopicsEnable = false
-		c.MessageMaxBytes = 10000
-	})
+	b := StartBroker(t, Props("auto.create.topics.enable", "false", "message.max.bytes", "10000"))
 	adm := b.Admin()
 	if _, err := adm.CreateTopic(Ctx(t, 10*time.Second), 1, 1, nil, "bad"); err != nil {
 		t.Fatal(err)
@@ -229,8 +227,26 @@ func TestProduceBadInputs(t *testing.T) {
 		}
 	})
 	t.Run("invalid acks is INVALID_REQUIRED_ACKS", func(t *testing.T) {
-		if got := produceRaw(t, cl, "bad", 2, encodeBatch(1, nil)); got.ErrorCode != kerr.InvalidRequiredAcks.Code {
-			t.Fatalf("error code %d, want INVALID_REQUIRED_ACKS (21)", got.ErrorCode)
+		// franz-go sets acks from its own config, so this one goes over a bare socket.
+		req := kmsg.NewPtrProduceRequest()
+		req.SetVersion(9)
+		req.Acks, req.TimeoutMillis = 2, 5000
+		rt := kmsg.NewProduceRequestTopic()
+		rt.Topic = "bad"
+		rp := kmsg.NewProduceRequestTopicPartition()
+		rp.Records = encodeBatch(1, nil)
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		c := dialRaw(t, b.Addr())
+		c.send(frame(0, 9, 7, true, req.AppendTo(nil)))
+		_, body := c.readResponse()
+		resp := kmsg.NewPtrProduceResponse()
+		resp.SetVersion(9)
+		if err := resp.ReadFrom(body[1:]); err != nil { // body[0]: response header tags
+			t.Fatal(err)
+		}
+		if got := resp.Topics[0].Partitions[0].ErrorCode; got != kerr.InvalidRequiredAcks.Code {
+			t.Fatalf("error code %d, want INVALID_REQUIRED_ACKS (21)", got)
 		}
 	})
 	t.Run("valid batch is written at offset 0", func(t *testing.T) {

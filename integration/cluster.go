@@ -27,6 +27,21 @@ type Broker struct {
 // Option changes a broker's config before it starts.
 type Option func(*server.Config)
 
+// Props sets server.properties keys (Kafka's names) on a broker before it starts.
+func Props(kv ...string) Option {
+	return func(c *server.Config) {
+		m := map[string]string{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		n, err := c.WithProps(m)
+		if err != nil {
+			panic(err)
+		}
+		*c = n
+	}
+}
+
 // StartBroker starts an in-process single node on 127.0.0.1:0 with its own data dir,
 // stopped when the test ends.
 func StartBroker(t testing.TB, opts ...Option) *Broker {

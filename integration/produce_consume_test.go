@@ -1,16 +1,11 @@
 package integration
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-
-	"github.com/gokafkad/gokafkad/server"
 )
 
 // produceN produces n records to topic (partition chosen by key) and fails the test on
@@ -82,15 +77,5 @@ func TestProduceConsumeEveryCodecAndAcks(t *testing.T) {
 				}
 			})
 		}
-	}
-}
-
-func TestProduceToMissingTopicWithoutAutoCreate(t *testing.T) {
-	b := StartBroker(t, func(c *server.Config) { c.AutoCreateTopicsEnable = false })
-	cl := b.Client(kgo.RecordRetries(0), kgo.RecordDeliveryTimeout(2*time.Second))
-	ctx := Ctx(t, 10*time.Second)
-	err := cl.ProduceSync(ctx, &kgo.Record{Topic: "nope", Value: []byte("x")}).FirstErr()
-	if !errors.Is(err, kerr.UnknownTopicOrPartition) && !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("produce to a missing topic: got %v, want UNKNOWN_TOPIC_OR_PARTITION", err)
 	}
 }

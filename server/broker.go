@@ -5,6 +5,7 @@ package server
 
 import (
 	"context"
+	"maps"
 	"errors"
 	"fmt"
 	"net"
@@ -46,10 +47,24 @@ type Config struct {
 // overrides (see config.Default), data in logDir, listening on an ephemeral loopback
 // port.
 func DefaultConfig(logDir string) Config {
-	b := config.Default()
-	b.LogDirs = []string{logDir}
-	b.MetadataLogDir = logDir
+	b, _, err := config.Parse(map[string]string{"log.dirs": logDir})
+	if err != nil {
+		panic("server: default config does not parse: " + err.Error())
+	}
 	return Config{Broker: b, Listen: "127.0.0.1:0", Logger: zerolog.Nop()}
+}
+
+// WithProps returns c with the server.properties keys in props set (Kafka's names),
+// re-parsed as a whole so that every derived value follows.
+func (c Config) WithProps(props map[string]string) (Config, error) {
+	all := maps.Clone(c.Broker.Raw)
+	maps.Copy(all, props)
+	b, _, err := config.Parse(all)
+	if err != nil {
+		return c, err
+	}
+	c.Broker = b
+	return c, nil
 }
 
 // logDir is the (single) log directory.
