@@ -9,8 +9,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/gokafkad/gokafkad/server"
 )
 
 func sp(s string) *string { return &s }
@@ -261,48 +259,35 @@ func TestAlterConfigsErrors(t *testing.T) {
 	}
 }
 
-// fakeDescriber stands in for the config package: one topic config with a default.
-type fakeDescriber struct{}
-
-func (fakeDescriber) DescribeTopic(overrides map[string]string, synonyms, docs bool) []kmsg.DescribeConfigsResponseResourceConfig {
-	var out []kmsg.DescribeConfigsResponseResourceConfig
-	for _, name := range []string{"retention.ms", "segment.bytes"} {
-		e := kmsg.NewDescribeConfigsResponseResourceConfig()
-		e.Name, e.Value, e.Source = name, sp("1"), kmsg.ConfigSourceDefaultConfig
-		if v, ok := overrides[name]; ok {
-			e.Value, e.Source = &v, kmsg.ConfigSourceDynamicTopicConfig
-		}
-		e.Documentation = sp("docs of " + name)
-		out = append(out, e)
-	}
-	return out
-}
-
-func (fakeDescriber) DescribeBroker(perBroker bool, own, cluster map[string]string, synonyms, docs bool) []kmsg.DescribeConfigsResponseResourceConfig {
-	return nil
-}
-func (fakeDescriber) ValidateTopic(name, value string) error {
-	if name != "retention.ms" && name != "segment.bytes" {
-		return fmt.Errorf("Unknown topic config name: %s", name)
-	}
-	return nil
-}
-func (fakeDescriber) ValidateBroker(name, value string, perBroker bool) error {
-	return fmt.Errorf("Cannot update these configs dynamically: Set(%s)", name)
-}
-func (fakeDescriber) ListConfigDefault(int8, string) (string, bool) { return "", false }
-
-func TestConfigDescriberIsUsed(t *testing.T) {
-	b := StartBroker(t, func(c *server.Config) { c.Configs = fakeDescriber{} })
+func TestDescribeTopicConfigsShowsEffectiveValuesAndSources(t *testing.T) {
+	b := StartBroker(t, Props("log.segment.bytes", "2097152"))
 	ctx := Ctx(t, 30*time.Second)
 	adm := b.Admin()
 	if _, err := adm.CreateTopic(ctx, 1, 1, map[string]*string{"retention.ms": sp("7")}, "d"); err != nil {
 		t.Fatal(err)
 	}
-	got := topicConfigs(t, b, "d")
-	wantConfigValues(t, got, map[string]string{"retention.ms": "7", "segment.bytes": "1"})
-	if got["retention.ms"].Source != kmsg.ConfigSourceDynamicTopicConfig || got["segment.bytes"].Source != kmsg.ConfigSourceDefaultConfig {
-		t.Errorf("sources: %+v", got)
+	rcs, err := adm.DescribeTopicConfigs(ctx, "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, _ := rcs.On("d", nil)
+	all := map[string]kadm.Config{}
+	for _, c := range rc.Configs {
+		all[c.Key] = c
+	}
+	for name, want := range map[string]struct {
+		value  string
+		source kmsg.ConfigSource
+	}{
+		"retention.ms":        {"7", kmsg.ConfigSourceDynamicTopicConfig},
+		"segment.bytes":       {"2097152", kmsg.ConfigSourceStaticBrokerConfig},
+		"min.insync.replicas": {"1", kmsg.ConfigSourceDefaultConfig},
+		"cleanup.policy":      {"delete", kmsg.ConfigSourceDefaultConfig},
+	} {
+		got, ok := all[name]
+		if !ok || got.MaybeValue() != want.value || got.Source != want.source {
+			t.Errorf("%s: got %q from %v, want %q from %v", name, got.MaybeValue(), got.Source, want.value, want.source)
+		}
 	}
 
 	// Config names filter; documentation only when asked for.
