@@ -147,7 +147,14 @@ func (c *conn) writeLoop() {
 	bw := bufio.NewWriterSize(c.nc, 64<<10)
 	var buf []byte
 	for r := range c.out {
-		<-r.ready
+		select {
+		case <-r.ready:
+		case <-c.b.closing: // shutting down: do not wait for parked fetches / produces
+			c.nc.Close()
+			for range c.out { // let the reader finish
+			}
+			return
+		}
 		if r.none {
 			continue
 		}
@@ -167,8 +174,7 @@ func (c *conn) writeLoop() {
 		}
 		if err != nil {
 			c.nc.Close()
-			for r := range c.out { // let the reader finish
-				_ = r
+			for range c.out { // let the reader finish
 			}
 			return
 		}
