@@ -10,14 +10,14 @@ import (
 
 // Sentinel errors. Callers map them to Kafka error codes at the protocol edge.
 var (
-	ErrOffsetOutOfRange      = errors.New("storage: offset out of range")
-	ErrCorruptBatch          = errors.New("storage: corrupt batch")
-	ErrOutOfOrderSequence    = errors.New("storage: out of order sequence number")
-	ErrInvalidProducerEpoch  = errors.New("storage: invalid producer epoch")
-	ErrDuplicateSequence     = errors.New("storage: duplicate sequence number") // only returned wrapped in a *DuplicateError
-	ErrLogClosed             = errors.New("storage: log closed")
-	ErrStorage               = errors.New("storage: I/O error") // sticky: the log refuses writes after one
-	ErrInvalidOffset         = errors.New("storage: invalid offset")
+	ErrOffsetOutOfRange     = errors.New("storage: offset out of range")
+	ErrCorruptBatch         = errors.New("storage: corrupt batch")
+	ErrOutOfOrderSequence   = errors.New("storage: out of order sequence number")
+	ErrInvalidProducerEpoch = errors.New("storage: invalid producer epoch")
+	ErrDuplicateSequence    = errors.New("storage: duplicate sequence number") // only returned wrapped in a *DuplicateError
+	ErrLogClosed            = errors.New("storage: log closed")
+	ErrStorage              = errors.New("storage: I/O error") // sticky: the log refuses writes after one
+	ErrInvalidOffset        = errors.New("storage: invalid offset")
 )
 
 // LogConfig is the resolved (broker default + topic override) configuration of one log.
