@@ -3,6 +3,7 @@ package storage
 import (
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -246,7 +247,8 @@ func (l *Log) shouldRollLocked(b protocol.Batch, now time.Time) bool {
 	return s.size > cfg.SegmentBytes-int64(len(b)) ||
 		waited > cfg.SegmentMs ||
 		s.idx.isFull() || s.tidx.isFull() ||
-		b.LastOffset()-s.base > 1<<31-1
+		b.LastOffset()-s.base > math.MaxInt32 ||
+		s.size+int64(len(b)) > math.MaxInt32 // index positions are int32
 }
 
 // rollLocked makes a new active segment at the LEO after finishing the current one
@@ -263,6 +265,9 @@ func (l *Log) rollLocked(now time.Time) error {
 		return l.failLocked("roll", err)
 	}
 	l.mu.segments = append(l.mu.segments, seg)
+	if err := syncDir(l.dir); err != nil { // the new file's directory entry
+		return l.failLocked("roll", err)
+	}
 	l.mu.recoveryPoint = leo
 	l.mu.lastFlush = now
 	l.logger.Info().Int64("base_offset", leo).Int64("previous_size", old.size).Msg("rolled new log segment")
@@ -446,8 +451,8 @@ func (l *Log) Close() error {
 		return nil
 	}
 	l.mu.closed = true
-	var err error
-	if l.mu.storageErr == nil {
+	err := l.mu.storageErr
+	if err == nil {
 		if err = l.activeLocked().onBecomeInactive(); err != nil {
 			err = l.failLocked("close", err)
 		} else {

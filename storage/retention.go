@@ -272,7 +272,7 @@ func (l *Log) TruncateTo(offset int64) error {
 		return err
 	}
 	active := l.activeLocked()
-	if _, err := active.truncateTo(offset, l.mu.cfg.IndexIntervalBytes); err != nil {
+	if _, err := active.truncateTo(offset, l.now()); err != nil {
 		return l.failLocked("truncate", err)
 	}
 	if err := active.idx.preallocate(l.mu.cfg.SegmentIndexBytes); err != nil {

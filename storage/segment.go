@@ -37,8 +37,11 @@ type segment struct {
 	base int64
 	dir  string
 	log  *os.File
-	idx  *offsetIndex
-	tidx *timeIndex
+	// reader is a read-only descriptor of the same file: what FileSlices hand out, so
+	// no caller can write through them.
+	reader *os.File
+	idx    *offsetIndex
+	tidx   *timeIndex
 	// size is the number of valid bytes in log. Invariant: every byte below size is a
 	// whole batch; bytes at or past size are not part of the log.
 	size int64
@@ -82,9 +85,13 @@ func createSegment(dir string, base int64, cfg LogConfig, now time.Time) (*segme
 		return nil, err
 	}
 	s := &segment{base: base, dir: dir, log: f, created: now}
+	if s.reader, err = os.Open(path); err != nil {
+		f.Close()
+		return nil, err
+	}
 	s.resetStats()
 	if s.idx, err = openOffsetIndex(segmentPath(dir, base, indexSuffix), base, cfg.SegmentIndexBytes, 0); err != nil {
-		f.Close()
+		s.closeFiles()
 		return nil, err
 	}
 	if s.tidx, err = openTimeIndex(segmentPath(dir, base, timeIndexSuffix), base, cfg.SegmentIndexBytes); err != nil {
@@ -115,6 +122,10 @@ func openSegment(dir string, base int64, cfg LogConfig, now time.Time) (s *segme
 		return nil, false, err
 	}
 	s = &segment{base: base, dir: dir, log: f, size: fi.Size(), created: now}
+	if s.reader, err = os.Open(f.Name()); err != nil {
+		f.Close()
+		return nil, false, err
+	}
 	s.resetStats()
 	indexOK = true
 	for _, suf := range []string{indexSuffix, timeIndexSuffix} {
@@ -126,15 +137,14 @@ func openSegment(dir string, base int64, cfg LogConfig, now time.Time) (s *segme
 	if errors.Is(err, errCorruptIndex) {
 		indexOK = false
 	} else if err != nil {
-		f.Close()
+		s.closeFiles()
 		return nil, false, err
 	}
 	s.tidx, err = openTimeIndex(segmentPath(dir, base, timeIndexSuffix), base, cfg.SegmentIndexBytes)
 	if errors.Is(err, errCorruptIndex) {
 		indexOK = false
 	} else if err != nil {
-		s.idx.close()
-		f.Close()
+		s.closeFiles()
 		return nil, false, err
 	}
 	return s, indexOK, nil
@@ -324,7 +334,7 @@ func (s *segment) translateOffset(target int64, hdr []byte) (pos int64, found bo
 // truncateTo removes every batch whose last offset >= offset (so a batch holding offset
 // goes whole), as Kafka's LogSegment.truncateTo, and recomputes the segment's stats.
 // Returns the number of bytes removed.
-func (s *segment) truncateTo(offset int64, indexInterval int64) (int64, error) {
+func (s *segment) truncateTo(offset int64, now time.Time) (int64, error) {
 	hdr := make([]byte, protocol.BatchHeaderSize)
 	pos, found, err := s.translateOffset(offset, hdr)
 	if err != nil || !found {
@@ -346,6 +356,9 @@ func (s *segment) truncateTo(offset int64, indexInterval int64) (int64, error) {
 	}
 	if n := len(s.idx.entries); n > 0 {
 		s.bytesSinceLastIndexEntry = s.size - int64(s.idx.entries[n-1].pos)
+	}
+	if s.size == 0 {
+		s.created = now // as Kafka: an emptied segment's segment.ms clock restarts
 	}
 	return removed, nil
 }
@@ -417,6 +430,9 @@ func (s *segment) closeFiles() {
 	}
 	if s.tidx != nil {
 		s.tidx.close()
+	}
+	if s.reader != nil {
+		s.reader.Close()
 	}
 	s.log.Close()
 }
