@@ -125,8 +125,8 @@ func TestIndexEntriesAndPreallocation(t *testing.T) {
 	}
 	l.mu.RLock()
 	seg := l.activeLocked()
-	entries := append([]offsetIndexEntry(nil), seg.idx.entries...)
-	tentries := append([]timeIndexEntry(nil), seg.tidx.entries...)
+	entries := append([]offsetIndexEntry(nil), seg.idx.entries()...)
+	tentries := append([]timeIndexEntry(nil), seg.tidx.entries()...)
 	l.mu.RUnlock()
 	if len(entries) == 0 {
 		t.Fatal("no index entries")
@@ -171,7 +171,7 @@ func TestIndexEntriesAndPreallocation(t *testing.T) {
 	e.open()
 	l = e.log()
 	l.mu.RLock()
-	reloaded := l.activeLocked().idx.entries
+	reloaded := l.activeLocked().idx.entries()
 	l.mu.RUnlock()
 	if len(reloaded) != len(entries) {
 		t.Fatalf("reloaded %d entries, want %d", len(reloaded), len(entries))
@@ -388,5 +388,84 @@ func TestDeleteLog(t *testing.T) {
 	_ = r
 	if e.m.Log(tp0) != nil {
 		t.Fatal("log still listed")
+	}
+}
+
+func TestConcurrentAppendReadRetention(t *testing.T) {
+	cfg := testLogConfig()
+	cfg.SegmentBytes = 2000
+	cfg.IndexIntervalBytes = 300
+	cfg.RetentionBytes = 6000
+	cfg.RetentionMs = -1
+	cfg.FileDeleteDelayMs = 60000 // slices outlive deletion
+	e := newEnv(t, cfg)
+	l := e.log()
+	done := make(chan struct{})
+	errc := make(chan error, 4)
+	for r := 0; r < 2; r++ {
+		go func() {
+			for {
+				select {
+				case <-done:
+					errc <- nil
+					return
+				default:
+				}
+				start := l.LogStartOffset()
+				res, err := l.Read(start, 3000, l.HighWatermark(), true)
+				if errors.Is(err, ErrOffsetOutOfRange) {
+					continue // retention moved the start meanwhile
+				}
+				if err != nil {
+					errc <- err
+					return
+				}
+				buf := make([]byte, res.Slice.Len)
+				if res.Slice.Len > 0 {
+					if _, err := res.Slice.File.ReadAt(buf, res.Slice.Pos); err != nil {
+						errc <- err
+						return
+					}
+				}
+				for len(buf) > 0 {
+					n := protocol.BatchSize(buf)
+					if n < protocol.BatchHeaderSize || n > int64(len(buf)) || protocol.Batch(buf[:n]).CheckCRC() != nil {
+						errc <- errors.New("torn or corrupt batch read")
+						return
+					}
+					buf = buf[n:]
+				}
+			}
+		}()
+	}
+	go func() {
+		for {
+			select {
+			case <-done:
+				errc <- nil
+				return
+			default:
+			}
+			if _, err := e.m.RunRetention(); err != nil {
+				errc <- err
+				return
+			}
+		}
+	}()
+	for i := 0; i < 300; i++ {
+		info, err := l.AppendAsLeader(makeBatch(t, spec(3, int64(i))), 0, e.clock.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.SetHighWatermark(info.LastOffset + 1)
+	}
+	close(done)
+	for i := 0; i < 3; i++ {
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if l.Size() > 6000+2000 || l.LogStartOffset() == 0 {
+		t.Fatalf("retention did not keep up: size %d lso %d", l.Size(), l.LogStartOffset())
 	}
 }

@@ -69,7 +69,7 @@ func openLog(p logParams) (*Log, error) {
 
 	recovered := false
 	for i, base := range bases {
-		seg, indexOK, err := openSegment(p.dir, base, p.cfg, now)
+		seg, indexOK, err := openSegment(p.dir, base, p.cfg, now, i == len(bases)-1)
 		if err != nil {
 			l.closeSegments()
 			return nil, fmt.Errorf("open segment %d in %s: %w", base, p.dir, err)
@@ -154,8 +154,8 @@ func openLog(p logParams) (*Log, error) {
 		l.closeSegments()
 		return nil, err
 	}
-	if n := len(active.idx.entries); n > 0 {
-		active.bytesSinceLastIndexEntry = active.size - int64(active.idx.entries[n-1].pos)
+	if e, ok := active.idx.lastEntry(); ok {
+		active.bytesSinceLastIndexEntry = active.size - int64(e.pos)
 	} else {
 		active.bytesSinceLastIndexEntry = active.size
 	}
@@ -194,8 +194,7 @@ func openLog(p logParams) (*Log, error) {
 // indexConsistent checks a loaded (not rebuilt) index against the log's batches: every
 // entry must point inside the log and below its end offset.
 func indexConsistent(s *segment) bool {
-	if n := len(s.idx.entries); n > 0 {
-		e := s.idx.entries[n-1]
+	if e, ok := s.idx.lastEntry(); ok {
 		if s.base+int64(e.relOffset) >= s.nextOffset || int64(e.pos) >= s.size {
 			return false
 		}

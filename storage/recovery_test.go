@@ -126,7 +126,7 @@ func TestMissingOrGarbledIndexRebuilt(t *testing.T) {
 			e := newEnv(t, recoveryConfig(t))
 			l, want := writeSegments(t, e)
 			l.mu.RLock()
-			wantEntries := append([]offsetIndexEntry(nil), l.mu.segments[0].idx.entries...)
+			wantEntries := append([]offsetIndexEntry(nil), l.mu.segments[0].idx.entries()...)
 			l.mu.RUnlock()
 			if len(wantEntries) == 0 {
 				t.Fatal("test needs index entries")
@@ -146,7 +146,7 @@ func TestMissingOrGarbledIndexRebuilt(t *testing.T) {
 			e.open()
 			l = e.m.Log(tp0)
 			l.mu.RLock()
-			got := l.mu.segments[0].idx.entries
+			got := l.mu.segments[0].idx.entries()
 			l.mu.RUnlock()
 			if len(got) != len(wantEntries) {
 				t.Fatalf("rebuilt %d entries, want %d", len(got), len(wantEntries))

@@ -90,11 +90,11 @@ func createSegment(dir string, base int64, cfg LogConfig, now time.Time) (*segme
 		return nil, err
 	}
 	s.resetStats()
-	if s.idx, err = openOffsetIndex(segmentPath(dir, base, indexSuffix), base, cfg.SegmentIndexBytes, 0); err != nil {
+	if s.idx, err = openOffsetIndex(segmentPath(dir, base, indexSuffix), base, cfg.SegmentIndexBytes, 0, true); err != nil {
 		s.closeFiles()
 		return nil, err
 	}
-	if s.tidx, err = openTimeIndex(segmentPath(dir, base, timeIndexSuffix), base, cfg.SegmentIndexBytes); err != nil {
+	if s.tidx, err = openTimeIndex(segmentPath(dir, base, timeIndexSuffix), base, cfg.SegmentIndexBytes, true); err != nil {
 		s.closeFiles()
 		return nil, err
 	}
@@ -110,8 +110,9 @@ func createSegment(dir string, base int64, cfg LogConfig, now time.Time) (*segme
 }
 
 // openSegment opens an existing segment's files. indexOK is false when an index was
-// missing or failed its sanity check (the caller rebuilds it with scan).
-func openSegment(dir string, base int64, cfg LogConfig, now time.Time) (s *segment, indexOK bool, err error) {
+// missing or failed its sanity check (the caller rebuilds it with scan). resident loads
+// the indexes into memory (the segment that will be active).
+func openSegment(dir string, base int64, cfg LogConfig, now time.Time, resident bool) (s *segment, indexOK bool, err error) {
 	f, err := os.OpenFile(segmentPath(dir, base, logSuffix), os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, false, err
@@ -133,14 +134,14 @@ func openSegment(dir string, base int64, cfg LogConfig, now time.Time) (s *segme
 			indexOK = false
 		}
 	}
-	s.idx, err = openOffsetIndex(segmentPath(dir, base, indexSuffix), base, cfg.SegmentIndexBytes, s.size)
+	s.idx, err = openOffsetIndex(segmentPath(dir, base, indexSuffix), base, cfg.SegmentIndexBytes, s.size, resident)
 	if errors.Is(err, errCorruptIndex) {
 		indexOK = false
 	} else if err != nil {
 		s.closeFiles()
 		return nil, false, err
 	}
-	s.tidx, err = openTimeIndex(segmentPath(dir, base, timeIndexSuffix), base, cfg.SegmentIndexBytes)
+	s.tidx, err = openTimeIndex(segmentPath(dir, base, timeIndexSuffix), base, cfg.SegmentIndexBytes, resident)
 	if errors.Is(err, errCorruptIndex) {
 		indexOK = false
 	} else if err != nil {
@@ -251,10 +252,10 @@ func (s *segment) scan(mode scanMode, indexInterval int64, rebuild bool, onBatch
 		pos += size
 	}
 	if rebuild {
-		if err := s.idx.reset(entries); err != nil {
+		if err := s.idx.resetEntries(entries); err != nil {
 			return 0, err
 		}
-		if err := s.tidx.reset(tentries); err != nil {
+		if err := s.tidx.resetEntries(tentries); err != nil {
 			return 0, err
 		}
 	}
@@ -354,8 +355,8 @@ func (s *segment) truncateTo(offset int64, now time.Time) (int64, error) {
 	if _, err := s.scan(scanHeaders, math.MaxInt64, false, nil); err != nil {
 		return 0, err
 	}
-	if n := len(s.idx.entries); n > 0 {
-		s.bytesSinceLastIndexEntry = s.size - int64(s.idx.entries[n-1].pos)
+	if e, ok := s.idx.lastEntry(); ok {
+		s.bytesSinceLastIndexEntry = s.size - int64(e.pos)
 	}
 	if s.size == 0 {
 		s.created = now // as Kafka: an emptied segment's segment.ms clock restarts

@@ -3,90 +3,89 @@ package storage
 import (
 	"encoding/binary"
 	"fmt"
-	"os"
-	"sort"
 )
 
-// timeIndexEntry: the largest timestamp seen up to a batch, and that batch's last offset.
+// timeIndexEntry: the largest timestamp seen up to a batch, and the last offset of the
+// batch that carried it.
 type timeIndexEntry struct {
 	timestamp int64
 	relOffset int32
 }
 
-// timeIndex is Kafka's TimeIndex: sorted (timestamp, offset) pairs of one segment, used
-// by ListOffsets-by-timestamp. Entries are kept in memory; the file mirrors them.
-// Not safe for concurrent use: the owning Log's mu guards it.
-type timeIndex struct {
-	path string
-	file *os.File
-	base int64
-	// entries are strictly increasing in timestamp and non-decreasing in relOffset.
-	entries      []timeIndexEntry
-	maxEntries   int
-	preallocated bool
+func decodeTimeEntry(b []byte) timeIndexEntry {
+	return timeIndexEntry{timestamp: int64(binary.BigEndian.Uint64(b)), relOffset: int32(binary.BigEndian.Uint32(b[8:]))}
 }
 
-// openTimeIndex opens (creating if needed) path and loads its entries; errCorruptIndex
-// when the file fails its sanity check. Trailing all-zero entries (an untrimmed
-// preallocated tail) are ignored.
-func openTimeIndex(path string, base int64, maxIndexBytes int64) (*timeIndex, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
+func encodeTimeEntries(es []timeIndexEntry) []byte {
+	buf := make([]byte, 0, len(es)*timeIndexEntrySize)
+	for _, e := range es {
+		buf = binary.BigEndian.AppendUint64(buf, uint64(e.timestamp))
+		buf = binary.BigEndian.AppendUint32(buf, uint32(e.relOffset))
+	}
+	return buf
+}
+
+// timeIndex is Kafka's TimeIndex: (timestamp, offset) pairs of one segment, strictly
+// increasing in timestamp and non-decreasing in offset, used by ListOffsets by
+// timestamp. Not safe for concurrent use: the owning Log's mu guards it.
+type timeIndex struct {
+	*indexFile
+	base int64
+}
+
+// openTimeIndex opens (creating if needed) path; errCorruptIndex (file still open)
+// when it fails its sanity check (every entry when resident, else first and last).
+func openTimeIndex(path string, base int64, maxIndexBytes int64, resident bool) (*timeIndex, error) {
+	f, err := openIndexFile(path, timeIndexEntrySize, maxIndexBytes, resident)
+	if f == nil {
 		return nil, err
 	}
-	x := &timeIndex{path: path, file: f, base: base, maxEntries: int(maxIndexBytes / timeIndexEntrySize)}
-	data, err := os.ReadFile(path)
+	x := &timeIndex{indexFile: f, base: base}
 	if err != nil {
-		f.Close()
-		return nil, err
+		return x, err
 	}
-	if len(data)%timeIndexEntrySize != 0 {
-		return x, fmt.Errorf("%w: %s has length %d", errCorruptIndex, path, len(data))
-	}
-	n := len(data) / timeIndexEntrySize
-	for n > 0 && isZero(data[(n-1)*timeIndexEntrySize:n*timeIndexEntrySize]) {
-		n--
-	}
-	x.entries = make([]timeIndexEntry, 0, n)
-	for i := 0; i < n; i++ {
-		e := timeIndexEntry{
-			timestamp: int64(binary.BigEndian.Uint64(data[i*12:])),
-			relOffset: int32(binary.BigEndian.Uint32(data[i*12+8:])),
-		}
+	check := func(i int, e timeIndexEntry, prev *timeIndexEntry) error {
 		if e.relOffset < 0 {
-			return x, fmt.Errorf("%w: %s entry %d has a negative offset", errCorruptIndex, path, i)
+			return fmt.Errorf("%w: %s entry %d has a negative offset", errCorruptIndex, path, i)
 		}
-		if i > 0 {
-			prev := x.entries[i-1]
-			if e.timestamp <= prev.timestamp || e.relOffset < prev.relOffset {
-				return x, fmt.Errorf("%w: %s entry %d not increasing", errCorruptIndex, path, i)
+		if prev != nil && (e.timestamp <= prev.timestamp || e.relOffset < prev.relOffset) {
+			return fmt.Errorf("%w: %s entry %d not increasing", errCorruptIndex, path, i)
+		}
+		return nil
+	}
+	if x.mem != nil {
+		var prev *timeIndexEntry
+		for i := 0; i < x.n; i++ {
+			e := decodeTimeEntry(x.mem[i*timeIndexEntrySize:])
+			if err := check(i, e, prev); err != nil {
+				return x, err
+			}
+			prev = &e
+		}
+	} else if x.n > 0 {
+		first := x.entry(0)
+		if first == nil {
+			return x, fmt.Errorf("%w: %s unreadable", errCorruptIndex, path)
+		}
+		f, l := decodeTimeEntry(first), decodeTimeEntry(x.last)
+		if err := check(0, f, nil); err != nil {
+			return x, err
+		}
+		if x.n > 1 {
+			if err := check(x.n-1, l, &f); err != nil {
+				return x, err
 			}
 		}
-		x.entries = append(x.entries, e)
-	}
-	if len(x.entries) > x.maxEntries {
-		x.maxEntries = len(x.entries)
 	}
 	return x, nil
 }
 
-func isZero(b []byte) bool {
-	for _, c := range b {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
-}
-
-func (x *timeIndex) isFull() bool { return len(x.entries) >= x.maxEntries }
-
 // lastEntry returns the last entry, ok false when empty.
 func (x *timeIndex) lastEntry() (timeIndexEntry, bool) {
-	if len(x.entries) == 0 {
+	if x.n == 0 || x.last == nil {
 		return timeIndexEntry{}, false
 	}
-	return x.entries[len(x.entries)-1], true
+	return decodeTimeEntry(x.last), true
 }
 
 // maybeAppend adds (ts, offset) when ts is larger than the last entry's timestamp, as
@@ -103,80 +102,44 @@ func (x *timeIndex) maybeAppend(ts int64, offset int64, skipFullCheck bool) erro
 	if last, ok := x.lastEntry(); ok && (ts <= last.timestamp || rel < last.relOffset) {
 		return nil
 	}
-	var buf [timeIndexEntrySize]byte
-	binary.BigEndian.PutUint64(buf[0:], uint64(ts))
-	binary.BigEndian.PutUint32(buf[8:], uint32(rel))
-	if _, err := x.file.WriteAt(buf[:], int64(len(x.entries))*timeIndexEntrySize); err != nil {
-		return err
-	}
-	x.entries = append(x.entries, timeIndexEntry{timestamp: ts, relOffset: rel})
-	if len(x.entries) > x.maxEntries {
-		x.maxEntries = len(x.entries)
-	}
-	return nil
+	return x.append(encodeTimeEntries([]timeIndexEntry{{ts, rel}}))
 }
 
-// lookup returns the offset of the largest entry whose timestamp <= ts, or base.
+// lookup returns the offset of the largest entry whose timestamp <= ts, or base (also
+// when the file cannot be read: the caller then scans from the segment's start).
 func (x *timeIndex) lookup(ts int64) int64 {
-	i := sort.Search(len(x.entries), func(i int) bool { return x.entries[i].timestamp > ts })
-	if i == 0 {
+	i, ok := x.search(func(e []byte) bool { return decodeTimeEntry(e).timestamp > ts })
+	if !ok || i == 0 {
 		return x.base
 	}
-	return x.base + int64(x.entries[i-1].relOffset)
+	e := x.entry(i - 1)
+	if e == nil {
+		return x.base
+	}
+	return x.base + int64(decodeTimeEntry(e).relOffset)
 }
 
 // truncateTo drops entries whose offset >= offset.
 func (x *timeIndex) truncateTo(offset int64) error {
-	i := sort.Search(len(x.entries), func(i int) bool {
-		return x.base+int64(x.entries[i].relOffset) >= offset
-	})
-	if i >= len(x.entries) {
-		return nil
+	i, ok := x.search(func(e []byte) bool { return x.base+int64(decodeTimeEntry(e).relOffset) >= offset })
+	if !ok {
+		i = 0
 	}
-	x.entries = x.entries[:i]
-	return x.resize()
+	return x.truncateEntries(i)
 }
 
-// reset replaces all entries (index rebuild) and rewrites the file.
-func (x *timeIndex) reset(entries []timeIndexEntry) error {
-	x.entries = entries
-	if len(x.entries) > x.maxEntries {
-		x.maxEntries = len(x.entries)
-	}
-	buf := make([]byte, len(entries)*timeIndexEntrySize)
-	for i, e := range entries {
-		binary.BigEndian.PutUint64(buf[i*12:], uint64(e.timestamp))
-		binary.BigEndian.PutUint32(buf[i*12+8:], uint32(e.relOffset))
-	}
-	if err := x.file.Truncate(0); err != nil {
-		return err
-	}
-	if _, err := x.file.WriteAt(buf, 0); err != nil {
-		return err
-	}
-	return x.resize()
+// resetEntries replaces all entries (index rebuild).
+func (x *timeIndex) resetEntries(es []timeIndexEntry) error {
+	return x.reset(encodeTimeEntries(es))
 }
 
-func (x *timeIndex) resize() error {
-	if err := x.file.Truncate(int64(len(x.entries)) * timeIndexEntrySize); err != nil {
-		return err
+// entries decodes every entry (tests and diagnostics).
+func (x *timeIndex) entries() []timeIndexEntry {
+	out := make([]timeIndexEntry, 0, x.n)
+	for i := 0; i < x.n; i++ {
+		if e := x.entry(i); e != nil {
+			out = append(out, decodeTimeEntry(e))
+		}
 	}
-	if x.preallocated {
-		return x.file.Truncate(int64(x.maxEntries) * timeIndexEntrySize)
-	}
-	return nil
+	return out
 }
-
-func (x *timeIndex) preallocate(maxIndexBytes int64) error {
-	x.maxEntries = max(int(maxIndexBytes/timeIndexEntrySize), len(x.entries))
-	x.preallocated = true
-	return x.resize()
-}
-
-func (x *timeIndex) trim() error {
-	x.preallocated = false
-	return x.resize()
-}
-
-func (x *timeIndex) sync() error  { return x.file.Sync() }
-func (x *timeIndex) close() error { return x.file.Close() }
