@@ -196,8 +196,10 @@ func (m *LogManager) openLog(tp TopicPartition, topicID [16]byte, cfg LogConfig,
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrStorage, err)
 		}
-		if err := writePartitionMetadata(dir, topicID); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrStorage, err)
+		if topicID != ([16]byte{}) { // as Kafka: only a known topic ID is written
+			if err := writePartitionMetadata(dir, topicID); err != nil {
+				return nil, fmt.Errorf("%w: %v", ErrStorage, err)
+			}
 		}
 		if err := syncDir(m.cfg.Dir); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrStorage, err)

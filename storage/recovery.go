@@ -88,7 +88,14 @@ func openLog(p logParams) (*Log, error) {
 			mode = scanCRC
 		}
 		rebuild := needsRecovery || !indexOK
-		valid, err := seg.scan(mode, p.cfg.IndexIntervalBytes, rebuild, func(b protocol.Batch) {
+		var verify *indexVerifier
+		if !rebuild {
+			verify = newIndexVerifier(seg)
+		}
+		valid, err := seg.scan(mode, p.cfg.IndexIntervalBytes, rebuild, func(pos int64, b protocol.Batch) {
+			if verify != nil {
+				verify.see(pos, b)
+			}
 			l.mu.producers.update(b)
 			// Only new epochs are added: the checkpoint is authoritative for what it
 			// has (it may hold an epoch assigned at an offset no batch carries yet);
@@ -106,7 +113,7 @@ func openLog(p logParams) (*Log, error) {
 			l.logger.Warn().Int64("base_offset", base).Msg("rebuilt missing or corrupt index files")
 		}
 		l.mu.segments = append(l.mu.segments, seg)
-		if !rebuild && !indexConsistent(seg) {
+		if verify != nil && !verify.ok() {
 			l.logger.Warn().Int64("base_offset", base).Msg("index disagrees with log; rebuilding it")
 			if _, err := seg.scan(scanHeaders, p.cfg.IndexIntervalBytes, true, nil); err != nil {
 				l.closeSegments()
@@ -191,19 +198,89 @@ func openLog(p logParams) (*Log, error) {
 	return l, nil
 }
 
-// indexConsistent checks a loaded (not rebuilt) index against the log's batches: every
-// entry must point inside the log and below its end offset.
-func indexConsistent(s *segment) bool {
-	if e, ok := s.idx.lastEntry(); ok {
-		if s.base+int64(e.relOffset) >= s.nextOffset || int64(e.pos) >= s.size {
-			return false
-		}
-	}
-	if e, ok := s.tidx.lastEntry(); ok && s.base+int64(e.relOffset) >= s.nextOffset {
-		return false
-	}
-	return true
+// indexVerifier checks loaded (not rebuilt) index entries against the batches a scan
+// walks: an offset entry must sit at the start of a batch whose last offset it names;
+// a time entry must name the last offset of a batch whose maxTimestamp it holds and
+// which holds the largest timestamp so far. Entries of a resident index are all
+// checked, of another only the first and last (the cheap check, as Kafka's sanityCheck,
+// but against the log).
+type indexVerifier struct {
+	base  int64
+	offs  []offsetIndexEntry // increasing
+	times []timeIndexEntry   // increasing
+	maxTs int64
+	bad   bool
 }
+
+func newIndexVerifier(s *segment) *indexVerifier {
+	v := &indexVerifier{base: s.base, maxTs: -1}
+	pick := func(n int, all func() []int) []int {
+		if n == 0 {
+			return nil
+		}
+		if all != nil {
+			return all()
+		}
+		if n == 1 {
+			return []int{0}
+		}
+		return []int{0, n - 1}
+	}
+	var allOffs, allTimes func() []int
+	if s.idx.mem != nil {
+		allOffs = func() []int { return seq(s.idx.n) }
+	}
+	if s.tidx.mem != nil {
+		allTimes = func() []int { return seq(s.tidx.n) }
+	}
+	for _, i := range pick(s.idx.n, allOffs) {
+		e := s.idx.entry(i)
+		if e == nil {
+			v.bad = true
+			return v
+		}
+		v.offs = append(v.offs, decodeOffsetEntry(e))
+	}
+	for _, i := range pick(s.tidx.n, allTimes) {
+		e := s.tidx.entry(i)
+		if e == nil {
+			v.bad = true
+			return v
+		}
+		v.times = append(v.times, decodeTimeEntry(e))
+	}
+	return v
+}
+
+func seq(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+// see is called for each batch of the segment in order.
+func (v *indexVerifier) see(pos int64, b protocol.Batch) {
+	for len(v.offs) > 0 && int64(v.offs[0].pos) <= pos {
+		e := v.offs[0]
+		if int64(e.pos) != pos || v.base+int64(e.relOffset) != b.LastOffset() {
+			v.bad = true
+		}
+		v.offs = v.offs[1:]
+	}
+	v.maxTs = max(v.maxTs, b.MaxTimestamp())
+	for len(v.times) > 0 && v.base+int64(v.times[0].relOffset) <= b.LastOffset() {
+		e := v.times[0]
+		if v.base+int64(e.relOffset) != b.LastOffset() || e.timestamp != b.MaxTimestamp() || e.timestamp != v.maxTs {
+			v.bad = true
+		}
+		v.times = v.times[1:]
+	}
+}
+
+// ok reports whether every checked entry matched a batch.
+func (v *indexVerifier) ok() bool { return !v.bad && len(v.offs) == 0 && len(v.times) == 0 }
 
 func (l *Log) closeSegments() {
 	for _, s := range l.mu.segments {

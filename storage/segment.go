@@ -181,7 +181,7 @@ const (
 // calling onBatch for each good batch. It stops at the first batch that is torn or
 // fails the checks of mode and returns its position as validBytes (the file length when
 // every batch is good); the caller decides whether to cut there. err is an I/O error.
-func (s *segment) scan(mode scanMode, indexInterval int64, rebuild bool, onBatch func(protocol.Batch)) (validBytes int64, err error) {
+func (s *segment) scan(mode scanMode, indexInterval int64, rebuild bool, onBatch func(pos int64, b protocol.Batch)) (validBytes int64, err error) {
 	fi, err := s.log.Stat()
 	if err != nil {
 		return 0, err
@@ -247,7 +247,7 @@ func (s *segment) scan(mode scanMode, indexInterval int64, rebuild bool, onBatch
 		s.bytesSinceLastIndexEntry += size
 		s.nextOffset = b.LastOffset() + 1
 		if onBatch != nil {
-			onBatch(b)
+			onBatch(pos, b)
 		}
 		pos += size
 	}
