@@ -482,8 +482,9 @@ func (l *Log) closeFiles() {
 	}
 }
 
-// storageError returns the sticky storage error, if any.
-func (l *Log) storageError() error {
+// StorageError returns the sticky storage error (wrapping ErrStorage), or nil: once set,
+// the partition must go offline (KAFKA_STORAGE_ERROR).
+func (l *Log) StorageError() error {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	return l.mu.storageErr

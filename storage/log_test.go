@@ -469,3 +469,43 @@ func TestConcurrentAppendReadRetention(t *testing.T) {
 		t.Fatalf("retention did not keep up: size %d lso %d", l.Size(), l.LogStartOffset())
 	}
 }
+
+func TestFlushMessagesMovesRecoveryPoint(t *testing.T) {
+	cfg := testLogConfig()
+	cfg.FlushMessages = 5
+	e := newEnv(t, cfg)
+	l := e.log()
+	appendN(t, l, 1, 3, 0, 0)
+	if l.RecoveryPoint() != 0 {
+		t.Fatalf("flushed early: %d", l.RecoveryPoint())
+	}
+	appendN(t, l, 1, 3, 0, 0)
+	if l.RecoveryPoint() != 6 {
+		t.Fatalf("recovery point %d after 6 unflushed messages", l.RecoveryPoint())
+	}
+	cfg.FlushMessages = DefaultLogConfig().FlushMessages
+	cfg.FlushMs = 1000
+	l.SetConfig(cfg)
+	appendN(t, l, 1, 3, 0, 0)
+	if err := l.maybeFlushByTime(e.clock.Now()); err != nil || l.RecoveryPoint() != 6 {
+		t.Fatalf("flushed before flush.ms: %d %v", l.RecoveryPoint(), err)
+	}
+	e.clock.Advance(2 * time.Second)
+	if err := l.maybeFlushByTime(e.clock.Now()); err != nil || l.RecoveryPoint() != 9 {
+		t.Fatalf("not flushed after flush.ms: %d %v", l.RecoveryPoint(), err)
+	}
+}
+
+func TestCrashLeavesNoCleanMarker(t *testing.T) {
+	e := newEnv(t, testLogConfig())
+	e.m.SetBrokerEpoch(5)
+	appendN(t, e.log(), 3, 1, 0, 0)
+	e.crash()
+	e.open()
+	if e.m.CleanShutdownBrokerEpoch() != -1 {
+		t.Fatal("crash taken for a clean shutdown")
+	}
+	if got := e.m.Log(tp0).LogEndOffset(); got != 3 {
+		t.Fatalf("LEO %d", got)
+	}
+}
