@@ -151,6 +151,7 @@ func (e *env) crash() {
 	close(m.stop)
 	<-m.done
 	for _, l := range m.Logs() {
+		l.flushes.Wait()
 		l.closeFiles()
 	}
 	m.deleter.flush()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -39,6 +40,10 @@ type Log struct {
 	now        func() time.Time
 	decompress func(codec int8, src []byte) ([]byte, error)
 	deleter    *deleter
+	// flushMu serializes background flushes (flushUpTo); it guards no state.
+	flushMu sync.Mutex
+	// flushes counts running background flushes.
+	flushes sync.WaitGroup
 
 	mu struct {
 		sync.RWMutex
@@ -60,6 +65,9 @@ type Log struct {
 		storageErr error
 		closed     bool
 		lastFlush  time.Time
+		// truncations counts truncations; a background flush started before one does
+		// not move the recovery point (the offsets it covered may have been rewritten).
+		truncations uint64
 	}
 }
 
@@ -252,8 +260,10 @@ func (l *Log) shouldRollLocked(b protocol.Batch, now time.Time) bool {
 }
 
 // rollLocked makes a new active segment at the LEO after finishing the current one
-// (final time index entry, indexes trimmed, fsync), as Kafka's UnifiedLog.roll; the
-// recovery point moves to the new base. Lock should be held.
+// (final time index entry, indexes trimmed), as Kafka's UnifiedLog.roll. As Kafka, the
+// old segment is fsynced in the background (flushUpTo), so reads and appends do not wait
+// behind a long fsync under mu; the recovery point moves to the new base when it is done.
+// Lock should be held.
 func (l *Log) rollLocked(now time.Time) error {
 	old := l.activeLocked()
 	leo := old.nextOffset
@@ -265,20 +275,68 @@ func (l *Log) rollLocked(now time.Time) error {
 		return l.failLocked("roll", err)
 	}
 	l.mu.segments = append(l.mu.segments, seg)
-	if err := syncDir(l.dir); err != nil { // the new file's directory entry
-		return l.failLocked("roll", err)
-	}
-	l.mu.recoveryPoint = leo
-	l.mu.lastFlush = now
+	l.flushes.Add(1)
+	go l.flushUpTo(leo, l.mu.truncations)
 	l.logger.Info().Int64("base_offset", leo).Int64("previous_size", old.size).Msg("rolled new log segment")
 	return nil
 }
 
-// flushLocked fsyncs the active segment and moves the recovery point to the LEO (older
-// segments were fsynced when rolled). Lock should be held.
+// flushUpTo fsyncs every segment below upTo not yet known to be flushed, and the
+// directory (new segment files' entries), then moves the recovery point to upTo, as
+// Kafka's UnifiedLog.flushUptoOffsetExclusive scheduled after a roll. It runs without mu
+// during the fsyncs. An error on a segment still in the log is a storage error; one on a
+// segment deleted meanwhile (its file may be closed) is not.
+func (l *Log) flushUpTo(upTo int64, gen uint64) {
+	defer l.flushes.Done()
+	l.flushMu.Lock()
+	defer l.flushMu.Unlock()
+	l.mu.RLock()
+	if l.mu.closed || l.mu.truncations != gen || l.mu.recoveryPoint >= upTo {
+		l.mu.RUnlock()
+		return
+	}
+	var segs []*segment
+	for _, s := range l.mu.segments {
+		if s.base < upTo && s.nextOffset > l.mu.recoveryPoint {
+			segs = append(segs, s)
+		}
+	}
+	l.mu.RUnlock()
+	var failed *segment
+	var err error
+	for _, s := range segs {
+		if err = s.flush(); err != nil {
+			failed = s
+			break
+		}
+	}
+	if err == nil {
+		err = syncDir(l.dir)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.mu.closed || l.mu.truncations != gen {
+		return
+	}
+	if err != nil {
+		if failed == nil || slices.Contains(l.mu.segments, failed) {
+			l.failLocked("flush", err)
+		}
+		return
+	}
+	l.mu.recoveryPoint = min(max(l.mu.recoveryPoint, upTo), l.leoLocked())
+	l.mu.lastFlush = l.now()
+}
+
+// flushLocked fsyncs every segment not yet known to be flushed and moves the recovery
+// point to the LEO. Lock should be held.
 func (l *Log) flushLocked() error {
-	if err := l.activeLocked().flush(); err != nil {
-		return l.failLocked("flush", err)
+	for _, s := range l.mu.segments {
+		if s.nextOffset > l.mu.recoveryPoint || s == l.activeLocked() {
+			if err := s.flush(); err != nil {
+				return l.failLocked("flush", err)
+			}
+		}
 	}
 	l.mu.recoveryPoint = l.leoLocked()
 	l.mu.lastFlush = l.now()
@@ -445,20 +503,21 @@ func (l *Log) segmentIndexLocked(offset int64) int {
 // Close fsyncs and closes the log (final time index entry, indexes trimmed). Files of
 // segments already scheduled for deletion are left to the deleter.
 func (l *Log) Close() error {
+	l.flushes.Wait()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.mu.closed {
 		return nil
 	}
-	l.mu.closed = true
 	err := l.mu.storageErr
 	if err == nil {
 		if err = l.activeLocked().onBecomeInactive(); err != nil {
 			err = l.failLocked("close", err)
 		} else {
-			l.mu.recoveryPoint = l.leoLocked()
+			err = l.flushLocked()
 		}
 	}
+	l.mu.closed = true
 	for _, s := range l.mu.segments {
 		s.closeFiles()
 	}

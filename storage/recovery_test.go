@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/gokafkad/gokafkad/protocol"
 )
@@ -103,8 +104,8 @@ func TestRecoveryAfterFlippedCRC(t *testing.T) {
 func TestRecoveryStartsAtRecoveryPoint(t *testing.T) {
 	e := newEnv(t, recoveryConfig(t))
 	l, want := writeSegments(t, e)
-	_ = l
-	if err := e.m.Checkpoint(); err != nil { // recovery point 40 (last roll)
+	waitFor(t, 5*time.Second, func() bool { return l.RecoveryPoint() == 40 }) // last roll
+	if err := e.m.Checkpoint(); err != nil {
 		t.Fatal(err)
 	}
 	e.crash()

@@ -267,6 +267,7 @@ func (l *Log) TruncateTo(offset int64) error {
 		return l.truncateFullyAndStartAtLocked(offset)
 	}
 	oldLEO := l.leoLocked()
+	l.mu.truncations++
 	i := l.segmentIndexLocked(offset)
 	if err := l.removeSegmentsLocked(append([]*segment(nil), l.mu.segments[i+1:]...), "truncation"); err != nil {
 		return err
@@ -315,6 +316,7 @@ func (l *Log) TruncateFullyAndStartAt(offset int64) error {
 // state cleared, log start offset, HW and recovery point set to offset. Lock should be
 // held.
 func (l *Log) truncateFullyAndStartAtLocked(offset int64) error {
+	l.mu.truncations++
 	old := append([]*segment(nil), l.mu.segments...)
 	if err := l.removeSegmentsLocked(old, "truncate fully"); err != nil {
 		return err

@@ -378,8 +378,8 @@ func (s *segment) largestTimestamp() int64 {
 }
 
 // onBecomeInactive runs when the segment stops being the active one: the final time
-// index entry, indexes trimmed to size, everything fsynced, as Kafka's
-// LogSegment.onBecomeInactiveSegment + flush.
+// index entry and the indexes trimmed to size, as Kafka's
+// LogSegment.onBecomeInactiveSegment. The fsync is the caller's (Log.flushUpTo).
 func (s *segment) onBecomeInactive() error {
 	if err := s.tidx.maybeAppend(s.maxTimestamp, s.offsetOfMaxTimestamp, true); err != nil {
 		return err
@@ -387,10 +387,7 @@ func (s *segment) onBecomeInactive() error {
 	if err := s.idx.trim(); err != nil {
 		return err
 	}
-	if err := s.tidx.trim(); err != nil {
-		return err
-	}
-	return s.flush()
+	return s.tidx.trim()
 }
 
 // flush fsyncs the log and the indexes.
