@@ -40,6 +40,8 @@ type Log struct {
 	now        func() time.Time
 	decompress func(codec int8, src []byte) ([]byte, error)
 	deleter    *deleter
+	// producerExpirationMs is producer.id.expiration.ms.
+	producerExpirationMs int64
 	// flushMu serializes background flushes (flushUpTo); it guards no state.
 	flushMu sync.Mutex
 	// flushes counts running background flushes.
@@ -547,4 +549,11 @@ func (l *Log) StorageError() error {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	return l.mu.storageErr
+}
+
+// removeExpiredProducers drops producer state older than producer.id.expiration.ms.
+func (l *Log) removeExpiredProducers(now time.Time) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.mu.producers.removeExpired(now.UnixMilli(), l.producerExpirationMs)
 }

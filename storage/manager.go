@@ -54,6 +54,10 @@ type LogManagerConfig struct {
 	FlushCheckpointInterval time.Duration
 	Logger                  zerolog.Logger
 	Now                     func() time.Time
+	// ProducerIDExpiration is producer.id.expiration.ms (default 86400000): idempotent
+	// producer state older than this is dropped (checked with retention), and on open
+	// only segments newer than this are read to rebuild it.
+	ProducerIDExpiration time.Duration
 	// Decompress, when set, decompresses the records of a compressed batch (codec from
 	// the attributes); FetchOffsetByTimestamp uses it to find the exact record.
 	Decompress func(codec int8, src []byte) ([]byte, error)
@@ -113,6 +117,9 @@ func OpenLogManager(cfg LogManagerConfig, cfgFor func(topic string) LogConfig) (
 	}
 	if cfg.FlushCheckpointInterval <= 0 {
 		cfg.FlushCheckpointInterval = 60 * time.Second
+	}
+	if cfg.ProducerIDExpiration <= 0 {
+		cfg.ProducerIDExpiration = 24 * time.Hour
 	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrStorage, err)
@@ -224,6 +231,8 @@ func (m *LogManager) openLog(tp TopicPartition, topicID [16]byte, cfg LogConfig,
 		now:              m.cfg.Now,
 		decompress:       m.cfg.Decompress,
 		deleter:          m.deleter,
+
+		producerExpirationMs: m.cfg.ProducerIDExpiration.Milliseconds(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: open log %s: %v", ErrStorage, dir, err)
@@ -335,13 +344,15 @@ func (m *LogManager) Checkpoint() error {
 }
 
 // RunRetention applies retention (retention.ms, retention.bytes, log start offset) to
-// every log now, as one run of Kafka's LogManager.cleanupLogs. Returns the number of
-// segments deleted.
+// every log now, as one run of Kafka's LogManager.cleanupLogs, and expires idempotent
+// producer state older than ProducerIDExpiration. Returns the number of segments
+// deleted.
 func (m *LogManager) RunRetention() (int, error) {
 	now := m.cfg.Now()
 	total := 0
 	var first error
 	for _, l := range m.Logs() {
+		l.removeExpiredProducers(now)
 		n, err := l.deleteOldSegments(now)
 		total += n
 		if err != nil && !errors.Is(err, ErrLogClosed) && first == nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"testing"
+	"time"
 )
 
 func idem(t *testing.T, pid int64, epoch int16, seq int32, records int) []byte {
@@ -90,5 +91,51 @@ func TestSequenceWraps(t *testing.T) {
 	}
 	if _, err := l.AppendAsLeader(idem(t, 1, 0, 0, 1), 0, e.clock.Now()); err != nil {
 		t.Fatalf("wrap: %v", err)
+	}
+}
+
+func TestProducerStateExpiry(t *testing.T) {
+	cfg := testLogConfig()
+	cfg.SegmentBytes = 2 * int64(len(idem(t, 1, 0, 0, 1)))
+	e := newEnv(t, cfg)
+	l := e.log()
+	now := e.clock.Now().UnixMilli()
+	app := func(pid int64, seq int32, ts int64) {
+		t.Helper()
+		s := spec(1, ts)
+		s.pid, s.epoch, s.seq = pid, 0, seq
+		if _, err := l.AppendAsLeader(makeBatch(t, s), 0, e.clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	day := int64(24 * 3600 * 1000)
+	// Producer 1 wrote two days ago (its own segments), producer 2 just now.
+	app(1, 0, now-2*day)
+	app(1, 1, now-2*day)
+	app(2, 0, now)
+	app(2, 1, now)
+	app(3, 0, now)
+	if l.NumSegments() != 3 {
+		t.Fatalf("%d segments", l.NumSegments())
+	}
+	e.reopen()
+	l = e.m.Log(tp0)
+	// Producer 1's segment is old: not read, so producer 1 is unknown (any sequence goes),
+	// while producer 2 is still tracked.
+	s := spec(1, now)
+	s.pid, s.epoch, s.seq = 2, 0, 5
+	if _, err := l.AppendAsLeader(makeBatch(t, s), 0, e.clock.Now()); !errors.Is(err, ErrOutOfOrderSequence) {
+		t.Fatalf("producer 2 forgotten: %v", err)
+	}
+	s.pid, s.seq = 1, 7
+	if _, err := l.AppendAsLeader(makeBatch(t, s), 0, e.clock.Now()); err != nil {
+		t.Fatalf("producer 1 still tracked: %v", err)
+	}
+	// A day later everything expires at the next retention run.
+	e.clock.Advance(25 * time.Hour)
+	e.m.RunRetention()
+	s.pid, s.seq = 2, 9
+	if _, err := l.AppendAsLeader(makeBatch(t, s), 0, e.clock.Now()); err != nil {
+		t.Fatalf("producer 2 not expired: %v", err)
 	}
 }

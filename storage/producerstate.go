@@ -22,6 +22,8 @@ type batchMetadata struct {
 // producerEntry is Kafka's ProducerStateEntry for one producer id.
 type producerEntry struct {
 	epoch int16
+	// lastTimestamp is the maxTimestamp of the producer's last batch (expiry clock).
+	lastTimestamp int64
 	// batches are the last numBatchesToRetain batches written under epoch, oldest first.
 	batches []batchMetadata
 }
@@ -109,6 +111,7 @@ func (s *producerState) update(b protocol.Batch) {
 		e.epoch = b.ProducerEpoch()
 		e.batches = e.batches[:0]
 	}
+	e.lastTimestamp = b.MaxTimestamp()
 	if b.BaseSequence() < 0 {
 		return
 	}
@@ -124,4 +127,18 @@ func (s *producerState) update(b protocol.Batch) {
 		e.batches = e.batches[:numBatchesToRetain-1]
 	}
 	e.batches = append(e.batches, m)
+}
+
+// removeExpired forgets producers whose last batch is at least expirationMs older than
+// nowMs, as Kafka's ProducerStateManager.removeExpiredProducers (no transactions yet, so
+// none is kept for an ongoing one). Returns how many were removed.
+func (s *producerState) removeExpired(nowMs, expirationMs int64) int {
+	n := 0
+	for pid, e := range s.producers {
+		if nowMs-e.lastTimestamp >= expirationMs {
+			delete(s.producers, pid)
+			n++
+		}
+	}
+	return n
 }

@@ -28,10 +28,12 @@ type logParams struct {
 	// hw from replication-offset-checkpoint (0 when absent).
 	hw               int64
 	hadCleanShutdown bool
-	logger           zerolog.Logger
-	now              func() time.Time
-	decompress       func(codec int8, src []byte) ([]byte, error)
-	deleter          *deleter
+	// producerExpirationMs is producer.id.expiration.ms.
+	producerExpirationMs int64
+	logger               zerolog.Logger
+	now                  func() time.Time
+	decompress           func(codec int8, src []byte) ([]byte, error)
+	deleter              *deleter
 }
 
 // openLog loads (or, when the directory has no segment, creates) the log in p.dir, as
@@ -50,6 +52,8 @@ func openLog(p logParams) (*Log, error) {
 		now:        p.now,
 		decompress: p.decompress,
 		deleter:    p.deleter,
+
+		producerExpirationMs: p.producerExpirationMs,
 	}
 	l.mu.cfg = p.cfg
 	l.mu.producers = newProducerState()
@@ -67,13 +71,57 @@ func openLog(p logParams) (*Log, error) {
 	}
 	l.mu.epochs.entries = epochs
 
-	recovered := false
+	// Open every segment first: which ones need a full scan depends on the later ones.
+	type opened struct {
+		seg           *segment
+		indexOK       bool
+		needsRecovery bool
+	}
+	segs := make([]opened, 0, len(bases))
+	closeOpened := func() {
+		for _, o := range segs {
+			if o.seg != nil {
+				o.seg.closeFiles()
+			}
+		}
+		l.closeSegments()
+	}
 	for i, base := range bases {
 		seg, indexOK, err := openSegment(p.dir, base, p.cfg, now, i == len(bases)-1)
 		if err != nil {
-			l.closeSegments()
+			closeOpened()
 			return nil, fmt.Errorf("open segment %d in %s: %w", base, p.dir, err)
 		}
+		segs = append(segs, opened{seg: seg, indexOK: indexOK,
+			needsRecovery: !p.hadCleanShutdown && (i == len(bases)-1 || bases[i+1] > p.recoveryPoint)})
+	}
+	// Producer state is rebuilt from the segments after the last "old" one: an old
+	// segment is inactive, trusted (no recovery, index sane) and its largest timestamp
+	// is older than producer.id.expiration.ms, so every producer that wrote only there
+	// would have been expired by Kafka anyway. Old segments are loaded from their
+	// indexes alone (quickLoad), as Kafka does, instead of reading every batch header.
+	expireBefore := now.UnixMilli() - p.producerExpirationMs
+	old := func(i int) bool {
+		o := segs[i]
+		if i == len(segs)-1 || o.needsRecovery || !o.indexOK {
+			return false
+		}
+		e, ok := o.seg.tidx.lastEntry()
+		return !ok || e.timestamp < expireBefore
+	}
+	isOld := make([]bool, len(segs))
+	firstFed := 0
+	for i := range segs {
+		if isOld[i] = old(i); isOld[i] {
+			firstFed = i + 1
+		}
+	}
+
+	recovered := false
+	for i := 0; i < len(segs); i++ {
+		seg, indexOK, needsRecovery := segs[i].seg, segs[i].indexOK, segs[i].needsRecovery
+		segs[i].seg = nil // owned by l.mu.segments or closed below
+		base := seg.base
 		if n := len(l.mu.segments); n > 0 && base < l.mu.segments[n-1].nextOffset {
 			// Overlaps its predecessor (e.g. a cut predecessor's data reappearing): drop it.
 			l.logger.Warn().Int64("base_offset", base).Msg("deleting segment overlapping the previous one")
@@ -81,8 +129,20 @@ func openLog(p logParams) (*Log, error) {
 			removeSegmentFiles(p.dir, base)
 			continue
 		}
-		needsRecovery := !p.hadCleanShutdown &&
-			(i == len(bases)-1 || bases[i+1] > p.recoveryPoint)
+		if i < firstFed && isOld[i] {
+			ok, err := seg.quickLoad()
+			if err != nil {
+				seg.closeFiles()
+				closeOpened()
+				return nil, fmt.Errorf("load segment %d in %s: %w", base, p.dir, err)
+			}
+			if ok {
+				l.mu.segments = append(l.mu.segments, seg)
+				continue
+			}
+			l.logger.Warn().Int64("base_offset", base).Msg("index disagrees with log; scanning the segment")
+			indexOK = false
+		}
 		mode := scanHeaders
 		if needsRecovery {
 			mode = scanCRC
@@ -92,11 +152,17 @@ func openLog(p logParams) (*Log, error) {
 		if !rebuild {
 			verify = newIndexVerifier(seg)
 		}
+		feed := i >= firstFed
 		valid, err := seg.scan(mode, p.cfg.IndexIntervalBytes, rebuild, func(pos int64, b protocol.Batch) {
 			if verify != nil {
 				verify.see(pos, b)
 			}
-			l.mu.producers.update(b)
+			if !feed {
+				return
+			}
+			if b.LastOffset() >= p.logStartOffset {
+				l.mu.producers.update(b)
+			}
 			// Only new epochs are added: the checkpoint is authoritative for what it
 			// has (it may hold an epoch assigned at an offset no batch carries yet);
 			// batches fill in what a crash kept from being checkpointed.
@@ -106,7 +172,7 @@ func openLog(p logParams) (*Log, error) {
 		})
 		if err != nil {
 			seg.closeFiles()
-			l.closeSegments()
+			closeOpened()
 			return nil, fmt.Errorf("scan segment %d in %s: %w", base, p.dir, err)
 		}
 		if !indexOK && !needsRecovery {
@@ -116,27 +182,29 @@ func openLog(p logParams) (*Log, error) {
 		if verify != nil && !verify.ok() {
 			l.logger.Warn().Int64("base_offset", base).Msg("index disagrees with log; rebuilding it")
 			if _, err := seg.scan(scanHeaders, p.cfg.IndexIntervalBytes, true, nil); err != nil {
-				l.closeSegments()
+				closeOpened()
 				return nil, err
 			}
 		}
 		if valid < seg.size {
 			l.logger.Warn().Int64("base_offset", base).Int64("valid_bytes", valid).Int64("file_bytes", seg.size).
-				Int("later_segments_deleted", len(bases)-i-1).Msg("recovery cut a corrupt or torn log tail")
+				Int("later_segments_deleted", len(segs)-i-1).Msg("recovery cut a corrupt or torn log tail")
 			if err := seg.truncateLogFile(valid); err != nil {
-				l.closeSegments()
+				closeOpened()
 				return nil, err
 			}
 			if err := seg.idx.truncateTo(seg.nextOffset); err != nil {
-				l.closeSegments()
+				closeOpened()
 				return nil, err
 			}
 			if err := seg.tidx.truncateTo(seg.nextOffset); err != nil {
-				l.closeSegments()
+				closeOpened()
 				return nil, err
 			}
-			for _, later := range bases[i+1:] {
-				removeSegmentFiles(p.dir, later)
+			for j := i + 1; j < len(segs); j++ {
+				segs[j].seg.closeFiles()
+				segs[j].seg = nil
+				removeSegmentFiles(p.dir, bases[j])
 			}
 			recovered = true
 			break

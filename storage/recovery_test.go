@@ -122,7 +122,7 @@ func TestRecoveryStartsAtRecoveryPoint(t *testing.T) {
 }
 
 func TestMissingOrGarbledIndexRebuilt(t *testing.T) {
-	for _, damage := range []string{"delete", "garble", "wrong-size"} {
+	for _, damage := range []string{"delete", "garble", "wrong-size", "shifted"} {
 		t.Run(damage, func(t *testing.T) {
 			e := newEnv(t, recoveryConfig(t))
 			l, want := writeSegments(t, e)
@@ -143,6 +143,10 @@ func TestMissingOrGarbledIndexRebuilt(t *testing.T) {
 				os.WriteFile(path, bytes.Repeat([]byte{0x7f, 0, 0, 1}, 8), 0o644)
 			case "wrong-size":
 				os.WriteFile(path, []byte{1, 2, 3}, 0o644)
+			case "shifted": // sane-looking, but the last entry names the wrong offset
+				data, _ := os.ReadFile(path)
+				data[len(data)-5]++
+				os.WriteFile(path, data, 0o644)
 			}
 			e.open()
 			l = e.m.Log(tp0)
@@ -191,14 +195,17 @@ func FuzzRecover(f *testing.F) {
 	protocol.Batch(two[len(good):]).SetBaseOffset(3)
 	idx := encodeOffsetEntries([]offsetIndexEntry{{3, int32(len(good))}})
 	tidx := encodeTimeEntries([]timeIndexEntry{{105, 5}})
-	f.Add([]byte{}, []byte{}, []byte{}, false)
-	f.Add(good, []byte{}, []byte{}, false)
-	f.Add(two, idx, tidx, false)
-	f.Add(two, idx, tidx, true)
-	f.Add(two[:len(two)-5], idx, tidx, false)
-	f.Add(two[:len(two)-5], idx, tidx, true)
-	f.Add(append(append([]byte(nil), good...), 0, 0, 0), []byte{0, 0, 0, 0, 0, 0, 0, 0}, []byte{}, true)
-	f.Fuzz(func(t *testing.T, data, index, timeIndex []byte, clean bool) {
+	f.Add([]byte{}, []byte{}, []byte{}, false, false)
+	f.Add(good, []byte{}, []byte{}, false, false)
+	f.Add(two, idx, tidx, false, false)
+	f.Add(two, idx, tidx, true, false)
+	f.Add(two, idx, tidx, true, true)
+	f.Add(two[:len(two)-5], idx, tidx, false, true)
+	f.Add(two[:len(two)-5], idx, tidx, true, true)
+	f.Add(append(append([]byte(nil), good...), 0, 0, 0), []byte{0, 0, 0, 0, 0, 0, 0, 0}, []byte{}, true, false)
+	// second adds a valid later segment, so the fuzzed one is inactive (and, with clean,
+	// loaded from its indexes alone).
+	f.Fuzz(func(t *testing.T, data, index, timeIndex []byte, clean, second bool) {
 		e := &env{t: t, dir: t.TempDir(), clock: newClock(), cfg: testLogConfig()}
 		dir := filepath.Join(e.dir, tp0.String())
 		os.MkdirAll(dir, 0o755)
@@ -207,6 +214,11 @@ func FuzzRecover(f *testing.F) {
 		os.WriteFile(filepath.Join(dir, "00000000000000000000.timeindex"), timeIndex, 0o644)
 		if clean {
 			os.WriteFile(filepath.Join(e.dir, cleanShutdownFile), []byte(`{"version":0,"brokerEpoch":1}`), 0o644)
+		}
+		if second {
+			b := makeBatch(t, spec(2, 100))
+			protocol.Batch(b).SetBaseOffset(1000)
+			os.WriteFile(filepath.Join(dir, "00000000000000001000.log"), b, 0o644)
 		}
 		e.open()
 		defer e.m.Close()
@@ -218,8 +230,15 @@ func FuzzRecover(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.Slice.Len != l.Size() {
+		if l.NumSegments() == 1 && r.Slice.Len != l.Size() {
 			t.Fatalf("read %d of %d bytes", r.Slice.Len, l.Size())
+		}
+		if second && l.NumSegments() > 1 {
+			r, err = l.Read(1000, 1<<30, l.LogEndOffset(), true)
+			if err != nil || r.FirstOffset != 1000 || r.Slice.Len == 0 {
+				t.Fatalf("second segment: %+v %v", r, err)
+			}
+			r, _ = l.Read(0, 1<<30, l.LogEndOffset(), true)
 		}
 		next := int64(0)
 		for _, b := range batchesIn(t, readSlice(t, r)) {
@@ -228,10 +247,10 @@ func FuzzRecover(f *testing.F) {
 			}
 			next = b.LastOffset() + 1
 		}
-		if next != l.LogEndOffset() && l.Size() > 0 {
+		if l.NumSegments() == 1 && next != l.LogEndOffset() && l.Size() > 0 {
 			t.Fatalf("LEO %d, last batch ends at %d", l.LogEndOffset(), next)
 		}
-		for off := int64(0); off < min(l.LogEndOffset(), 50); off++ {
+		for off := int64(0); off < min(next, 50); off++ {
 			r, err := l.Read(off, 1, l.LogEndOffset(), true)
 			if err != nil {
 				t.Fatal(err)

@@ -31,7 +31,7 @@ func retentionEnv(t *testing.T, mut func(*LogConfig)) (*env, *Log) {
 
 func TestRetentionByTime(t *testing.T) {
 	e, l := retentionEnv(t, func(c *LogConfig) { c.RetentionMs = 1500 })
-	e.clock.t = time.UnixMilli(3600)
+	e.clock.Set(time.UnixMilli(3600))
 	// Nothing is deleted above the HW.
 	if n, _ := e.m.RunRetention(); n != 0 {
 		t.Fatalf("deleted %d segments above the HW", n)
@@ -54,7 +54,7 @@ func TestRetentionByTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Everything expired: the active segment goes too, after a roll.
-	e.clock.t = time.UnixMilli(100_000)
+	e.clock.Set(time.UnixMilli(100_000))
 	if n, _ := e.m.RunRetention(); n != 2 {
 		t.Fatalf("deleted %d", n)
 	}

@@ -36,11 +36,12 @@ func TestFetchOffsetByTimestamp(t *testing.T) {
 	if _, err := l.AppendAsLeader(makeBatch(t, s), 3, e.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct {
+	type tcase struct {
 		ts   int64
 		want TimestampOffset
 		ok   bool
-	}{
+	}
+	cases := []tcase{
 		{0, TimestampOffset{0, 0, 1}, true},
 		{5, TimestampOffset{10, 1, 1}, true},
 		{135, TimestampOffset{200, 8, 1}, true},
@@ -50,12 +51,19 @@ func TestFetchOffsetByTimestamp(t *testing.T) {
 		{5001, TimestampOffset{5001, 41, 2}, true},
 		{5002, TimestampOffset{}, false},
 		{MaxTimestampQuery, TimestampOffset{5001, 41, 2}, true},
-	} {
-		got, ok, err := l.FetchOffsetByTimestamp(tc.ts)
-		if err != nil || ok != tc.ok || got != tc.want {
-			t.Errorf("ts %d: %+v %v %v, want %+v %v", tc.ts, got, ok, err, tc.want, tc.ok)
+	}
+	check := func(when string) {
+		for _, tc := range cases {
+			got, ok, err := l.FetchOffsetByTimestamp(tc.ts)
+			if err != nil || ok != tc.ok || got != tc.want {
+				t.Errorf("%s: ts %d: %+v %v %v, want %+v %v", when, tc.ts, got, ok, err, tc.want, tc.ok)
+			}
 		}
 	}
+	check("before reopen")
+	e.reopen() // old segments are loaded from their indexes alone
+	l = e.m.Log(tp0)
+	check("after reopen")
 	// Below the log start offset nothing is returned.
 	l.SetHighWatermark(l.LogEndOffset())
 	if _, err := l.MaybeIncrementLogStartOffset(14); err != nil {
