@@ -72,7 +72,10 @@ type DuplicateError struct {
 	Timestamp   int64
 }
 
+// Error implements error.
 func (e *DuplicateError) Error() string { return ErrDuplicateSequence.Error() }
+
+// Unwrap makes errors.Is(err, ErrDuplicateSequence) hold.
 func (e *DuplicateError) Unwrap() error { return ErrDuplicateSequence }
 
 // FileSlice is a byte range of a segment file: what a fetch sends with sendfile.

@@ -1,0 +1,40 @@
+// Package storage is gokafkad's UnifiedLog: partitions stored in Kafka's own on-disk
+// format, so Kafka's kafka-dump-log reads what we write and we read what Kafka wrote.
+//
+// One log dir (log.dirs) holds:
+//
+//	meta.properties                     version=1, node.id, cluster.id, directory.id
+//	recovery-point-offset-checkpoint    "0\n<n>\n<topic> <partition> <offset>\n"...
+//	log-start-offset-checkpoint         same format
+//	replication-offset-checkpoint       same format (high watermarks)
+//	.kafka_cleanshutdown                {"version":0,"brokerEpoch":N}, written on clean close
+//	<topic>-<partition>/                one Log
+//
+// One partition directory holds:
+//
+//	00000000000000000000.log        v2 record batches back to back, as on the wire
+//	00000000000000000000.index      8-byte entries: int32 offset - base, int32 file position
+//	00000000000000000000.timeindex  12-byte entries: int64 timestamp, int32 offset - base
+//	leader-epoch-checkpoint         "0\n<n>\n<epoch> <startOffset>\n"...
+//	partition.metadata              "version: 0\ntopic_id: <base64url uuid>\n"
+//
+// The file name is the segment's base offset, zero-padded to 20 digits. All integers are
+// big endian. While a segment is active its index files are preallocated to
+// segment.index.bytes (the unused tail is zeros); they are trimmed to their real length
+// when the segment is rolled or the log is closed, as Kafka does. An index entry is added
+// once more than index.interval.bytes of log data were written since the last one: the
+// offset entry maps the batch's last offset to the batch's position, the time entry the
+// segment's largest timestamp so far to the last offset of the batch that carried it.
+// All of the above is part of the on-disk format; do not change it.
+//
+// Recovery: after a clean shutdown the files are trusted (an index that is missing or
+// fails its sanity check is rebuilt from the log). Otherwise every segment from the one
+// holding the recovery point on is read batch by batch, checking each header and CRC;
+// the segment is cut at the first bad or torn batch and later segments are deleted, and
+// the indexes of the recovered segments are rebuilt.
+//
+// Deleted segments are renamed with a ".deleted" suffix and closed and unlinked
+// file.delete.delay.ms later, so a FileSlice handed to a fetch stays readable meanwhile.
+//
+// Lock order: LogManager.mu before Log.mu. Log.mu is never held while calling out.
+package storage

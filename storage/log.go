@@ -1,0 +1,559 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/gokafkad/gokafkad/protocol"
+	"github.com/rs/zerolog"
+)
+
+// More sentinel errors (the first ones are in api.go).
+var (
+	// ErrRecordBatchTooLarge: a batch larger than segment.bytes can never be written
+	// (Kafka: RECORD_BATCH_TOO_LARGE).
+	ErrRecordBatchTooLarge = errors.New("storage: record batch larger than segment.bytes")
+	// ErrInvalidTopicPartition: a topic name or partition that cannot name a directory.
+	ErrInvalidTopicPartition = errors.New("storage: invalid topic or partition")
+	// ErrInconsistentTopicID: partition.metadata holds another topic ID than asked for.
+	ErrInconsistentTopicID = errors.New("storage: inconsistent topic id")
+	// ErrInconsistentMetaProperties: meta.properties names another node or cluster.
+	ErrInconsistentMetaProperties = errors.New("storage: meta.properties does not match this node")
+)
+
+// Log is Kafka's UnifiedLog for one partition directory.
+//
+// All methods are safe for concurrent use. Appends, truncations and retention take
+// mu exclusively; reads share it. FileSlices returned by Read are read without any
+// lock, later: see Read for what that allows.
+type Log struct {
+	dir        string
+	tp         TopicPartition
+	topicID    [16]byte
+	logger     zerolog.Logger
+	now        func() time.Time
+	decompress func(codec int8, src []byte) ([]byte, error)
+	deleter    *deleter
+	// producerExpirationMs is producer.id.expiration.ms.
+	producerExpirationMs int64
+	// flushMu serializes background flushes (flushUpTo); it guards no state.
+	flushMu sync.Mutex
+	// flushes counts running background flushes.
+	flushes sync.WaitGroup
+
+	mu struct {
+		sync.RWMutex
+		cfg LogConfig
+		// segments are sorted by base offset, each base >= the previous segment's
+		// nextOffset. Invariant: len(segments) >= 1 while open; the last is active.
+		segments []*segment
+		// Invariant: segments[0].base <= logStartOffset <= LEO.
+		logStartOffset int64
+		// Invariant: logStartOffset <= hw <= LEO (as far as SetHighWatermark was told).
+		hw int64
+		// recoveryPoint: every offset below it is fsynced. Invariant: <= LEO.
+		recoveryPoint int64
+		epochs        epochCache
+		// epochsDirty: epochs changed and leader-epoch-checkpoint is not yet rewritten.
+		epochsDirty bool
+		producers   producerState
+		// storageErr is sticky: once set (wrapping ErrStorage) every write fails with it.
+		storageErr error
+		closed     bool
+		lastFlush  time.Time
+		// truncations counts truncations; a background flush started before one does
+		// not move the recovery point (the offsets it covered may have been rewritten).
+		truncations uint64
+	}
+}
+
+// activeLocked is the segment appends go to. Lock should be held.
+func (l *Log) activeLocked() *segment { return l.mu.segments[len(l.mu.segments)-1] }
+
+// leoLocked is the log end offset. Lock should be held.
+func (l *Log) leoLocked() int64 { return l.activeLocked().nextOffset }
+
+// writableLocked returns why the log cannot be written, if it cannot. Lock should be held.
+func (l *Log) writableLocked() error {
+	if l.mu.closed {
+		return ErrLogClosed
+	}
+	return l.mu.storageErr
+}
+
+// failLocked records a storage error (sticky) and returns it. Lock should be held.
+func (l *Log) failLocked(op string, err error) error {
+	if l.mu.storageErr == nil {
+		l.mu.storageErr = fmt.Errorf("%w: %s %s: %v", ErrStorage, op, l.dir, err)
+		l.logger.Error().Err(err).Str("op", op).Msg("storage error; log refuses writes from now on")
+	}
+	return l.mu.storageErr
+}
+
+// persistEpochsLocked writes leader-epoch-checkpoint. Lock should be held.
+func (l *Log) persistEpochsLocked() error {
+	if err := writeEpochCheckpoint(filepath.Join(l.dir, leaderEpochCheckpointFile), l.mu.epochs.entries); err != nil {
+		return l.failLocked("write leader-epoch-checkpoint", err)
+	}
+	return nil
+}
+
+// AppendAsLeader appends exactly one validated v2 record batch (CRC already checked by
+// the caller): it assigns offsets from the LEO by writing the base offset into the batch
+// header in place, stamps partitionLeaderEpoch, applies LogAppendTime if configured
+// (rewriting maxTimestamp and the attribute, then the CRC), checks idempotent/producer
+// state (DuplicateError, ErrOutOfOrderSequence, ErrInvalidProducerEpoch), writes it,
+// updates the indexes and the leader-epoch cache (assigning leaderEpoch at this offset
+// if it is new), and rolls the segment first when needed. batch may be modified.
+func (l *Log) AppendAsLeader(batch []byte, leaderEpoch int32, now time.Time) (AppendInfo, error) {
+	b := protocol.Batch(batch)
+	if err := b.CheckHeader(); err != nil {
+		return AppendInfo{}, fmt.Errorf("%w: %v", ErrCorruptBatch, err)
+	}
+	if b.LastOffsetDelta() < 0 || b.RecordCount() <= 0 {
+		return AppendInfo{}, fmt.Errorf("%w: lastOffsetDelta %d, %d records", ErrCorruptBatch, b.LastOffsetDelta(), b.RecordCount())
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.writableLocked(); err != nil {
+		return AppendInfo{}, err
+	}
+	if int64(len(b)) > l.mu.cfg.SegmentBytes {
+		return AppendInfo{}, fmt.Errorf("%w: %d > %d", ErrRecordBatchTooLarge, len(b), l.mu.cfg.SegmentBytes)
+	}
+	if err := l.mu.producers.checkLeaderAppend(b); err != nil {
+		return AppendInfo{}, err
+	}
+	leo := l.leoLocked()
+	b.SetBaseOffset(leo)
+	b.SetPartitionLeaderEpoch(leaderEpoch)
+	logAppendTime := int64(-1)
+	if l.mu.cfg.MessageTimestampLogAppendTime {
+		logAppendTime = now.UnixMilli()
+		b.SetLogAppendTime(logAppendTime)
+	}
+	if err := l.appendLocked(b, now); err != nil {
+		return AppendInfo{}, err
+	}
+	return AppendInfo{
+		FirstOffset:    leo,
+		LastOffset:     b.LastOffset(),
+		MaxTimestamp:   b.MaxTimestamp(),
+		LogAppendTime:  logAppendTime,
+		LogStartOffset: l.mu.logStartOffset,
+		RecordCount:    b.RecordCount(),
+	}, nil
+}
+
+// AppendAsFollower appends record batches as received from a leader (offsets and
+// epochs kept), updating the epoch cache from each batch's partitionLeaderEpoch and the
+// producer state (without sequence checks, as Kafka's REPLICATION origin).
+//
+// Every batch must pass its header and CRC check (ErrCorruptBatch) and the first must
+// start at the LEO, each next one right after the previous one (ErrInvalidOffset).
+// Nothing is written unless every batch is good. Note that Kafka accepts gaps here
+// (compacted logs have them); gokafkad does not compact yet, so a gap is a bug.
+func (l *Log) AppendAsFollower(batches []byte) (AppendInfo, error) {
+	var list []protocol.Batch
+	info := AppendInfo{MaxTimestamp: -1, LogAppendTime: -1}
+	for rest := batches; len(rest) > 0; {
+		size := protocol.BatchSize(rest)
+		if size < protocol.BatchHeaderSize || size > int64(len(rest)) {
+			return AppendInfo{}, fmt.Errorf("%w: truncated batch at byte %d", ErrCorruptBatch, len(batches)-len(rest))
+		}
+		b := protocol.Batch(rest[:size])
+		if err := b.CheckHeader(); err != nil {
+			return AppendInfo{}, fmt.Errorf("%w: %v", ErrCorruptBatch, err)
+		}
+		if err := b.CheckCRC(); err != nil {
+			return AppendInfo{}, fmt.Errorf("%w: %v", ErrCorruptBatch, err)
+		}
+		if b.LastOffsetDelta() < 0 {
+			return AppendInfo{}, fmt.Errorf("%w: negative lastOffsetDelta", ErrCorruptBatch)
+		}
+		if n := len(list); n > 0 && b.BaseOffset() != list[n-1].LastOffset()+1 {
+			return AppendInfo{}, fmt.Errorf("%w: batch at %d does not follow %d", ErrInvalidOffset, b.BaseOffset(), list[n-1].LastOffset())
+		}
+		list = append(list, b)
+		info.RecordCount += b.RecordCount()
+		info.MaxTimestamp = max(info.MaxTimestamp, b.MaxTimestamp())
+		rest = rest[size:]
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.writableLocked(); err != nil {
+		return AppendInfo{}, err
+	}
+	leo := l.leoLocked()
+	info.LogStartOffset = l.mu.logStartOffset
+	if len(list) == 0 {
+		info.FirstOffset, info.LastOffset = leo, leo-1
+		return info, nil
+	}
+	if list[0].BaseOffset() != leo {
+		return AppendInfo{}, fmt.Errorf("%w: first batch at %d, log end offset %d", ErrInvalidOffset, list[0].BaseOffset(), leo)
+	}
+	for _, b := range list {
+		if int64(len(b)) > l.mu.cfg.SegmentBytes {
+			return AppendInfo{}, fmt.Errorf("%w: %d > %d", ErrRecordBatchTooLarge, len(b), l.mu.cfg.SegmentBytes)
+		}
+	}
+	now := l.now()
+	for _, b := range list {
+		if err := l.appendLocked(b, now); err != nil {
+			return AppendInfo{}, err
+		}
+	}
+	info.FirstOffset, info.LastOffset = list[0].BaseOffset(), list[len(list)-1].LastOffset()
+	return info, nil
+}
+
+// appendLocked writes one batch whose offsets are final: roll if needed, write, then the
+// epoch cache, producer state and flush policy. Lock should be held.
+func (l *Log) appendLocked(b protocol.Batch, now time.Time) error {
+	if l.shouldRollLocked(b, now) {
+		if err := l.rollLocked(now); err != nil {
+			return err
+		}
+	}
+	if err := l.activeLocked().append(b, l.mu.cfg.IndexIntervalBytes); err != nil {
+		return l.failLocked("append", err)
+	}
+	if l.mu.epochs.assign(b.PartitionLeaderEpoch(), b.BaseOffset()) {
+		if err := l.persistEpochsLocked(); err != nil {
+			return err
+		}
+	}
+	l.mu.producers.update(b)
+	if l.leoLocked()-l.mu.recoveryPoint >= l.mu.cfg.FlushMessages {
+		return l.flushLocked()
+	}
+	return nil
+}
+
+// shouldRollLocked is Kafka's LogSegment.shouldRoll (without roll jitter): the batch
+// would overflow segment.bytes, segment.ms passed since the segment's first batch
+// timestamp (or its creation when it has none), an index is full, or the batch's last
+// offset is too far from the base to be stored relative to it. An empty segment is never
+// rolled. Lock should be held.
+func (l *Log) shouldRollLocked(b protocol.Batch, now time.Time) bool {
+	s := l.activeLocked()
+	if s.size == 0 {
+		return false
+	}
+	cfg := l.mu.cfg
+	var waited int64
+	if s.firstBatchTimestamp >= 0 {
+		waited = b.MaxTimestamp() - s.firstBatchTimestamp
+	} else {
+		waited = now.Sub(s.created).Milliseconds()
+	}
+	return s.size > cfg.SegmentBytes-int64(len(b)) ||
+		waited > cfg.SegmentMs ||
+		s.idx.isFull() || s.tidx.isFull() ||
+		b.LastOffset()-s.base > math.MaxInt32 ||
+		s.size+int64(len(b)) > math.MaxInt32 // index positions are int32
+}
+
+// rollLocked makes a new active segment at the LEO after finishing the current one
+// (final time index entry, indexes trimmed), as Kafka's UnifiedLog.roll. As Kafka, the
+// old segment is fsynced in the background (flushUpTo), so reads and appends do not wait
+// behind a long fsync under mu; the recovery point moves to the new base when it is done.
+// Lock should be held.
+func (l *Log) rollLocked(now time.Time) error {
+	old := l.activeLocked()
+	leo := old.nextOffset
+	if err := old.onBecomeInactive(); err != nil {
+		return l.failLocked("roll", err)
+	}
+	seg, err := createSegment(l.dir, leo, l.mu.cfg, now)
+	if err != nil {
+		return l.failLocked("roll", err)
+	}
+	l.mu.segments = append(l.mu.segments, seg)
+	l.flushes.Add(1)
+	go l.flushUpTo(leo, l.mu.truncations)
+	l.logger.Info().Int64("base_offset", leo).Int64("previous_size", old.size).Msg("rolled new log segment")
+	return nil
+}
+
+// flushUpTo fsyncs every segment below upTo not yet known to be flushed, and the
+// directory (new segment files' entries), then moves the recovery point to upTo, as
+// Kafka's UnifiedLog.flushUptoOffsetExclusive scheduled after a roll. It runs without mu
+// during the fsyncs. An error on a segment still in the log is a storage error; one on a
+// segment deleted meanwhile (its file may be closed) is not.
+func (l *Log) flushUpTo(upTo int64, gen uint64) {
+	defer l.flushes.Done()
+	l.flushMu.Lock()
+	defer l.flushMu.Unlock()
+	l.mu.RLock()
+	if l.mu.closed || l.mu.truncations != gen || l.mu.recoveryPoint >= upTo {
+		l.mu.RUnlock()
+		return
+	}
+	var segs []*segment
+	for _, s := range l.mu.segments {
+		if s.base < upTo && s.nextOffset > l.mu.recoveryPoint {
+			segs = append(segs, s)
+		}
+	}
+	l.mu.RUnlock()
+	var failed *segment
+	var err error
+	for _, s := range segs {
+		if err = s.flush(); err != nil {
+			failed = s
+			break
+		}
+	}
+	if err == nil {
+		err = syncDir(l.dir)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.mu.closed || l.mu.truncations != gen {
+		return
+	}
+	if err != nil {
+		if failed == nil || slices.Contains(l.mu.segments, failed) {
+			l.failLocked("flush", err)
+		}
+		return
+	}
+	l.mu.recoveryPoint = min(max(l.mu.recoveryPoint, upTo), l.leoLocked())
+	l.mu.lastFlush = l.now()
+}
+
+// flushLocked fsyncs every segment not yet known to be flushed and moves the recovery
+// point to the LEO. Lock should be held.
+func (l *Log) flushLocked() error {
+	for _, s := range l.mu.segments {
+		if s.nextOffset > l.mu.recoveryPoint || s == l.activeLocked() {
+			if err := s.flush(); err != nil {
+				return l.failLocked("flush", err)
+			}
+		}
+	}
+	l.mu.recoveryPoint = l.leoLocked()
+	l.mu.lastFlush = l.now()
+	return nil
+}
+
+// Flush fsyncs the log up to its end and advances the recovery point.
+func (l *Log) Flush() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.writableLocked(); err != nil {
+		return err
+	}
+	return l.flushLocked()
+}
+
+// maybeFlushByTime flushes when flush.ms passed since the last flush (LogManager's
+// flush check, as Kafka's LogManager.flushDirtyLogs).
+func (l *Log) maybeFlushByTime(now time.Time) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.writableLocked() != nil || l.leoLocked() == l.mu.recoveryPoint {
+		return nil
+	}
+	if now.Sub(l.mu.lastFlush).Milliseconds() < l.mu.cfg.FlushMs {
+		return nil
+	}
+	return l.flushLocked()
+}
+
+// LogEndOffset is the LEO: the offset the next batch gets.
+func (l *Log) LogEndOffset() int64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.leoLocked()
+}
+
+// LogStartOffset is the first offset still readable.
+func (l *Log) LogStartOffset() int64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.mu.logStartOffset
+}
+
+// HighWatermark as last set (recovered from replication-offset-checkpoint on open).
+func (l *Log) HighWatermark() int64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.mu.hw
+}
+
+// SetHighWatermark stores the HW (clamped to [LogStartOffset, LEO]); the LogManager
+// checkpoints it.
+func (l *Log) SetHighWatermark(hw int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.mu.hw = min(max(hw, l.mu.logStartOffset), l.leoLocked())
+}
+
+// RecoveryPoint is the offset below which everything is known to be fsynced.
+func (l *Log) RecoveryPoint() int64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.mu.recoveryPoint
+}
+
+// LatestEpoch is the last epoch in the leader-epoch cache (-1 when empty).
+func (l *Log) LatestEpoch() int32 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.mu.epochs.latestEpoch()
+}
+
+// AssignEpochStartOffset records that epoch starts at offset (leader-epoch-checkpoint),
+// as Kafka's LeaderEpochFileCache.assign. Negative arguments give ErrInvalidOffset.
+func (l *Log) AssignEpochStartOffset(epoch int32, offset int64) error {
+	if epoch < 0 || offset < 0 {
+		return fmt.Errorf("%w: epoch %d start offset %d", ErrInvalidOffset, epoch, offset)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.writableLocked(); err != nil {
+		return err
+	}
+	if l.mu.epochs.assign(epoch, offset) {
+		return l.persistEpochsLocked()
+	}
+	return nil
+}
+
+// EndOffsetForEpoch is Kafka's LeaderEpochFileCache.endOffsetFor: the largest epoch <=
+// epoch and the start offset of the next larger epoch (LEO when it is the latest);
+// (-1, -1) when unknown.
+func (l *Log) EndOffsetForEpoch(epoch int32) (int32, int64) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.mu.epochs.endOffsetFor(epoch, l.leoLocked())
+}
+
+// EpochEntries returns the leader-epoch cache.
+func (l *Log) EpochEntries() []EpochEntry {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.mu.epochs.clone()
+}
+
+// EpochForOffset returns the leader epoch of the batch holding offset (-1 when unknown),
+// from the leader-epoch cache as Kafka's LeaderEpochFileCache.epochForOffset.
+func (l *Log) EpochForOffset(offset int64) int32 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.mu.epochs.epochForOffset(offset)
+}
+
+// Size is the total bytes of all segments.
+func (l *Log) Size() int64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	var n int64
+	for _, s := range l.mu.segments {
+		n += s.size
+	}
+	return n
+}
+
+// NumSegments is the number of segments (for tests and metrics).
+func (l *Log) NumSegments() int {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return len(l.mu.segments)
+}
+
+// SetConfig changes the log's config at run time (AlterConfigs). A new
+// segment.index.bytes applies from the next segment on.
+func (l *Log) SetConfig(cfg LogConfig) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.mu.cfg = cfg
+}
+
+// Config returns the log's current config.
+func (l *Log) Config() LogConfig {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.mu.cfg
+}
+
+// Dir is the partition directory.
+func (l *Log) Dir() string { return l.dir }
+
+// TopicID as stored in partition.metadata.
+func (l *Log) TopicID() [16]byte { return l.topicID }
+
+// TopicPartition names the log's partition.
+func (l *Log) TopicPartition() TopicPartition { return l.tp }
+
+// segmentIndexLocked returns the index of the segment holding offset (the last segment
+// whose base <= offset), or -1. Lock should be held.
+func (l *Log) segmentIndexLocked(offset int64) int {
+	segs := l.mu.segments
+	return sort.Search(len(segs), func(i int) bool { return segs[i].base > offset }) - 1
+}
+
+// Close fsyncs and closes the log (final time index entry, indexes trimmed). Files of
+// segments already scheduled for deletion are left to the deleter.
+func (l *Log) Close() error {
+	l.flushes.Wait()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.mu.closed {
+		return nil
+	}
+	err := l.mu.storageErr
+	if err == nil {
+		if err = l.activeLocked().onBecomeInactive(); err != nil {
+			err = l.failLocked("close", err)
+		} else {
+			err = l.flushLocked()
+		}
+	}
+	l.mu.closed = true
+	for _, s := range l.mu.segments {
+		s.closeFiles()
+	}
+	return err
+}
+
+// closeForDelete marks the log closed (every call fails with ErrLogClosed) without
+// closing its files, which outstanding FileSlices may still read.
+func (l *Log) closeForDelete() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.mu.closed = true
+}
+
+// closeFiles closes every segment's files (after closeForDelete, when the delay passed).
+func (l *Log) closeFiles() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, s := range l.mu.segments {
+		s.closeFiles()
+	}
+}
+
+// StorageError returns the sticky storage error (wrapping ErrStorage), or nil: once set,
+// the partition must go offline (KAFKA_STORAGE_ERROR).
+func (l *Log) StorageError() error {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.mu.storageErr
+}
+
+// removeExpiredProducers drops producer state older than producer.id.expiration.ms.
+func (l *Log) removeExpiredProducers(now time.Time) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.mu.producers.removeExpired(now.UnixMilli(), l.producerExpirationMs)
+}

@@ -1,0 +1,552 @@
+package storage
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// LogManager owns one log dir (log.dirs; one dir for now): meta.properties, the
+// per-dir checkpoint files, every partition Log under it, and the background work
+// (retention, segment deletion after file.delete.delay.ms, checkpoint flushes).
+type LogManager struct {
+	cfg         LogManagerConfig
+	cfgFor      func(topic string) LogConfig
+	deleter     *deleter
+	clusterID   string
+	directoryID string
+	// cleanShutdownEpoch is the broker epoch found in .kafka_cleanshutdown at open,
+	// -1 when the last shutdown was not clean (KIP-966 uses it at registration).
+	cleanShutdownEpoch int64
+	stop               chan struct{}
+	done               chan struct{}
+
+	mu struct {
+		sync.Mutex
+		logs   map[TopicPartition]*Log
+		closed bool
+		// brokerEpoch goes into .kafka_cleanshutdown on Close.
+		brokerEpoch int64
+	}
+}
+
+// LogManagerConfig configures a LogManager.
+type LogManagerConfig struct {
+	Dir       string
+	NodeID    int32
+	ClusterID string
+	// RetentionCheckInterval is log.retention.check.interval.ms (default 300000).
+	RetentionCheckInterval time.Duration
+	// FlushCheckpointInterval is how often recovery-point / log-start-offset
+	// checkpoints are written (Kafka: log.flush.offset.checkpoint.interval.ms 60000,
+	// log.flush.start.offset.checkpoint.interval.ms 60000).
+	FlushCheckpointInterval time.Duration
+	Logger                  zerolog.Logger
+	Now                     func() time.Time
+	// ProducerIDExpiration is producer.id.expiration.ms (default 86400000): idempotent
+	// producer state older than this is dropped (checked with retention), and on open
+	// only segments newer than this are read to rebuild it.
+	ProducerIDExpiration time.Duration
+	// Decompress, when set, decompresses the records of a compressed batch (codec from
+	// the attributes); FetchOffsetByTimestamp uses it to find the exact record.
+	Decompress func(codec int8, src []byte) ([]byte, error)
+}
+
+// TopicPartition names a partition.
+type TopicPartition struct {
+	Topic     string
+	Partition int32
+}
+
+// String is the partition directory name, "<topic>-<partition>".
+func (tp TopicPartition) String() string { return tp.Topic + "-" + strconv.Itoa(int(tp.Partition)) }
+
+// validTopicPartition reports whether tp can name a directory (Kafka's topic name rules:
+// [a-zA-Z0-9._-], at most 249 characters, not "." or "..").
+func validTopicPartition(tp TopicPartition) bool {
+	if tp.Partition < 0 || tp.Topic == "" || len(tp.Topic) > 249 || tp.Topic == "." || tp.Topic == ".." {
+		return false
+	}
+	for _, c := range tp.Topic {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// parseTopicPartitionDir parses "<topic>-<partition>"; ok false for anything else
+// (including Kafka's "-delete", "-future" and "-stray" directories).
+func parseTopicPartitionDir(name string) (TopicPartition, bool) {
+	i := strings.LastIndexByte(name, '-')
+	if i <= 0 {
+		return TopicPartition{}, false
+	}
+	p, err := strconv.ParseInt(name[i+1:], 10, 32)
+	if err != nil || strconv.FormatInt(p, 10) != name[i+1:] {
+		return TopicPartition{}, false
+	}
+	tp := TopicPartition{Topic: name[:i], Partition: int32(p)}
+	return tp, validTopicPartition(tp)
+}
+
+// OpenLogManager reads meta.properties (creating it if missing), the checkpoints, and
+// opens every "<topic>-<partition>" directory under Dir, recovering each log (CRC scan
+// from the recovery point after an unclean shutdown, torn tail cut, indexes rebuilt).
+// cfgFor gives the LogConfig for a topic.
+//
+// The clean-shutdown marker is removed once every log is open, so a crash from here on
+// is seen as unclean by the next open. Leftover "-delete" directories are removed.
+func OpenLogManager(cfg LogManagerConfig, cfgFor func(topic string) LogConfig) (*LogManager, error) {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.RetentionCheckInterval <= 0 {
+		cfg.RetentionCheckInterval = 300 * time.Second
+	}
+	if cfg.FlushCheckpointInterval <= 0 {
+		cfg.FlushCheckpointInterval = 60 * time.Second
+	}
+	if cfg.ProducerIDExpiration <= 0 {
+		cfg.ProducerIDExpiration = 24 * time.Hour
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrStorage, err)
+	}
+	m := &LogManager{cfg: cfg, cfgFor: cfgFor, deleter: newDeleter(), cleanShutdownEpoch: -1,
+		stop: make(chan struct{}), done: make(chan struct{})}
+	m.mu.logs = make(map[TopicPartition]*Log)
+	m.mu.brokerEpoch = -1
+	if err := m.loadMetaProperties(); err != nil {
+		return nil, err
+	}
+	markerPath := filepath.Join(cfg.Dir, cleanShutdownFile)
+	clean := false
+	if data, err := os.ReadFile(markerPath); err == nil {
+		clean = true
+		var c struct {
+			BrokerEpoch *int64 `json:"brokerEpoch"`
+		}
+		if json.Unmarshal(data, &c) == nil && c.BrokerEpoch != nil {
+			m.cleanShutdownEpoch = *c.BrokerEpoch
+		}
+	}
+	recoveryPoints, err := ReadOffsetCheckpoint(filepath.Join(cfg.Dir, recoveryPointCheckpointFile))
+	if err != nil {
+		cfg.Logger.Warn().Err(err).Msg("ignoring unreadable recovery point checkpoint: recovering every segment")
+		recoveryPoints, clean = nil, false
+	}
+	startOffsets, err := ReadOffsetCheckpoint(filepath.Join(cfg.Dir, logStartOffsetCheckpointFile))
+	if err != nil {
+		cfg.Logger.Warn().Err(err).Msg("ignoring unreadable log start offset checkpoint")
+		startOffsets = nil
+	}
+	hws, err := ReadOffsetCheckpoint(filepath.Join(cfg.Dir, replicationCheckpointFile))
+	if err != nil {
+		cfg.Logger.Warn().Err(err).Msg("ignoring unreadable replication offset checkpoint")
+		hws = nil
+	}
+	if !clean {
+		cfg.Logger.Warn().Str("dir", cfg.Dir).Msg("no clean shutdown marker: recovering logs from their recovery points")
+	}
+	ents, err := os.ReadDir(cfg.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrStorage, err)
+	}
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		if strings.HasSuffix(e.Name(), "-delete") {
+			os.RemoveAll(filepath.Join(cfg.Dir, e.Name()))
+			continue
+		}
+		tp, ok := parseTopicPartitionDir(e.Name())
+		if !ok {
+			continue
+		}
+		l, err := m.openLog(tp, [16]byte{}, cfgFor(tp.Topic), false, clean, recoveryPoints[tp], startOffsets[tp], hws[tp])
+		if err != nil {
+			m.closeLogs()
+			return nil, err
+		}
+		m.mu.logs[tp] = l
+	}
+	if err := os.Remove(markerPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+		m.closeLogs()
+		return nil, fmt.Errorf("%w: remove clean shutdown marker: %v", ErrStorage, err)
+	}
+	if err := syncDir(cfg.Dir); err != nil {
+		m.closeLogs()
+		return nil, fmt.Errorf("%w: %v", ErrStorage, err)
+	}
+	go m.background()
+	return m, nil
+}
+
+// openLog opens the log of tp (creating its directory and partition.metadata when
+// create is set).
+func (m *LogManager) openLog(tp TopicPartition, topicID [16]byte, cfg LogConfig, create, clean bool, recoveryPoint, startOffset, hw int64) (*Log, error) {
+	dir := filepath.Join(m.cfg.Dir, tp.String())
+	if create {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrStorage, err)
+		}
+		if topicID != ([16]byte{}) { // as Kafka: only a known topic ID is written
+			if err := writePartitionMetadata(dir, topicID); err != nil {
+				return nil, fmt.Errorf("%w: %v", ErrStorage, err)
+			}
+		}
+		if err := syncDir(m.cfg.Dir); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrStorage, err)
+		}
+	} else {
+		id, err := readPartitionMetadata(dir)
+		if err != nil {
+			m.cfg.Logger.Warn().Err(err).Str("dir", dir).Msg("unreadable partition.metadata")
+		}
+		topicID = id
+	}
+	l, err := openLog(logParams{
+		dir:              dir,
+		tp:               tp,
+		topicID:          topicID,
+		cfg:              cfg,
+		recoveryPoint:    recoveryPoint,
+		logStartOffset:   startOffset,
+		hw:               hw,
+		hadCleanShutdown: clean,
+		logger:           m.cfg.Logger.With().Str("topic", tp.Topic).Int32("partition", tp.Partition).Logger(),
+		now:              m.cfg.Now,
+		decompress:       m.cfg.Decompress,
+		deleter:          m.deleter,
+
+		producerExpirationMs: m.cfg.ProducerIDExpiration.Milliseconds(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: open log %s: %v", ErrStorage, dir, err)
+	}
+	return l, nil
+}
+
+// Logs returns every open log keyed by "topic-partition" directory name.
+func (m *LogManager) Logs() map[TopicPartition]*Log {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[TopicPartition]*Log, len(m.mu.logs))
+	for tp, l := range m.mu.logs {
+		out[tp] = l
+	}
+	return out
+}
+
+// GetOrCreateLog returns the log for tp, creating its directory (and
+// partition.metadata with topicID) when it does not exist. An existing log with another
+// (non-zero) topic ID gives ErrInconsistentTopicID.
+func (m *LogManager) GetOrCreateLog(tp TopicPartition, topicID [16]byte, cfg LogConfig) (*Log, error) {
+	if !validTopicPartition(tp) {
+		return nil, fmt.Errorf("%w: %q %d", ErrInvalidTopicPartition, tp.Topic, tp.Partition)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.mu.closed {
+		return nil, ErrLogClosed
+	}
+	if l := m.mu.logs[tp]; l != nil {
+		if have := l.TopicID(); have != ([16]byte{}) && topicID != ([16]byte{}) && have != topicID {
+			return nil, fmt.Errorf("%w: %s has %s, asked for %s", ErrInconsistentTopicID, tp, FormatUUID(have), FormatUUID(topicID))
+		}
+		return l, nil
+	}
+	l, err := m.openLog(tp, topicID, cfg, true, true, 0, 0, 0)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.logs[tp] = l
+	m.cfg.Logger.Info().Str("topic", tp.Topic).Int32("partition", tp.Partition).Msg("created log")
+	return l, nil
+}
+
+// Log returns the open log for tp, or nil.
+func (m *LogManager) Log(tp TopicPartition) *Log {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.mu.logs[tp]
+}
+
+// DeleteLog closes tp's log and removes its directory (Kafka renames it to
+// "<topic>-<partition>.<uuid>-delete" and deletes it asynchronously). The log fails
+// every call with ErrLogClosed at once; its files are closed and removed
+// file.delete.delay.ms later, so FileSlices handed out stay readable meanwhile.
+func (m *LogManager) DeleteLog(tp TopicPartition) error {
+	m.mu.Lock()
+	l := m.mu.logs[tp]
+	delete(m.mu.logs, tp)
+	m.mu.Unlock()
+	if l == nil {
+		return nil
+	}
+	l.closeForDelete()
+	var id [16]byte
+	rand.Read(id[:])
+	target := filepath.Join(m.cfg.Dir, tp.String()+"."+hex.EncodeToString(id[:])+"-delete")
+	if err := os.Rename(l.dir, target); err != nil {
+		return fmt.Errorf("%w: %v", ErrStorage, err)
+	}
+	if err := syncDir(m.cfg.Dir); err != nil {
+		return fmt.Errorf("%w: %v", ErrStorage, err)
+	}
+	delay := time.Duration(l.Config().FileDeleteDelayMs) * time.Millisecond
+	m.deleter.schedule(delay, func() {
+		l.closeFiles()
+		os.RemoveAll(target)
+	})
+	m.cfg.Logger.Info().Str("topic", tp.Topic).Int32("partition", tp.Partition).Msg("deleted log")
+	return nil
+}
+
+// Checkpoint writes every per-dir checkpoint file now (recovery-point-offset-checkpoint,
+// log-start-offset-checkpoint, replication-offset-checkpoint). As Kafka, a log start
+// offset is only written when it is above the first segment's base offset.
+func (m *LogManager) Checkpoint() error {
+	rps := make(map[TopicPartition]int64)
+	lsos := make(map[TopicPartition]int64)
+	hws := make(map[TopicPartition]int64)
+	for tp, l := range m.Logs() {
+		l.mu.RLock()
+		rps[tp] = l.mu.recoveryPoint
+		hws[tp] = l.mu.hw
+		if len(l.mu.segments) > 0 && l.mu.logStartOffset > l.mu.segments[0].base {
+			lsos[tp] = l.mu.logStartOffset
+		}
+		l.mu.RUnlock()
+	}
+	for _, f := range []struct {
+		name string
+		m    map[TopicPartition]int64
+	}{{recoveryPointCheckpointFile, rps}, {logStartOffsetCheckpointFile, lsos}, {replicationCheckpointFile, hws}} {
+		if err := WriteOffsetCheckpoint(filepath.Join(m.cfg.Dir, f.name), f.m); err != nil {
+			return fmt.Errorf("%w: %v", ErrStorage, err)
+		}
+	}
+	return nil
+}
+
+// RunRetention applies retention (retention.ms, retention.bytes, log start offset) to
+// every log now, as one run of Kafka's LogManager.cleanupLogs, and expires idempotent
+// producer state older than ProducerIDExpiration. Returns the number of segments
+// deleted.
+func (m *LogManager) RunRetention() (int, error) {
+	now := m.cfg.Now()
+	total := 0
+	var first error
+	for _, l := range m.Logs() {
+		l.removeExpiredProducers(now)
+		n, err := l.deleteOldSegments(now)
+		total += n
+		if err != nil && !errors.Is(err, ErrLogClosed) && first == nil {
+			first = err
+		}
+	}
+	return total, first
+}
+
+// SetBrokerEpoch sets the broker epoch written into .kafka_cleanshutdown on Close.
+func (m *LogManager) SetBrokerEpoch(epoch int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.mu.brokerEpoch = epoch
+}
+
+// CleanShutdownBrokerEpoch is the broker epoch the last clean shutdown recorded, or -1
+// when the last shutdown was not clean (or recorded none).
+func (m *LogManager) CleanShutdownBrokerEpoch() int64 { return m.cleanShutdownEpoch }
+
+// ClusterID is the cluster.id of meta.properties.
+func (m *LogManager) ClusterID() string { return m.clusterID }
+
+// DirectoryID is the directory.id of meta.properties (base64url, as Kafka prints it).
+func (m *LogManager) DirectoryID() string { return m.directoryID }
+
+// background is the scheduler: retention every RetentionCheckInterval, flush.ms checks
+// and checkpoints every FlushCheckpointInterval.
+func (m *LogManager) background() {
+	defer close(m.done)
+	retention := time.NewTicker(m.cfg.RetentionCheckInterval)
+	defer retention.Stop()
+	checkpoint := time.NewTicker(m.cfg.FlushCheckpointInterval)
+	defer checkpoint.Stop()
+	for {
+		select {
+		case <-m.stop:
+			return
+		case <-retention.C:
+			if _, err := m.RunRetention(); err != nil {
+				m.cfg.Logger.Error().Err(err).Msg("retention")
+			}
+		case <-checkpoint.C:
+			now := m.cfg.Now()
+			for _, l := range m.Logs() {
+				if err := l.maybeFlushByTime(now); err != nil {
+					m.cfg.Logger.Error().Err(err).Msg("flush")
+				}
+			}
+			if err := m.Checkpoint(); err != nil {
+				m.cfg.Logger.Error().Err(err).Msg("checkpoint")
+			}
+		}
+	}
+}
+
+// Close flushes and closes every log, writes the checkpoints and the clean-shutdown marker.
+// The marker is not written when a log had a storage error, so the next open recovers.
+func (m *LogManager) Close() error {
+	m.mu.Lock()
+	if m.mu.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.mu.closed = true
+	epoch := m.mu.brokerEpoch
+	m.mu.Unlock()
+	close(m.stop)
+	<-m.done
+	clean := true
+	var first error
+	for _, l := range m.Logs() {
+		if err := l.Close(); err != nil {
+			clean = false
+			if first == nil {
+				first = err
+			}
+		}
+	}
+	m.deleter.flush()
+	if err := m.Checkpoint(); err != nil {
+		clean = false
+		if first == nil {
+			first = err
+		}
+	}
+	if clean {
+		data := fmt.Sprintf(`{"version":0,"brokerEpoch":%d}`, epoch)
+		if err := writeFileAtomic(filepath.Join(m.cfg.Dir, cleanShutdownFile), []byte(data)); err != nil && first == nil {
+			first = fmt.Errorf("%w: %v", ErrStorage, err)
+		}
+	}
+	return first
+}
+
+// closeLogs closes what OpenLogManager opened before failing.
+func (m *LogManager) closeLogs() {
+	for _, l := range m.mu.logs {
+		l.Close()
+	}
+}
+
+// FormatUUID prints a UUID as Kafka's Uuid.toString: base64url without padding.
+func FormatUUID(id [16]byte) string { return base64.RawURLEncoding.EncodeToString(id[:]) }
+
+// ParseUUID parses FormatUUID's output.
+func ParseUUID(s string) ([16]byte, error) {
+	var id [16]byte
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || len(b) != 16 {
+		return id, fmt.Errorf("storage: bad uuid %q", s)
+	}
+	copy(id[:], b)
+	return id, nil
+}
+
+// randomUUID is Kafka's Uuid.randomUuid: random, never all zeros, and never printing
+// with a leading '-' (Kafka avoids those so they cannot be mistaken for CLI flags).
+func randomUUID() [16]byte {
+	for {
+		var id [16]byte
+		rand.Read(id[:])
+		id[6] = id[6]&0x0f | 0x40 // version 4
+		id[8] = id[8]&0x3f | 0x80 // variant
+		if id != ([16]byte{}) && !strings.HasPrefix(FormatUUID(id), "-") {
+			return id
+		}
+	}
+}
+
+// writePartitionMetadata writes partition.metadata as Kafka's PartitionMetadataFile.
+func writePartitionMetadata(dir string, topicID [16]byte) error {
+	data := fmt.Sprintf("version: 0\ntopic_id: %s\n", FormatUUID(topicID))
+	return writeFileAtomic(filepath.Join(dir, partitionMetadataFile), []byte(data))
+}
+
+// readPartitionMetadata reads partition.metadata; a missing file gives the zero ID.
+func readPartitionMetadata(dir string) ([16]byte, error) {
+	data, err := os.ReadFile(filepath.Join(dir, partitionMetadataFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return [16]byte{}, nil
+	}
+	if err != nil {
+		return [16]byte{}, err
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 2 || strings.TrimSpace(lines[0]) != "version: 0" || !strings.HasPrefix(lines[1], "topic_id: ") {
+		return [16]byte{}, fmt.Errorf("%w: partition.metadata in %s", ErrBadCheckpoint, dir)
+	}
+	return ParseUUID(strings.TrimSpace(strings.TrimPrefix(lines[1], "topic_id: ")))
+}
+
+// loadMetaProperties reads meta.properties (KRaft v1) or writes a new one. A file for
+// another node.id or cluster.id gives ErrInconsistentMetaProperties, as Kafka refuses to
+// start on a foreign log dir.
+func (m *LogManager) loadMetaProperties() error {
+	path := filepath.Join(m.cfg.Dir, metaPropertiesFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		m.clusterID = m.cfg.ClusterID
+		if m.clusterID == "" {
+			m.clusterID = FormatUUID(randomUUID())
+		}
+		m.directoryID = FormatUUID(randomUUID())
+		content := fmt.Sprintf("#\n#%s\nnode.id=%d\ndirectory.id=%s\nversion=1\ncluster.id=%s\n",
+			m.cfg.Now().UTC().Format("Mon Jan 02 15:04:05 MST 2006"), m.cfg.NodeID, m.directoryID, m.clusterID)
+		if err := writeFileAtomic(path, []byte(content)); err != nil {
+			return fmt.Errorf("%w: %v", ErrStorage, err)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrStorage, err)
+	}
+	props := make(map[string]string)
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' || line[0] == '!' {
+			continue
+		}
+		if k, v, ok := strings.Cut(line, "="); ok {
+			props[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+	}
+	if props["version"] != "1" {
+		return fmt.Errorf("%w: %s: version %q, want 1", ErrInconsistentMetaProperties, path, props["version"])
+	}
+	if props["node.id"] != strconv.Itoa(int(m.cfg.NodeID)) {
+		return fmt.Errorf("%w: %s: node.id %s, this node is %d", ErrInconsistentMetaProperties, path, props["node.id"], m.cfg.NodeID)
+	}
+	if m.cfg.ClusterID != "" && props["cluster.id"] != m.cfg.ClusterID {
+		return fmt.Errorf("%w: %s: cluster.id %s, want %s", ErrInconsistentMetaProperties, path, props["cluster.id"], m.cfg.ClusterID)
+	}
+	m.clusterID = props["cluster.id"]
+	m.directoryID = props["directory.id"]
+	return nil
+}

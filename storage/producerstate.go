@@ -1,0 +1,144 @@
+package storage
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gokafkad/gokafkad/protocol"
+)
+
+// numBatchesToRetain is how many recent batches per producer are kept for duplicate
+// detection, as Kafka's ProducerStateEntry.NUM_BATCHES_TO_RETAIN (matches the client's
+// max.in.flight.requests.per.connection limit of 5 for idempotence).
+const numBatchesToRetain = 5
+
+// batchMetadata is Kafka's BatchMetadata: enough of a written batch to answer a resend.
+type batchMetadata struct {
+	firstSeq, lastSeq       int32
+	firstOffset, lastOffset int64
+	timestamp               int64
+}
+
+// producerEntry is Kafka's ProducerStateEntry for one producer id.
+type producerEntry struct {
+	epoch int16
+	// lastTimestamp is the maxTimestamp of the producer's last batch (expiry clock).
+	lastTimestamp int64
+	// batches are the last numBatchesToRetain batches written under epoch, oldest first.
+	batches []batchMetadata
+}
+
+func (e *producerEntry) lastSeq() int32 {
+	if len(e.batches) == 0 {
+		return -1
+	}
+	return e.batches[len(e.batches)-1].lastSeq
+}
+
+// producerState is the in-memory part of Kafka's ProducerStateManager: per producer id,
+// its epoch and last batches. It is rebuilt from batch headers when a log opens or is
+// truncated (no .snapshot files yet). Guarded by the owning Log's mu.
+type producerState struct {
+	producers map[int64]*producerEntry
+}
+
+func newProducerState() producerState {
+	return producerState{producers: make(map[int64]*producerEntry)}
+}
+
+// inSequence is Kafka's ProducerStateEntry/ProducerAppendInfo.inSequence: next follows
+// last, wrapping at MaxInt32.
+func inSequence(last, next int32) bool {
+	return int64(next) == int64(last)+1 || (next == 0 && last == math.MaxInt32)
+}
+
+// checkLeaderAppend validates a client batch against the producer's state, as
+// UnifiedLog.analyzeAndValidateProducerState + ProducerAppendInfo (origin CLIENT): a
+// resend of one of the last batches gives *DuplicateError; an older epoch gives
+// ErrInvalidProducerEpoch; a new epoch must start at sequence 0 (unless the producer
+// was unknown); the same epoch must continue the sequence. A producer the log knows
+// nothing about (new, or all its batches removed) may start at any sequence.
+func (s *producerState) checkLeaderAppend(b protocol.Batch) error {
+	pid := b.ProducerID()
+	if pid < 0 || b.IsControl() {
+		return nil
+	}
+	epoch, firstSeq, lastSeq := b.ProducerEpoch(), b.BaseSequence(), b.LastSequence()
+	e := s.producers[pid]
+	if e == nil {
+		return nil
+	}
+	if epoch == e.epoch {
+		for _, m := range e.batches {
+			if m.firstSeq == firstSeq && m.lastSeq == lastSeq {
+				return &DuplicateError{FirstOffset: m.firstOffset, LastOffset: m.lastOffset, Timestamp: m.timestamp}
+			}
+		}
+	}
+	if epoch < e.epoch {
+		return fmt.Errorf("%w: producer %d epoch %d is older than %d", ErrInvalidProducerEpoch, pid, epoch, e.epoch)
+	}
+	if epoch != e.epoch {
+		if firstSeq != 0 && e.epoch != -1 {
+			return fmt.Errorf("%w: producer %d new epoch %d must start at sequence 0, got %d",
+				ErrOutOfOrderSequence, pid, epoch, firstSeq)
+		}
+		return nil
+	}
+	if e.epoch == -1 {
+		return nil
+	}
+	if !inSequence(e.lastSeq(), firstSeq) {
+		return fmt.Errorf("%w: producer %d epoch %d: expected sequence %d, got %d",
+			ErrOutOfOrderSequence, pid, epoch, int64(e.lastSeq())+1, firstSeq)
+	}
+	return nil
+}
+
+// update records a written batch (leader or follower or recovery), as
+// ProducerStateEntry.addBatch: a new epoch forgets the old epoch's batches.
+func (s *producerState) update(b protocol.Batch) {
+	pid := b.ProducerID()
+	if pid < 0 || b.IsControl() {
+		return
+	}
+	e := s.producers[pid]
+	if e == nil {
+		e = &producerEntry{epoch: -1}
+		s.producers[pid] = e
+	}
+	if b.ProducerEpoch() != e.epoch {
+		e.epoch = b.ProducerEpoch()
+		e.batches = e.batches[:0]
+	}
+	e.lastTimestamp = b.MaxTimestamp()
+	if b.BaseSequence() < 0 {
+		return
+	}
+	m := batchMetadata{
+		firstSeq:    b.BaseSequence(),
+		lastSeq:     b.LastSequence(),
+		firstOffset: b.BaseOffset(),
+		lastOffset:  b.LastOffset(),
+		timestamp:   b.MaxTimestamp(),
+	}
+	if len(e.batches) == numBatchesToRetain {
+		copy(e.batches, e.batches[1:])
+		e.batches = e.batches[:numBatchesToRetain-1]
+	}
+	e.batches = append(e.batches, m)
+}
+
+// removeExpired forgets producers whose last batch is at least expirationMs older than
+// nowMs, as Kafka's ProducerStateManager.removeExpiredProducers (no transactions yet, so
+// none is kept for an ongoing one). Returns how many were removed.
+func (s *producerState) removeExpired(nowMs, expirationMs int64) int {
+	n := 0
+	for pid, e := range s.producers {
+		if nowMs-e.lastTimestamp >= expirationMs {
+			delete(s.producers, pid)
+			n++
+		}
+	}
+	return n
+}
