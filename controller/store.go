@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gokafkad/gokafkad/storage"
 	"os"
 	"path/filepath"
 )
@@ -20,7 +21,7 @@ var (
 )
 
 // MetadataDirName is the metadata log's directory under the first log dir, as Kafka's.
-const MetadataDirName = "__cluster_metadata-0"
+const MetadataDirName = storage.MetadataLogDirName
 
 type fileStore struct {
 	f   *os.File

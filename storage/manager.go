@@ -86,6 +86,10 @@ func validTopicPartition(tp TopicPartition) bool {
 	return true
 }
 
+// MetadataLogDirName is the cluster metadata log's directory, which the controller
+// owns (Kafka keeps it apart from the partition logs too).
+const MetadataLogDirName = "__cluster_metadata-0"
+
 // parseTopicPartitionDir parses "<topic>-<partition>"; ok false for anything else
 // (including Kafka's "-delete", "-future" and "-stray" directories).
 func parseTopicPartitionDir(name string) (TopicPartition, bool) {
@@ -173,7 +177,7 @@ func OpenLogManager(cfg LogManagerConfig, cfgFor func(topic string) LogConfig) (
 			continue
 		}
 		tp, ok := parseTopicPartitionDir(e.Name())
-		if !ok {
+		if !ok || e.Name() == MetadataLogDirName {
 			continue
 		}
 		l, err := m.openLog(tp, [16]byte{}, cfgFor(tp.Topic), false, clean, recoveryPoints[tp], startOffsets[tp], hws[tp])
