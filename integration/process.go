@@ -83,8 +83,8 @@ func StartProcess(t testing.TB, extra map[string]string) *Process {
 		props[k] = v
 	}
 	p := &Process{t: t, Dir: dir, Props: props, Addr: fmt.Sprintf("127.0.0.1:%d", port)}
+	t.Cleanup(func() { p.Kill() }) // registered first: a failed Start must not leak the process
 	p.Start()
-	t.Cleanup(func() { p.Kill() })
 	return p
 }
 
