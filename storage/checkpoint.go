@@ -20,6 +20,7 @@ const (
 	partitionMetadataFile        = "partition.metadata"
 	metaPropertiesFile           = "meta.properties"
 	cleanShutdownFile            = ".kafka_cleanshutdown"
+	lockFileName                 = ".lock"
 	checkpointVersion            = 0
 )
 

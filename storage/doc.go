@@ -33,8 +33,21 @@
 // the segment is cut at the first bad or torn batch and later segments are deleted, and
 // the indexes of the recovered segments are rebuilt.
 //
+// Inactive segments are loaded from their indexes alone when their largest timestamp is
+// older than producer.id.expiration.ms (as Kafka loads segments it does not recover);
+// the idempotent-producer state is rebuilt from the batch headers of the later
+// segments (gokafkad writes no .snapshot files yet). Only the active segment's index
+// entries are held in memory; others are binary-searched in their files.
+//
+// A rolled segment is fsynced in the background (as Kafka's flush after roll); the
+// recovery point moves once that is done. Nothing else is fsynced unless flush.messages
+// or flush.ms ask for it: durability comes from replication.
+//
 // Deleted segments are renamed with a ".deleted" suffix and closed and unlinked
 // file.delete.delay.ms later, so a FileSlice handed to a fetch stays readable meanwhile.
 //
-// Lock order: LogManager.mu before Log.mu. Log.mu is never held while calling out.
+// Locks: LogManager.mu before Log.mu; Log.flushMu (background flushes) before Log.mu.
+// Log.mu is a RWMutex: reads share it, appends, truncation and retention take it
+// exclusively; no fsync of a whole segment happens under it except in Close and explicit
+// flushes.
 package storage

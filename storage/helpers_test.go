@@ -161,6 +161,7 @@ func (e *env) crash() {
 		l.closeFiles()
 	}
 	m.deleter.flush()
+	m.lockFile.Close() // the process is gone
 	e.m = nil
 }
 

@@ -84,21 +84,39 @@ func isZero(b []byte) bool {
 	return true
 }
 
-// makeResident loads the entries into memory, dropping a zero tail.
+// makeResident loads the entries into memory. It reads forward in chunks and stops at
+// the first all-zero entry, so the sparse preallocated tail of an untrimmed index (up to
+// segment.index.bytes) is neither read nor kept.
 func (x *indexFile) makeResident() error {
 	if x.mem != nil {
 		return nil
 	}
-	data := make([]byte, x.n*x.entrySize)
-	if _, err := x.file.ReadAt(data, 0); err != nil && !errors.Is(err, io.EOF) {
-		return err
-	}
-	n := x.n
-	for n > 0 && isZero(data[(n-1)*x.entrySize:n*x.entrySize]) {
-		n--
+	const chunkEntries = 8192
+	mem := make([]byte, 0, min(x.n, chunkEntries)*x.entrySize)
+	buf := make([]byte, chunkEntries*x.entrySize)
+	n := 0
+	for n < x.n {
+		k := min(x.n-n, chunkEntries)
+		chunk := buf[:k*x.entrySize]
+		if _, err := x.file.ReadAt(chunk, int64(n)*int64(x.entrySize)); err != nil && !errors.Is(err, io.EOF) {
+			return err
+		}
+		stop := false
+		for i := 0; i < k; i++ {
+			e := chunk[i*x.entrySize : (i+1)*x.entrySize]
+			if isZero(e) {
+				stop = true
+				break
+			}
+			mem = append(mem, e...)
+			n++
+		}
+		if stop {
+			break
+		}
 	}
 	x.n = n
-	x.mem = data[:n*x.entrySize]
+	x.mem = mem
 	x.setLast()
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -29,8 +30,11 @@ type LogManager struct {
 	// cleanShutdownEpoch is the broker epoch found in .kafka_cleanshutdown at open,
 	// -1 when the last shutdown was not clean (KIP-966 uses it at registration).
 	cleanShutdownEpoch int64
-	stop               chan struct{}
-	done               chan struct{}
+	// lockFile holds the exclusive flock on "<dir>/.lock" (as Kafka's LogManager), so
+	// two brokers never share a log dir. Released by Close.
+	lockFile *os.File
+	stop     chan struct{}
+	done     chan struct{}
 
 	mu struct {
 		sync.Mutex
@@ -132,6 +136,17 @@ func OpenLogManager(cfg LogManagerConfig, cfgFor func(topic string) LogConfig) (
 		stop: make(chan struct{}), done: make(chan struct{})}
 	m.mu.logs = make(map[TopicPartition]*Log)
 	m.mu.brokerEpoch = -1
+	lock, err := lockDir(cfg.Dir)
+	if err != nil {
+		return nil, err
+	}
+	m.lockFile = lock
+	ok := false
+	defer func() {
+		if !ok {
+			lock.Close()
+		}
+	}()
 	if err := m.loadMetaProperties(); err != nil {
 		return nil, err
 	}
@@ -196,7 +211,24 @@ func OpenLogManager(cfg LogManagerConfig, cfgFor func(topic string) LogConfig) (
 		return nil, fmt.Errorf("%w: %v", ErrStorage, err)
 	}
 	go m.background()
+	ok = true
 	return m, nil
+}
+
+// ErrLogDirLocked: another process (or LogManager) has the log dir open.
+var ErrLogDirLocked = errors.New("storage: log dir is in use")
+
+// lockDir takes Kafka's ".lock" file lock on dir.
+func lockDir(dir string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(dir, lockFileName), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrStorage, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%w: %s: %v", ErrLogDirLocked, dir, err)
+	}
+	return f, nil
 }
 
 // openLog opens the log of tp (creating its directory and partition.metadata when
@@ -449,6 +481,7 @@ func (m *LogManager) Close() error {
 			first = fmt.Errorf("%w: %v", ErrStorage, err)
 		}
 	}
+	m.lockFile.Close()
 	return first
 }
 

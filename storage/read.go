@@ -57,8 +57,26 @@ func (l *Log) Read(startOffset int64, maxBytes int32, maxOffset int64, minOneMes
 			continue // as Kafka: the offset fell in a gap at the segment's end
 		}
 		first := protocol.Batch(hdr).BaseOffset()
+		// Where maxOffset's batch starts bounds the slice; when everything up to it fits
+		// in maxBytes no header needs reading (the common case of a caught-up reader).
+		limit := seg.size
+		if maxOffset < seg.nextOffset {
+			p, found, err := seg.translateOffset(maxOffset, make([]byte, protocol.BatchHeaderSize))
+			if err != nil {
+				return ReadResult{}, fmt.Errorf("read %s at %d: %w", l.dir, startOffset, err)
+			}
+			if found {
+				limit = p
+			}
+		}
+		if limit-pos <= int64(maxBytes) {
+			if limit <= pos {
+				return ReadResult{FirstOffset: first}, nil
+			}
+			return ReadResult{Slice: FileSlice{File: seg.reader, Pos: pos, Len: limit - pos}, FirstOffset: first}, nil
+		}
 		end := pos
-		for end < seg.size {
+		for end < limit {
 			b, err := seg.readHeader(end, hdr)
 			if err != nil {
 				return ReadResult{}, fmt.Errorf("read %s at %d: %w", l.dir, startOffset, err)

@@ -3,7 +3,6 @@ package storage
 import (
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -126,7 +125,10 @@ func openLog(p logParams) (*Log, error) {
 			// Overlaps its predecessor (e.g. a cut predecessor's data reappearing): drop it.
 			l.logger.Warn().Int64("base_offset", base).Msg("deleting segment overlapping the previous one")
 			seg.closeFiles()
-			removeSegmentFiles(p.dir, base)
+			if err := removeSegmentFiles(p.dir, base); err != nil {
+				closeOpened()
+				return nil, err
+			}
 			continue
 		}
 		if i < firstFed && isOld[i] {
@@ -204,7 +206,10 @@ func openLog(p logParams) (*Log, error) {
 			for j := i + 1; j < len(segs); j++ {
 				segs[j].seg.closeFiles()
 				segs[j].seg = nil
-				removeSegmentFiles(p.dir, bases[j])
+				if err := removeSegmentFiles(p.dir, bases[j]); err != nil {
+					closeOpened()
+					return nil, err
+				}
 			}
 			recovered = true
 			break
@@ -407,7 +412,7 @@ func parseBase(stem string) (int64, bool) {
 		return 0, false
 	}
 	v, err := strconv.ParseInt(stem, 10, 64)
-	if err != nil || v < 0 || v > math.MaxInt64 {
+	if err != nil || v < 0 {
 		return 0, false
 	}
 	return v, true
@@ -415,10 +420,11 @@ func parseBase(stem string) (int64, bool) {
 
 // removeSegmentFiles unlinks a segment's files right away (recovery only: nothing can
 // hold a slice of them yet).
-func removeSegmentFiles(dir string, base int64) {
+func removeSegmentFiles(dir string, base int64) error {
 	for _, suf := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
 		if err := os.Remove(segmentPath(dir, base, suf)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			continue
+			return err
 		}
 	}
+	return nil
 }

@@ -266,3 +266,38 @@ func FuzzRecover(f *testing.F) {
 		}
 	})
 }
+
+func TestRecoveredSegmentsKeepTheirLargestTimestamp(t *testing.T) {
+	e := newEnv(t, recoveryConfig(t))
+	l := e.log()
+	now := e.clock.Now().UnixMilli() - 48*3600*1000 // old enough to be quick-loaded later
+	for i := 0; i < 12; i++ {
+		s := spec(4, now+int64(100*i))
+		if i%5 == 0 {
+			s.ts += 50 // a batch with a larger timestamp early in each segment
+		}
+		if _, err := l.AppendAsLeader(makeBatch(t, s), 0, e.clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[int64]TimestampOffset{}
+	for _, ts := range []int64{now + 53, now + 403, now + 453, now + 1103} {
+		got, ok, err := l.FetchOffsetByTimestamp(ts)
+		if err != nil || !ok {
+			t.Fatal(ts, err)
+		}
+		want[ts] = got
+	}
+	e.crash()
+	e.open()   // every segment recovered, indexes rebuilt
+	e.reopen() // old segments loaded from their indexes
+	l = e.m.Log(tp0)
+	for ts, w := range want {
+		if got, ok, err := l.FetchOffsetByTimestamp(ts); err != nil || !ok || got != w {
+			t.Errorf("ts %d: %+v, want %+v (%v)", ts, got, w, err)
+		}
+	}
+	e.m.Close()
+	e.m = nil
+	checkDirLikeDumpLogSegments(t, partDir(e))
+}

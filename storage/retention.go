@@ -336,12 +336,21 @@ func (l *Log) truncateFullyAndStartAtLocked(offset int64) error {
 	return nil
 }
 
-// rebuildProducerStateLocked replays every batch header from the log start offset on,
-// as Kafka's rebuildProducerState does from its snapshots. Lock should be held.
+// rebuildProducerStateLocked replays batch headers from the log start offset on, as
+// Kafka's rebuildProducerState does from its snapshots, skipping the segments up to the
+// last one whose largest timestamp is older than producer.id.expiration.ms (their
+// producers would have expired, as on open). Lock should be held.
 func (l *Log) rebuildProducerStateLocked() error {
 	ps := newProducerState()
+	expireBefore := l.now().UnixMilli() - l.producerExpirationMs
+	first := 0
+	for i, s := range l.mu.segments[:len(l.mu.segments)-1] {
+		if s.maxTimestamp < expireBefore {
+			first = i + 1
+		}
+	}
 	hdr := make([]byte, protocol.BatchHeaderSize)
-	for _, s := range l.mu.segments {
+	for _, s := range l.mu.segments[first:] {
 		for pos := int64(0); pos < s.size; {
 			b, err := s.readHeader(pos, hdr)
 			if err != nil {

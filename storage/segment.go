@@ -252,6 +252,11 @@ func (s *segment) scan(mode scanMode, indexInterval int64, rebuild bool, onBatch
 		pos += size
 	}
 	if rebuild {
+		// As Kafka's LogSegment.recover: the largest timestamp always gets an entry, as a
+		// normally closed segment has (quickLoad and retention rely on it).
+		if n := len(tentries); s.maxTimestamp >= 0 && (n == 0 || tentries[n-1].timestamp < s.maxTimestamp) {
+			tentries = append(tentries, timeIndexEntry{timestamp: s.maxTimestamp, relOffset: int32(s.offsetOfMaxTimestamp - s.base)})
+		}
 		if err := s.idx.resetEntries(entries); err != nil {
 			return 0, err
 		}

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"encoding/base64"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -115,6 +116,12 @@ func TestCheckpointFiles(t *testing.T) {
 	if string(pm) != "version: 0\ntopic_id: "+id+"\n" {
 		t.Fatalf("partition.metadata %q", pm)
 	}
+	// A log dir in use is refused.
+	e.open()
+	if _, err := OpenLogManager(LogManagerConfig{Dir: e.dir, NodeID: 1, Now: e.clock.Now}, func(string) LogConfig { return e.cfg }); !errors.Is(err, ErrLogDirLocked) {
+		t.Fatalf("second manager on the same dir: %v", err)
+	}
+	e.m.Close()
 	// A log dir of another node is refused.
 	_, err = OpenLogManager(LogManagerConfig{Dir: e.dir, NodeID: 2, ClusterID: "test-cluster", Now: e.clock.Now}, func(string) LogConfig { return e.cfg })
 	if err == nil {
