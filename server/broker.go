@@ -17,6 +17,7 @@ import (
 
 	"github.com/gokafkad/gokafkad/config"
 	"github.com/gokafkad/gokafkad/controller"
+	"github.com/gokafkad/gokafkad/protocol"
 	"github.com/gokafkad/gokafkad/replication"
 	"github.com/gokafkad/gokafkad/storage"
 )
@@ -153,6 +154,10 @@ func Start(cfg Config) (*Broker, error) {
 		RetentionCheckInterval:  time.Duration(cfg.LogRetentionCheckIntervalMs) * time.Millisecond,
 		FlushCheckpointInterval: time.Duration(cfg.LogFlushOffsetCheckpointIntervalMs) * time.Millisecond,
 		Logger:                  cfg.Logger.With().Str("component", "log-manager").Logger(), Now: cfg.Now,
+		ProducerIDExpiration:    time.Duration(cfg.ProducerIDExpirationMs) * time.Millisecond,
+		Decompress: func(codec int8, src []byte) ([]byte, error) {
+			return protocol.Decompress(codec, src, nil, protocol.DecompressedLimit(int(cfg.MessageMaxBytes)))
+		},
 	}, func(topic string) storage.LogConfig {
 		if t := ctl.Image().Topics[topic]; t != nil {
 			return b.cfg.logConfig(t.Configs)
@@ -193,10 +198,12 @@ func Start(cfg Config) (*Broker, error) {
 	if cfg.BrokerRack != "" {
 		rack = &cfg.BrokerRack
 	}
-	if _, err := ctl.RegisterBroker(cfg.NodeID, b.advertisedHost, b.advertisedPort, rack); err != nil {
+	epoch, err := ctl.RegisterBroker(cfg.NodeID, b.advertisedHost, b.advertisedPort, rack)
+	if err != nil {
 		b.Close()
 		return nil, err
 	}
+	logs.SetBrokerEpoch(epoch)
 	b.wg.Add(1)
 	go b.acceptLoop()
 	b.log.Info().Int32("node_id", cfg.NodeID).Str("listener", ln.Addr().String()).

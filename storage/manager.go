@@ -176,7 +176,7 @@ func OpenLogManager(cfg LogManagerConfig, cfgFor func(topic string) LogConfig) (
 		cfg.Logger.Warn().Err(err).Msg("ignoring unreadable replication offset checkpoint")
 		hws = nil
 	}
-	if !clean {
+	if !clean && len(recoveryPoints) > 0 {
 		cfg.Logger.Warn().Str("dir", cfg.Dir).Msg("no clean shutdown marker: recovering logs from their recovery points")
 	}
 	ents, err := os.ReadDir(cfg.Dir)
