@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gokafkad/gokafkad/controller"
+	"github.com/gokafkad/gokafkad/coordinator"
 )
 
 // internalTopics are Kafka's internal topics (reported with IsInternal).
@@ -122,9 +123,18 @@ func metadataPartition(img *controller.MetadataImage, idx int32, p controller.Pa
 func (b *Broker) autoCreateTopics(names []string) {
 	req := kmsg.NewPtrCreateTopicsRequest()
 	for _, n := range names {
+		if n == coordinator.OffsetsTopic {
+			// Internal topics get their own partition count, replication factor and
+			// configs, as AutoTopicCreationManager creates them.
+			b.createOffsetsTopic()
+			continue
+		}
 		t := kmsg.NewCreateTopicsRequestTopic()
 		t.Topic, t.NumPartitions, t.ReplicationFactor = n, -1, -1
 		req.Topics = append(req.Topics, t)
+	}
+	if len(req.Topics) == 0 {
+		return
 	}
 	resp := b.ctl.CreateTopics(req)
 	for _, t := range resp.Topics {

@@ -25,9 +25,20 @@ func init() {
 		{key: 1, min: 4, max: 17, handle: handleFetch},
 		{key: 2, min: 1, max: 10, handle: handleListOffsets},
 		{key: 3, min: 0, max: 12, handle: handleMetadata},
+		{key: 8, min: 2, max: 10, handle: handleOffsetCommit},
+		{key: 9, min: 1, max: 10, handle: handleOffsetFetch},
+		{key: 10, min: 0, max: 6, handle: handleFindCoordinator},
+		{key: 11, min: 2, max: 9, handle: handleJoinGroup},
+		{key: 12, min: 0, max: 4, handle: handleHeartbeat},
+		{key: 13, min: 0, max: 5, handle: handleLeaveGroup},
+		{key: 14, min: 0, max: 5, handle: handleSyncGroup},
+		{key: 15, min: 0, max: 6, handle: handleDescribeGroups},
+		{key: 16, min: 0, max: 5, handle: handleListGroups},
 		{key: 18, min: 0, max: 4, handle: handleAPIVersions},
 		{key: 19, min: 2, max: 7, handle: handleCreateTopics},
 		{key: 22, min: 0, max: 5, handle: handleInitProducerID},
+		{key: 42, min: 0, max: 3, handle: handleDeleteGroups},
+		{key: 47, min: 0, max: 0, handle: handleOffsetDelete},
 	}
 	for i := range apis {
 		a := &apis[i]

@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/gokafkad/gokafkad/controller"
+	"github.com/gokafkad/gokafkad/coordinator"
 	"github.com/gokafkad/gokafkad/replication"
 	"github.com/gokafkad/gokafkad/storage"
 )
@@ -50,6 +51,10 @@ type Config struct {
 	// ValidateTopicConfig validates one topic config (INVALID_CONFIG on error).
 	ValidateTopicConfig func(name, value string) error
 
+	// Groups configures the group coordinator (offsets.topic.*, group.*,
+	// offset.metadata.max.bytes, offsets.retention.*).
+	Groups coordinator.Config
+
 	Logger zerolog.Logger
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
@@ -71,8 +76,19 @@ func DefaultConfig(logDir string) Config {
 		FetchMaxBytes:             57671680,
 		FetchSessionCacheSlots:    1000,
 		LogRetentionCheckInterval: 5 * time.Minute,
+		Groups:                    singleNodeGroupConfig(),
 		Logger:                    zerolog.Nop(),
 	}
+}
+
+// singleNodeGroupConfig is Kafka's group-coordinator defaults with what Kafka's
+// single-node config/server.properties changes: offsets.topic.replication.factor=1
+// and group.initial.rebalance.delay.ms=0.
+func singleNodeGroupConfig() coordinator.Config {
+	c := coordinator.DefaultConfig()
+	c.OffsetsTopicReplicationFactor = 1
+	c.GroupInitialRebalanceDelay = 0
+	return c
 }
 
 // Broker is one gokafkad node (broker and controller roles combined for now).
@@ -83,6 +99,7 @@ type Broker struct {
 	logs          *storage.LogManager
 	ctl           *controller.Controller
 	rm            *replication.ReplicaManager
+	groups        *coordinator.GroupCoordinator
 	fetchSessions *fetchSessionCache
 	producerIDs   producerIDAllocator
 
@@ -140,9 +157,16 @@ func Start(cfg Config) (*Broker, error) {
 		return cfg.TopicLogConfig(t.Configs)
 	}, cfg.Logger)
 	b.producerIDs.ctl, b.producerIDs.nodeID = ctl, cfg.NodeID
+	if cfg.Groups.OffsetsTopicNumPartitions <= 0 {
+		cfg.Groups = singleNodeGroupConfig()
+		b.cfg.Groups = cfg.Groups
+	}
+	b.groups = coordinator.New(cfg.Groups, offsetsLog{b}, groupMetadata{b}, cfg.Now,
+		cfg.Logger.With().Str("component", "group-coordinator").Logger())
 
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
+		b.groups.Close()
 		logs.Close()
 		ctl.Close()
 		return nil, fmt.Errorf("server: listen on %s: %w", cfg.Listen, err)
@@ -159,6 +183,9 @@ func Start(cfg Config) (*Broker, error) {
 
 	ctl.Subscribe(b.rm.ApplyImage)
 	b.rm.ApplyImage(nil, ctl.Image())
+	// After the replica manager, so the partitions the coordinator loads exist.
+	ctl.Subscribe(b.applyGroupImage)
+	b.applyGroupImage(nil, ctl.Image())
 	if _, err := ctl.RegisterBroker(cfg.NodeID, b.advertisedHost, b.advertisedPort, cfg.Rack); err != nil {
 		b.Close()
 		return nil, err
@@ -180,6 +207,9 @@ func (b *Broker) Controller() *controller.Controller { return b.ctl }
 
 // ReplicaManager returns the broker's replica manager.
 func (b *Broker) ReplicaManager() *replication.ReplicaManager { return b.rm }
+
+// GroupCoordinator returns the broker's group coordinator.
+func (b *Broker) GroupCoordinator() *coordinator.GroupCoordinator { return b.groups }
 
 // LogManager returns the broker's log manager.
 func (b *Broker) LogManager() *storage.LogManager { return b.logs }
@@ -244,6 +274,7 @@ func (b *Broker) Close() error {
 		}
 		b.connsMu.Unlock()
 		b.wg.Wait()
+		b.groups.Close()
 		err = errors.Join(b.logs.Close(), b.ctl.Close())
 		b.log.Info().Msg("gokafkad stopped")
 	})
