@@ -622,7 +622,7 @@ func (c *GroupCoordinator) ListGroups(states, types []string) (int16, []kmsg.Lis
 			return true
 		}
 		for _, f := range filter {
-			if strings.EqualFold(f, v) {
+			if strings.EqualFold(strings.TrimSpace(f), v) {
 				return true
 			}
 		}

@@ -317,10 +317,16 @@ func contains(ss []string, s string) bool {
 // consumer-protocol metadata; ok is false when that is unknown (not a consumer group,
 // no protocol selected, or undecodable metadata), as ClassicGroup.computeSubscribedTopics.
 func (g *Group) SubscribedTopics() (topics map[string]bool, ok bool) {
-	if g.ProtocolType != ConsumerProtocolType || g.Protocol == "" {
+	if g.ProtocolType != ConsumerProtocolType {
 		return nil, false
 	}
 	topics = map[string]bool{}
+	if len(g.Members) == 0 {
+		return topics, true
+	}
+	if g.Protocol == "" {
+		return nil, false
+	}
 	for _, m := range g.Members {
 		var md kmsg.ConsumerMemberMetadata
 		if err := md.ReadFrom(m.metadataFor(g.Protocol)); err != nil {
@@ -1020,7 +1026,8 @@ func (g *Group) Tick(now time.Time) Effects {
 // ValidateOffsetCommit checks whether a (non-transactional) OffsetCommit may commit
 // for this group, as ClassicGroup.validateOffsetCommit: generation -1 with no member
 // id commits to an Empty group (admin tools, manual assignment); anything else must be
-// a current member of the current generation, and not during a join phase.
+// a current member of the current generation, and not between its JoinGroup and
+// SyncGroup responses (CompletingRebalance).
 func (g *Group) ValidateOffsetCommit(memberID string, instanceID *string, generation int32) int16 {
 	if g.State == Dead {
 		return kerr.CoordinatorNotAvailable.Code
@@ -1038,7 +1045,11 @@ func (g *Group) ValidateOffsetCommit(memberID string, instanceID *string, genera
 	} else if g.State != Empty {
 		return kerr.UnknownMemberID.Code
 	}
-	if g.State == PreparingRebalance {
+	if g.State == CompletingRebalance {
+		// The member has its join response (its generation is current) but not yet
+		// its assignment: it must finish the rebalance first. During a join phase
+		// commits are still accepted, so eager consumers can commit what they
+		// consumed while their partitions are revoked.
 		return kerr.RebalanceInProgress.Code
 	}
 	return 0
@@ -1109,28 +1120,54 @@ func (g *Group) sortedOffsets() []TopicPartition {
 	return tps
 }
 
+// IsSubscribedToTopic is ClassicGroup.isSubscribedToTopic: when the subscriptions
+// cannot be known, a consumer group counts as subscribed to everything.
+func (g *Group) IsSubscribedToTopic(topic string) bool {
+	topics, ok := g.SubscribedTopics()
+	if !ok {
+		return g.ProtocolType == ConsumerProtocolType
+	}
+	return topics[topic]
+}
+
 // ExpiredOffsets returns the offsets past retention at now, as Kafka's
-// OffsetMetadataManager.cleanupExpiredOffsets for classic groups: only when the
-// group is Empty (or has no protocol type: a simple group); a commit with an explicit
-// expire timestamp expires then; otherwise retention counts from the commit for simple
-// groups and from the moment the group became Empty for consumer groups.
+// ClassicGroup.offsetExpirationCondition with OffsetMetadataManager's cleanup: a
+// simple group (no protocol type) expires each offset retention after its commit; an
+// Empty group retention after it became Empty; a Stable consumer group whose
+// subscriptions are known expires, retention after their commit, the offsets of topics
+// it no longer subscribes to. A commit with an explicit expire timestamp (OffsetCommit
+// v2-4's retention time) expires then instead. Other groups keep their offsets.
 func (g *Group) ExpiredOffsets(now time.Time, retention time.Duration) []TopicPartition {
-	if g.State != Empty && g.ProtocolType != "" {
+	var base func(tp TopicPartition, om OffsetAndMetadata) (int64, bool)
+	switch {
+	case g.ProtocolType == "":
+		base = func(_ TopicPartition, om OffsetAndMetadata) (int64, bool) { return om.CommitTimestamp, true }
+	case g.State == Empty:
+		base = func(TopicPartition, OffsetAndMetadata) (int64, bool) { return g.StateTimestamp.UnixMilli(), true }
+	case g.State == Stable && g.ProtocolType == ConsumerProtocolType:
+		topics, ok := g.SubscribedTopics()
+		if !ok {
+			return nil
+		}
+		base = func(tp TopicPartition, om OffsetAndMetadata) (int64, bool) {
+			return om.CommitTimestamp, !topics[tp.Topic]
+		}
+	default:
 		return nil
 	}
+	nowMs := now.UnixMilli()
 	var out []TopicPartition
 	for _, tp := range g.sortedOffsets() {
 		om := g.Offsets[tp]
-		var expired bool
-		switch {
-		case om.ExpireTimestamp >= 0:
-			expired = now.UnixMilli() >= om.ExpireTimestamp
-		case g.ProtocolType == "":
-			expired = now.UnixMilli() >= om.CommitTimestamp+retention.Milliseconds()
-		default:
-			expired = now.UnixMilli() >= g.StateTimestamp.UnixMilli()+retention.Milliseconds()
+		from, applies := base(tp, om)
+		if !applies {
+			continue
 		}
-		if expired {
+		if om.ExpireTimestamp >= 0 {
+			if nowMs >= om.ExpireTimestamp {
+				out = append(out, tp)
+			}
+		} else if nowMs-from >= retention.Milliseconds() {
 			out = append(out, tp)
 		}
 	}

@@ -146,7 +146,8 @@ func TestJoinSyncHeartbeatLifecycle(t *testing.T) {
 		t.Fatalf("state %v", h.g.State)
 	}
 	wantCode(t, "heartbeat in rebalance", h.g.Heartbeat(h.now, a, nil, 1), kerr.RebalanceInProgress.Code)
-	wantCode(t, "commit in rebalance", h.g.ValidateOffsetCommit(a, nil, 1), kerr.RebalanceInProgress.Code)
+	// During the join phase the old generation may still commit (eager revocation).
+	wantCode(t, "commit in join phase", h.g.ValidateOffsetCommit(a, nil, 1), 0)
 	h.join("a2", h.joinReq(a, nil, 9)) // everyone joined: completes at once
 	ra, rb := h.joinResp("a2"), h.joinResp("b1")
 	if ra.Generation != 2 || rb.Generation != 2 || ra.LeaderID != a || len(ra.Members) != 2 || len(rb.Members) != 0 {
@@ -464,7 +465,9 @@ func TestValidateOffsetCommit(t *testing.T) {
 	a := h.joinNew("a")
 	wantCode(t, "simple commit to active group", h.g.ValidateOffsetCommit("", nil, -1), kerr.UnknownMemberID.Code)
 	h.advance(0)
-	wantCode(t, "member commit while completing", h.g.ValidateOffsetCommit(a, nil, 1), 0)
+	wantCode(t, "member commit between join and sync", h.g.ValidateOffsetCommit(a, nil, 1), kerr.RebalanceInProgress.Code)
+	h.sync("s", a, 1, nil)
+	wantCode(t, "member commit when stable", h.g.ValidateOffsetCommit(a, nil, 1), 0)
 	wantCode(t, "wrong generation", h.g.ValidateOffsetCommit(a, nil, 2), kerr.IllegalGeneration.Code)
 	wantCode(t, "unknown member", h.g.ValidateOffsetCommit("x", nil, 1), kerr.UnknownMemberID.Code)
 }
@@ -481,10 +484,18 @@ func TestExpiredOffsets(t *testing.T) {
 	if got := h.g.ExpiredOffsets(h.now.Add(ret), ret); len(got) != 2 {
 		t.Fatalf("expired %v", got)
 	}
-	// A consumer group with members keeps its offsets.
-	h.joinNew("a")
+	// A consumer group rebalancing keeps its offsets; once Stable it drops only
+	// those of topics nobody subscribes to ("t" is subscribed, "gone" not).
+	h.g.Offsets[TopicPartition{"gone", 0}] = OffsetAndMetadata{Offset: 1, CommitTimestamp: nowMs, ExpireTimestamp: -1}
+	a := h.joinNew("a")
 	if got := h.g.ExpiredOffsets(h.now.Add(10*ret), ret); len(got) != 0 {
-		t.Fatalf("active group expired %v", got)
+		t.Fatalf("rebalancing group expired %v", got)
+	}
+	h.advance(0)
+	h.sync("s", a, 1, nil)
+	// (Even t[1]'s explicit expire timestamp waits: a subscribed topic never expires.)
+	if got := h.g.ExpiredOffsets(h.now.Add(ret), ret); len(got) != 1 || got[0].Topic != "gone" {
+		t.Fatalf("stable group expired %v", got)
 	}
 }
 

@@ -295,7 +295,6 @@ func (c *GroupCoordinator) OffsetDelete(req *kmsg.OffsetDeleteRequest) *kmsg.Off
 		resp.ErrorCode = kerr.NonEmptyGroup.Code
 		return resp
 	}
-	subscribed, _ := g.SubscribedTopics()
 	var recs []Record
 	var deleted []TopicPartition
 	for _, t := range req.Topics {
@@ -309,7 +308,7 @@ func (c *GroupCoordinator) OffsetDelete(req *kmsg.OffsetDeleteRequest) *kmsg.Off
 			switch {
 			case !exists:
 				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-			case subscribed[t.Topic]:
+			case g.IsSubscribedToTopic(t.Topic):
 				rp.ErrorCode = kerr.GroupSubscribedToTopic.Code
 			default:
 				if _, ok := g.Offsets[tp]; ok {
