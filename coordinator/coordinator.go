@@ -422,7 +422,7 @@ func (c *GroupCoordinator) fire(s *shard, g *Group) {
 	if _, ok := c.applyLocked(s, e); !ok {
 		c.afterFailedWriteLocked(s, g, now)
 	}
-	c.scheduleLocked(s, g)
+	c.scheduleOrForgetLocked(s, g)
 }
 
 // afterFailedWriteLocked undoes a leader's sync whose write failed.
@@ -485,8 +485,14 @@ func (c *GroupCoordinator) JoinGroup(req *kmsg.JoinGroupRequest, clientID, clien
 	}
 	e := g.Join(now, jr, w)
 	c.applyLocked(s, e)
+	c.scheduleOrForgetLocked(s, g)
+}
+
+// scheduleOrForgetLocked re-arms the group's timer, or drops a group that never
+// existed in the log (created by a join that failed, or whose only member was told
+// MEMBER_ID_REQUIRED and never came back).
+func (c *GroupCoordinator) scheduleOrForgetLocked(s *shard, g *Group) {
 	if g.State == Empty && g.IsEmpty() && g.Generation == 0 && len(g.Offsets) == 0 {
-		// A join that failed on a group it created leaves nothing behind.
 		c.removeGroupLocked(s, g)
 		return
 	}

@@ -445,3 +445,25 @@ func TestCoordinatorNotCoordinatorAndLoading(t *testing.T) {
 	delete(md, OffsetsTopic)
 	wantCode(t, "no offsets topic", c.Heartbeat(hb), kerr.CoordinatorNotAvailable.Code)
 }
+
+func TestCoordinatorForgetsGroupsThatNeverFormed(t *testing.T) {
+	c := startCoordinator(t, newMemLog(), time.Now)
+	req := joinGroupReq("g", "")
+	req.SessionTimeoutMillis = 20
+	wantCode(t, "handshake", joinAndWait(t, c, req).ErrorCode, kerr.MemberIDRequired.Code)
+	if _, gs := c.ListGroups(nil, nil); len(gs) != 1 || gs[0].GroupState != "Empty" {
+		t.Fatalf("listed %+v", gs)
+	}
+	// The member never comes back with its id: once its pending slot expires the
+	// group, never written, is gone.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, gs := c.ListGroups(nil, nil); len(gs) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("group with an expired pending member still listed")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
