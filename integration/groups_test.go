@@ -322,7 +322,8 @@ func TestAdminOffsetsAndGroups(t *testing.T) {
 }
 
 func TestGroupsAndOffsetsSurviveRestart(t *testing.T) {
-	b := StartBroker(t, fastGroups)
+	// Kafka's 50 offsets partitions here: all of them are loaded again at restart.
+	b := StartBroker(t, func(c *server.Config) { c.Groups.GroupMinSessionTimeout = 100 * time.Millisecond })
 	adm := b.Admin()
 	ctx := Ctx(t, 60*time.Second)
 	createTopic(t, adm, "r", 2)
