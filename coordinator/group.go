@@ -1096,6 +1096,8 @@ func (g *Group) Delete(now time.Time) Effects {
 	for _, m := range g.sortedMembers() {
 		e.reply(m.joinWaiter, joinError(m.ID, kerr.CoordinatorNotAvailable.Code))
 		e.reply(m.syncWaiter, syncError(kerr.CoordinatorNotAvailable.Code))
+		g.setJoinWaiter(m, nil)
+		m.syncWaiter = nil // every waiter is answered exactly once
 	}
 	g.transition(Dead, now)
 	return e

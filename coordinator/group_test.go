@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"fmt"
+	"math/rand"
 	"testing"
 	"time"
 
@@ -39,11 +40,48 @@ func (h *harness) waiter(label string) Waiter {
 	}
 }
 
-// apply delivers effects as the coordinator would after a successful write.
+// apply delivers effects as the coordinator would after a successful write, then
+// checks the group's invariants.
 func (h *harness) apply(e Effects) {
 	h.records = append(h.records, e.Records...)
 	for _, r := range e.Replies {
 		r.To(r.Msg)
+	}
+	checkInvariants(h.t, h.g)
+}
+
+func checkInvariants(t *testing.T, g *Group) {
+	t.Helper()
+	awaiting := 0
+	for id, m := range g.Members {
+		if m.ID != id {
+			t.Fatalf("member %q stored under %q", m.ID, id)
+		}
+		if m.joinWaiter != nil {
+			awaiting++
+		}
+		if m.InstanceID != nil && g.staticMembers[*m.InstanceID] != id {
+			t.Fatalf("static member %q not indexed by its instance id", id)
+		}
+	}
+	if awaiting != g.numAwaitingJoin {
+		t.Fatalf("numAwaitingJoin %d, %d members await a join", g.numAwaitingJoin, awaiting)
+	}
+	for inst, id := range g.staticMembers {
+		if m := g.Members[id]; m == nil || m.InstanceID == nil || *m.InstanceID != inst {
+			t.Fatalf("instance %q maps to %q, not a member with that instance id", inst, id)
+		}
+	}
+	if (g.Leader == "") != (len(g.Members) == 0) || (g.Leader != "" && g.Members[g.Leader] == nil) {
+		t.Fatalf("leader %q with %d members", g.Leader, len(g.Members))
+	}
+	for id := range g.pendingSync {
+		if g.Members[id] == nil {
+			t.Fatalf("pending sync for non-member %q", id)
+		}
+	}
+	if g.State == Empty && len(g.Members) != 0 {
+		t.Fatalf("Empty group with %d members", len(g.Members))
 	}
 }
 
@@ -507,5 +545,98 @@ func TestSubscribedTopics(t *testing.T) {
 	topics, ok := h.g.SubscribedTopics()
 	if !ok || !topics["t"] || len(topics) != 1 {
 		t.Fatalf("subscribed %v %v", topics, ok)
+	}
+}
+
+// TestRandomOperationsKeepInvariants drives a group with random joins, syncs,
+// heartbeats, leaves and clock jumps from several dynamic and static members. Every
+// request must be answered at most once (the waiters fail the test otherwise), the
+// invariants must hold after every step, and once everyone stops, every parked
+// request must eventually be answered by the timeouts alone.
+func TestRandomOperationsKeepInvariants(t *testing.T) {
+	for seed := int64(1); seed <= 20; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rng := rand.New(rand.NewSource(seed))
+			h := newHarness(t, time.Duration(rng.Intn(3))*time.Second)
+			type client struct {
+				id       string
+				instance *string
+				gen      int32
+			}
+			clients := make([]*client, 6)
+			for i := range clients {
+				clients[i] = &client{}
+				if i%3 == 0 {
+					inst := fmt.Sprint("inst-", i)
+					clients[i].instance = &inst
+				}
+			}
+			n := 0
+			label := func(kind string) string { n++; return fmt.Sprint(kind, n) }
+			var parked []string
+			for step := 0; step < 400; step++ {
+				c := clients[rng.Intn(len(clients))]
+				switch op := rng.Intn(7); op {
+				case 0, 1: // join (new, or rejoin with the id we have)
+					l := label("join")
+					req := h.joinReq(c.id, c.instance, int16(3+rng.Intn(7)))
+					h.join(l, req)
+					if m, ok := h.got[l]; ok {
+						r := m.(*kmsg.JoinGroupResponse)
+						if r.ErrorCode == 0 || r.ErrorCode == kerr.MemberIDRequired.Code {
+							c.id, c.gen = r.MemberID, r.Generation
+						} else if r.ErrorCode == kerr.UnknownMemberID.Code || r.ErrorCode == kerr.FencedInstanceID.Code {
+							c.id = ""
+						}
+					} else {
+						parked = append(parked, l)
+					}
+				case 2: // sync (half the time by the leader, so groups do get Stable)
+					if rng.Intn(2) == 0 {
+						for _, cc := range clients {
+							if cc.id != "" && cc.id == h.g.Leader {
+								c = cc
+							}
+						}
+					}
+					l := label("sync")
+					assign := map[string][]byte{}
+					for id := range h.g.Members {
+						assign[id] = []byte(id)
+					}
+					h.apply(h.g.Sync(h.now, SyncRequest{MemberID: c.id, InstanceID: c.instance, Generation: c.gen, Assignments: assign}, h.waiter(l)))
+					if _, ok := h.got[l]; !ok {
+						parked = append(parked, l)
+					}
+				case 3: // heartbeat
+					h.g.Heartbeat(h.now, c.id, c.instance, c.gen)
+				case 4: // leave
+					_, e := h.g.Leave(h.now, []LeaveMember{{MemberID: c.id, InstanceID: c.instance}})
+					h.apply(e)
+					c.id = ""
+				default: // time passes
+					h.advance(time.Duration(rng.Intn(4000)) * time.Millisecond)
+				}
+				// Adopt the generation of any join answered meanwhile.
+				for _, c := range clients {
+					if m := h.g.Members[c.id]; m != nil && c.gen != h.g.Generation && h.g.State != PreparingRebalance {
+						c.gen = h.g.Generation
+					}
+				}
+			}
+			// Everyone goes silent: the timeouts alone must answer every parked request
+			// and empty the group.
+			for i := 0; i < 200 && (len(h.g.Members) > 0 || h.g.State != Empty); i++ {
+				h.advance(5 * time.Second)
+			}
+			for _, l := range parked {
+				if _, ok := h.got[l]; !ok {
+					t.Fatalf("%s never answered", l)
+				}
+			}
+			if len(h.g.Members) != 0 || h.g.State != Empty {
+				t.Fatalf("silent group still has %d members in %v", len(h.g.Members), h.g.State)
+			}
+		})
 	}
 }
