@@ -67,6 +67,15 @@ type shard struct {
 	gone   bool
 	groups map[string]*Group
 	timers map[string]*time.Timer
+	// seen is what was last logged of each group (state, generation, size), so only
+	// changes are logged.
+	seen map[string]groupView
+}
+
+type groupView struct {
+	state      GroupState
+	generation int32
+	members    int
 }
 
 // New returns a coordinator with no partitions; BecomeLeader adds them.
@@ -118,7 +127,7 @@ func (c *GroupCoordinator) BecomeLeader(partition int32) {
 		c.mu.Unlock()
 		return
 	}
-	s := &shard{partition: partition, groups: map[string]*Group{}, timers: map[string]*time.Timer{}}
+	s := &shard{partition: partition, groups: map[string]*Group{}, timers: map[string]*time.Timer{}, seen: map[string]groupView{}}
 	c.mu.shards[partition] = s
 	c.mu.Unlock()
 	c.wg.Add(1)
@@ -251,6 +260,7 @@ func (c *GroupCoordinator) load(s *shard) {
 	s.groups = groups
 	s.loaded = true
 	for _, g := range groups {
+		s.seen[g.ID] = groupView{g.State, g.Generation, len(g.Members)}
 		c.scheduleLocked(s, g)
 	}
 	c.logger.Info().Int32("partition", s.partition).Int("records", records).Int("groups", len(groups)).
@@ -393,8 +403,14 @@ func errorReply(m kmsg.Response, code int16) kmsg.Response {
 	return m
 }
 
-// scheduleLocked arms the group's timer for its next deadline.
+// scheduleLocked arms the group's timer for its next deadline (and logs the group's
+// state if it changed: it is called after every change).
 func (c *GroupCoordinator) scheduleLocked(s *shard, g *Group) {
+	if v := (groupView{g.State, g.Generation, len(g.Members)}); s.seen[g.ID] != v {
+		s.seen[g.ID] = v
+		c.logger.Info().Str("group", g.ID).Str("state", g.State.String()).Int32("generation", g.Generation).
+			Int("members", len(g.Members)).Str("protocol", g.Protocol).Str("leader", g.Leader).Msg("group changed")
+	}
 	if t := s.timers[g.ID]; t != nil {
 		t.Stop()
 		delete(s.timers, g.ID)
@@ -505,6 +521,10 @@ func (c *GroupCoordinator) removeGroupLocked(s *shard, g *Group) {
 		delete(s.timers, g.ID)
 	}
 	delete(s.groups, g.ID)
+	if _, ok := s.seen[g.ID]; ok {
+		delete(s.seen, g.ID)
+		c.logger.Info().Str("group", g.ID).Msg("group removed")
+	}
 }
 
 // SyncGroup handles SyncGroup: w gets the response now or once the leader's

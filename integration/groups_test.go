@@ -467,3 +467,42 @@ func TestGroupProtocolErrors(t *testing.T) {
 		t.Fatalf("commit to unknown generation: %v", kerr.ErrorForCode(code))
 	}
 }
+
+func TestOffsetsTopicCreatedAsKafkaDoes(t *testing.T) {
+	b := StartBroker(t)
+	ctx := Ctx(t, 30*time.Second)
+	cl := b.Client()
+	// Auto-created by a Metadata request, __consumer_offsets still gets its own
+	// partition count and configs, not num.partitions.
+	req := kmsg.NewPtrMetadataRequest()
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr("__consumer_offsets")
+	req.Topics = append(req.Topics, rt)
+	req.AllowAutoTopicCreation = true
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 50 || !resp.Topics[0].IsInternal {
+		t.Fatalf("__consumer_offsets: %d partitions, internal %v", len(resp.Topics[0].Partitions), resp.Topics[0].IsInternal)
+	}
+	img := b.Controller().Image().Topics["__consumer_offsets"]
+	if img.Configs["cleanup.policy"] != "compact" {
+		t.Fatalf("configs %v", img.Configs)
+	}
+	// v0-3 FindCoordinator answers in the top-level fields.
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.Version = 3
+	fc.CoordinatorKey = "g"
+	fr, err := cl.Request(ctx, fc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := fr.(*kmsg.FindCoordinatorResponse); r.Version >= 4 {
+		if len(r.Coordinators) != 1 || r.Coordinators[0].NodeID != 1 {
+			t.Fatalf("find coordinator %+v", r)
+		}
+	} else if r.ErrorCode != 0 || r.NodeID != 1 {
+		t.Fatalf("find coordinator %+v", r)
+	}
+}
