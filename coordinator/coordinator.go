@@ -576,7 +576,8 @@ func (c *GroupCoordinator) Heartbeat(req *kmsg.HeartbeatRequest) int16 {
 	return code
 }
 
-// LeaveGroup handles LeaveGroup: the top-level code and one code per member.
+// LeaveGroup handles LeaveGroup: the top-level code and, when it is 0, one code per
+// member.
 func (c *GroupCoordinator) LeaveGroup(group string, members []LeaveMember) (int16, []int16) {
 	if group == "" {
 		return kerr.InvalidGroupID.Code, nil
@@ -588,7 +589,13 @@ func (c *GroupCoordinator) LeaveGroup(group string, members []LeaveMember) (int1
 	defer s.mu.Unlock()
 	g := s.groups[group]
 	if g == nil {
-		return kerr.UnknownMemberID.Code, nil
+		// As Kafka: an unknown group is UNKNOWN_MEMBER_ID for each member, not for
+		// the request (v0-2 then carry the one member's code at the top level).
+		codes := make([]int16, len(members))
+		for i := range codes {
+			codes[i] = kerr.UnknownMemberID.Code
+		}
+		return 0, codes
 	}
 	now := c.now()
 	codes, e := g.Leave(now, members)

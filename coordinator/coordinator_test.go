@@ -426,6 +426,9 @@ func TestCoordinatorNotCoordinatorAndLoading(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	wantCode(t, "loaded, unknown group", c.Heartbeat(hb), kerr.UnknownMemberID.Code)
+	if code, codes := c.LeaveGroup("g", []LeaveMember{{MemberID: "a"}, {MemberID: "b"}}); code != 0 || len(codes) != 2 || codes[1] != kerr.UnknownMemberID.Code {
+		t.Fatalf("leave unknown group: %v %v", code, codes)
+	}
 
 	// Resigning answers parked joins with NOT_COORDINATOR.
 	ch := make(chan kmsg.Response, 1)
