@@ -71,5 +71,7 @@ func (b *Broker) findCoordinator(key string, keyType int8) kmsg.FindCoordinatorR
 		return fail(kerr.CoordinatorNotAvailable.Code)
 	}
 	co.NodeID, co.Host, co.Port = br.ID, br.Host, br.Port
+	none := "NONE" // Kafka sets Errors.NONE.message() on success too
+	co.ErrorMessage = &none
 	return co
 }
