@@ -411,17 +411,24 @@ func (c *GroupCoordinator) scheduleLocked(s *shard, g *Group) {
 		c.logger.Info().Str("group", g.ID).Str("state", g.State.String()).Int32("generation", g.Generation).
 			Int("members", len(g.Members)).Str("protocol", g.Protocol).Str("leader", g.Leader).Msg("group changed")
 	}
-	if t := s.timers[g.ID]; t != nil {
-		t.Stop()
-		delete(s.timers, g.ID)
-	}
 	next := g.NextDeadline()
+	t := s.timers[g.ID]
 	if next.IsZero() {
+		if t != nil {
+			t.Stop()
+			delete(s.timers, g.ID)
+		}
 		return
 	}
 	d := next.Sub(c.now())
 	if d < 0 {
 		d = 0
+	}
+	if t != nil {
+		// Every heartbeat lands here: move the timer rather than allocate one. A
+		// firing that races with this finds nothing due and re-arms it.
+		t.Reset(d)
+		return
 	}
 	s.timers[g.ID] = time.AfterFunc(d, func() { c.fire(s, g) })
 }
