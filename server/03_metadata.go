@@ -3,7 +3,8 @@ package server
 // Metadata: v0-12.
 //
 // Lists the registered, unfenced brokers and the requested topics (all topics for a
-// null list, or an empty list before v1). A requested topic that does not exist is
+// null list, or an empty list before v1), by name or (v10+) by topic id — an unknown
+// id is UNKNOWN_TOPIC_ID. A requested topic that does not exist is
 // created with num.partitions / default.replication.factor when
 // auto.create.topics.enable is on and the request allows it (always before v4), and
 // reported as it then is; otherwise UNKNOWN_TOPIC_OR_PARTITION. Invalid names get
@@ -14,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gokafkad/gokafkad/controller"
+	"github.com/gokafkad/gokafkad/coordinator"
 )
 
 // internalTopics are Kafka's internal topics (reported with IsInternal).
@@ -36,7 +38,12 @@ func handleMetadata(c *conn, r *request) error {
 		var create []string
 		for _, t := range req.Topics {
 			if t.Topic == nil {
-				continue // lookup by topic id is not served by Metadata (Kafka answers per id)
+				// Lookup by topic id (v10+): a known id is answered like its name
+				// (clients resolve OffsetFetch v10's topic ids this way).
+				if tt := img.TopicsByID[controller.TopicID(t.TopicID)]; tt != nil {
+					names = append(names, tt.Name)
+				}
+				continue
 			}
 			names = append(names, *t.Topic)
 			if img.Topics[*t.Topic] == nil && controller.ValidateTopicName(*t.Topic) == nil &&
@@ -49,7 +56,7 @@ func handleMetadata(c *conn, r *request) error {
 			img = b.ctl.Image()
 		}
 		for _, t := range req.Topics {
-			if t.Topic == nil && t.TopicID != [16]byte{} {
+			if t.Topic == nil && t.TopicID != [16]byte{} && img.TopicsByID[controller.TopicID(t.TopicID)] == nil {
 				mt := kmsg.NewMetadataResponseTopic()
 				mt.TopicID = t.TopicID
 				mt.ErrorCode = kerr.UnknownTopicID.Code
@@ -122,9 +129,18 @@ func metadataPartition(img *controller.MetadataImage, idx int32, p controller.Pa
 func (b *Broker) autoCreateTopics(names []string) {
 	req := kmsg.NewPtrCreateTopicsRequest()
 	for _, n := range names {
+		if n == coordinator.OffsetsTopic {
+			// Internal topics get their own partition count, replication factor and
+			// configs, as AutoTopicCreationManager creates them.
+			b.createOffsetsTopic()
+			continue
+		}
 		t := kmsg.NewCreateTopicsRequestTopic()
 		t.Topic, t.NumPartitions, t.ReplicationFactor = n, -1, -1
 		req.Topics = append(req.Topics, t)
+	}
+	if len(req.Topics) == 0 {
+		return
 	}
 	resp := b.ctl.CreateTopics(req)
 	for _, t := range resp.Topics {

@@ -5,9 +5,9 @@ package server
 
 import (
 	"context"
-	"maps"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"strconv"
 	"sync"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/gokafkad/gokafkad/config"
 	"github.com/gokafkad/gokafkad/controller"
+	"github.com/gokafkad/gokafkad/coordinator"
 	"github.com/gokafkad/gokafkad/protocol"
 	"github.com/gokafkad/gokafkad/replication"
 	"github.com/gokafkad/gokafkad/storage"
@@ -97,6 +98,22 @@ func (c *Config) logConfig(overrides map[string]string) storage.LogConfig {
 	return lc
 }
 
+// groupConfig is the group coordinator's view of the broker config.
+func groupConfig(b *config.Broker) coordinator.Config {
+	c := coordinator.DefaultConfig()
+	c.OffsetsTopicNumPartitions = b.OffsetsTopicNumPartitions
+	c.OffsetsTopicReplicationFactor = b.OffsetsTopicReplicationFactor
+	c.OffsetsTopicSegmentBytes = int64(b.OffsetsTopicSegmentBytes)
+	c.GroupInitialRebalanceDelay = time.Duration(b.GroupInitialRebalanceDelayMs) * time.Millisecond
+	c.GroupMinSessionTimeout = time.Duration(b.GroupMinSessionTimeoutMs) * time.Millisecond
+	c.GroupMaxSessionTimeout = time.Duration(b.GroupMaxSessionTimeoutMs) * time.Millisecond
+	c.GroupMaxSize = int(b.GroupMaxSize)
+	c.OffsetMetadataMaxBytes = int(b.OffsetMetadataMaxBytes)
+	c.OffsetsRetention = time.Duration(b.OffsetsRetentionMinutes) * time.Minute
+	c.OffsetsRetentionCheckInterval = time.Duration(b.OffsetsRetentionCheckIntervalMs) * time.Millisecond
+	return c
+}
+
 // Broker is one gokafkad node (broker and controller roles combined for now).
 type Broker struct {
 	cfg           Config
@@ -105,6 +122,7 @@ type Broker struct {
 	logs          *storage.LogManager
 	ctl           *controller.Controller
 	rm            *replication.ReplicaManager
+	groups        *coordinator.GroupCoordinator
 	fetchSessions *fetchSessionCache
 	producerIDs   producerIDAllocator
 
@@ -154,7 +172,7 @@ func Start(cfg Config) (*Broker, error) {
 		RetentionCheckInterval:  time.Duration(cfg.LogRetentionCheckIntervalMs) * time.Millisecond,
 		FlushCheckpointInterval: time.Duration(cfg.LogFlushOffsetCheckpointIntervalMs) * time.Millisecond,
 		Logger:                  cfg.Logger.With().Str("component", "log-manager").Logger(), Now: cfg.Now,
-		ProducerIDExpiration:    time.Duration(cfg.ProducerIDExpirationMs) * time.Millisecond,
+		ProducerIDExpiration: time.Duration(cfg.ProducerIDExpirationMs) * time.Millisecond,
 		Decompress: func(codec int8, src []byte) ([]byte, error) {
 			return protocol.Decompress(codec, src, nil, protocol.DecompressedLimit(int(cfg.MessageMaxBytes)))
 		},
@@ -173,9 +191,12 @@ func Start(cfg Config) (*Broker, error) {
 		return b.cfg.logConfig(t.Configs)
 	}, cfg.Logger)
 	b.producerIDs.ctl, b.producerIDs.nodeID = ctl, cfg.NodeID
+	b.groups = coordinator.New(groupConfig(cfg.Broker), offsetsLog{b}, groupMetadata{b}, cfg.Now,
+		cfg.Logger.With().Str("component", "group-coordinator").Logger())
 
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
+		b.groups.Close()
 		logs.Close()
 		ctl.Close()
 		return nil, fmt.Errorf("server: listen on %s: %w", listen, err)
@@ -194,6 +215,9 @@ func Start(cfg Config) (*Broker, error) {
 
 	ctl.Subscribe(b.rm.ApplyImage)
 	b.rm.ApplyImage(nil, ctl.Image())
+	// After the replica manager, so the partitions the coordinator loads exist.
+	ctl.Subscribe(b.applyGroupImage)
+	b.applyGroupImage(nil, ctl.Image())
 	var rack *string
 	if cfg.BrokerRack != "" {
 		rack = &cfg.BrokerRack
@@ -221,6 +245,9 @@ func (b *Broker) Controller() *controller.Controller { return b.ctl }
 
 // ReplicaManager returns the broker's replica manager.
 func (b *Broker) ReplicaManager() *replication.ReplicaManager { return b.rm }
+
+// GroupCoordinator returns the broker's group coordinator.
+func (b *Broker) GroupCoordinator() *coordinator.GroupCoordinator { return b.groups }
 
 // LogManager returns the broker's log manager.
 func (b *Broker) LogManager() *storage.LogManager { return b.logs }
@@ -285,6 +312,7 @@ func (b *Broker) Close() error {
 		}
 		b.connsMu.Unlock()
 		b.wg.Wait()
+		b.groups.Close()
 		err = errors.Join(b.logs.Close(), b.ctl.Close())
 		b.log.Info().Msg("gokafkad stopped")
 	})

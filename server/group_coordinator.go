@@ -1,0 +1,196 @@
+package server
+
+// Wiring of the group coordinator: its log is the local leader replicas of
+// __consumer_offsets (appended like an acks=all produce; read back from the segment
+// files when loading), its metadata is the controller's image, and it becomes
+// coordinator of a partition when this broker becomes its leader.
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gokafkad/gokafkad/controller"
+	"github.com/gokafkad/gokafkad/coordinator"
+	"github.com/gokafkad/gokafkad/protocol"
+	"github.com/gokafkad/gokafkad/replication"
+	"github.com/gokafkad/gokafkad/storage"
+)
+
+// offsetsCommitTimeout is offsets.commit.timeout.ms: how long a coordinator write
+// waits for the high watermark.
+const offsetsCommitTimeout = 5 * time.Second
+
+// offsetsLog is the coordinator's PartitionLog over this broker's replicas.
+type offsetsLog struct{ b *Broker }
+
+func offsetsTP(partition int32) storage.TopicPartition {
+	return storage.TopicPartition{Topic: coordinator.OffsetsTopic, Partition: partition}
+}
+
+// Append writes batch as leader with acks=all semantics: answered once the HW passes
+// it (NOT_ENOUGH_REPLICAS / REQUEST_TIMED_OUT otherwise), as Kafka's coordinator
+// runtime waits for the HW before completing a write.
+func (l offsetsLog) Append(partition int32, batch []byte) error {
+	b := l.b
+	tp := offsetsTP(partition)
+	p := b.rm.Partition(tp)
+	if p == nil {
+		return kerr.NotLeaderForPartition
+	}
+	minISR := b.cfg.MinInsyncReplicas
+	if t := b.ctl.Image().Topics[tp.Topic]; t != nil {
+		minISR = b.cfg.topicConfig(t.Configs).MinInsyncReplicas
+	}
+	info, err := p.AppendRecordsToLeader(batch, -1, minISR, b.cfg.Now())
+	if err != nil {
+		return kerr.TypedErrorForCode(errorCode(err))
+	}
+	b.rm.Purgatory.CheckAndComplete(tp)
+	required := info.LastOffset + 1
+	if p.HighWatermark() >= required {
+		return nil
+	}
+	done := make(chan bool, 1)
+	d := replication.NewDelayed(func() bool { return p.HighWatermark() >= required },
+		func(expired bool) { done <- !expired || p.HighWatermark() >= required })
+	b.rm.Purgatory.TryCompleteElseWatch(d, []storage.TopicPartition{tp}, offsetsCommitTimeout)
+	if !<-done {
+		return kerr.RequestTimedOut
+	}
+	return nil
+}
+
+// Read hands fn the partition's batches from the log start to the HW, 1 MiB at a time.
+func (l offsetsLog) Read(partition int32, fn func([]byte) error) error {
+	p := l.b.rm.Partition(offsetsTP(partition))
+	if p == nil {
+		return kerr.NotLeaderForPartition
+	}
+	off, hw := p.Log.LogStartOffset(), p.HighWatermark()
+	for off < hw {
+		res, err := p.Log.Read(off, 1<<20, hw, true)
+		if err != nil {
+			return err
+		}
+		if res.Slice.Len == 0 {
+			return nil
+		}
+		buf := make([]byte, res.Slice.Len)
+		if _, err := res.Slice.File.ReadAt(buf, res.Slice.Pos); err != nil && !errors.Is(err, io.EOF) {
+			return err
+		}
+		next := off
+		for rest := buf; len(rest) >= protocol.BatchHeaderSize; {
+			n := protocol.BatchSize(rest)
+			if n < protocol.BatchHeaderSize || n > int64(len(rest)) {
+				break
+			}
+			next = protocol.Batch(rest[:n]).LastOffset() + 1
+			rest = rest[n:]
+		}
+		if next <= off {
+			return fmt.Errorf("server: no progress reading %s-%d at offset %d", coordinator.OffsetsTopic, partition, off)
+		}
+		if err := fn(buf); err != nil {
+			return err
+		}
+		off = next
+	}
+	return nil
+}
+
+// groupMetadata is the coordinator's view of topics, from the controller's image.
+type groupMetadata struct{ b *Broker }
+
+func (m groupMetadata) NumPartitions(topic string) int32 {
+	if t := m.b.ctl.Image().Topics[topic]; t != nil {
+		return int32(len(t.Partitions))
+	}
+	return -1
+}
+
+func (m groupMetadata) TopicName(id [16]byte) (string, bool) {
+	if t := m.b.ctl.Image().TopicsByID[controller.TopicID(id)]; t != nil {
+		return t.Name, true
+	}
+	return "", false
+}
+
+func (m groupMetadata) TopicID(name string) [16]byte {
+	if t := m.b.ctl.Image().Topics[name]; t != nil {
+		return t.ID
+	}
+	return [16]byte{}
+}
+
+// applyGroupImage makes this broker coordinator of the __consumer_offsets partitions
+// it leads and resigns the others. It runs after the replica manager applied the
+// same image, so the partitions exist.
+func (b *Broker) applyGroupImage(_, next *controller.MetadataImage) {
+	t := next.Topics[coordinator.OffsetsTopic]
+	n := b.cfg.OffsetsTopicNumPartitions
+	for i := int32(0); i < n || (t != nil && int(i) < len(t.Partitions)); i++ {
+		leads := false
+		if t != nil && int(i) < len(t.Partitions) && t.Partitions[i].Leader == b.cfg.NodeID {
+			p := b.rm.Partition(offsetsTP(i))
+			leads = p != nil && p.IsLeader()
+		}
+		switch {
+		case leads:
+			b.groups.BecomeLeader(i)
+		case b.groups.Leads(i):
+			b.groups.Resign(i)
+		}
+	}
+}
+
+// createOffsetsTopic creates __consumer_offsets as Kafka's AutoTopicCreationManager
+// does for internal topics: offsets.topic.num.partitions partitions,
+// offsets.topic.replication.factor replicas, compacted.
+func (b *Broker) createOffsetsTopic() int16 {
+	gc := groupConfig(b.cfg.Broker)
+	req := kmsg.NewPtrCreateTopicsRequest()
+	t := kmsg.NewCreateTopicsRequestTopic()
+	t.Topic, t.NumPartitions, t.ReplicationFactor = coordinator.OffsetsTopic, gc.OffsetsTopicNumPartitions, gc.OffsetsTopicReplicationFactor
+	for _, kv := range [][2]string{
+		{"cleanup.policy", "compact"},
+		{"compression.type", "producer"},
+		{"segment.bytes", strconv.FormatInt(gc.OffsetsTopicSegmentBytes, 10)},
+	} {
+		c := kmsg.NewCreateTopicsRequestTopicConfig()
+		c.Name, c.Value = kv[0], kmsg.StringPtr(kv[1])
+		t.Configs = append(t.Configs, c)
+	}
+	req.Topics = append(req.Topics, t)
+	resp := b.ctl.CreateTopics(req)
+	code := resp.Topics[0].ErrorCode
+	switch code {
+	case 0:
+		b.log.Info().Int32("partitions", gc.OffsetsTopicNumPartitions).Msg("created " + coordinator.OffsetsTopic)
+	case kerr.TopicAlreadyExists.Code:
+		code = 0
+	default:
+		msg := ""
+		if m := resp.Topics[0].ErrorMessage; m != nil {
+			msg = *m
+		}
+		b.log.Warn().Str("error", kerr.ErrorForCode(code).Error()).Str("message", msg).Msg("creating " + coordinator.OffsetsTopic + " failed")
+	}
+	return code
+}
+
+// clientHost is how Kafka names a member's host: "/" + the client's IP.
+func (c *conn) clientHost() string {
+	host := c.nc.RemoteAddr().String()
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	return "/" + host
+}
