@@ -369,3 +369,50 @@ func TestAdminAPIVersionsAdvertised(t *testing.T) {
 		}
 	}
 }
+
+// Kafka's Admin client reads the configs of every created topic without a null check
+// (kafka-topics --create failed with a NullPointerException): v5+ must answer a list,
+// with the topic's configs and the overrides given at creation.
+func TestCreateTopicsAnswersConfigs(t *testing.T) {
+	b := StartBroker(t)
+	cl := b.Client()
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.Version = 7
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "with-configs", 1, 1
+	cfg := kmsg.NewCreateTopicsRequestTopicConfig()
+	cfg.Name, cfg.Value = "retention.ms", kmsg.StringPtr("86400000")
+	rt.Configs = append(rt.Configs, cfg)
+	bad := kmsg.NewCreateTopicsRequestTopic()
+	bad.Topic, bad.NumPartitions, bad.ReplicationFactor = "too-many-replicas", 1, 3
+	req.Topics = append(req.Topics, rt, bad)
+	resp, err := req.RequestWith(Ctx(t, 10*time.Second), cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Topics) != 2 {
+		t.Fatalf("%d topics answered, want 2", len(resp.Topics))
+	}
+	for _, tr := range resp.Topics {
+		if tr.Configs == nil {
+			t.Errorf("topic %s: configs answered null", tr.Topic)
+		}
+	}
+	ok := resp.Topics[0]
+	if ok.ErrorCode != 0 {
+		t.Fatalf("create: %v", kerr.ErrorForCode(ok.ErrorCode))
+	}
+	got := map[string]kmsg.CreateTopicsResponseTopicConfig{}
+	for _, c := range ok.Configs {
+		got[c.Name] = c
+	}
+	if c, found := got["retention.ms"]; !found || c.Value == nil || *c.Value != "86400000" || c.Source != int8(kmsg.ConfigSourceDynamicTopicConfig) {
+		t.Errorf("retention.ms answered as %+v, want 86400000 from DYNAMIC_TOPIC_CONFIG", c)
+	}
+	if c, found := got["cleanup.policy"]; !found || c.Value == nil || *c.Value != "delete" {
+		t.Errorf("cleanup.policy answered as %+v, want the default delete", c)
+	}
+	if resp.Topics[1].ErrorCode != kerr.InvalidReplicationFactor.Code {
+		t.Errorf("replication factor 3: %v, want INVALID_REPLICATION_FACTOR", kerr.ErrorForCode(resp.Topics[1].ErrorCode))
+	}
+}
