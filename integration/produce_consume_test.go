@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // produceN produces n records to topic (partition chosen by key) and fails the test on
@@ -77,5 +78,20 @@ func TestProduceConsumeEveryCodecAndAcks(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// min.insync.replicas above a topic's replica count is capped at that count, as in
+// Kafka 4 (Partition.effectiveMinIsr): a one-replica topic with min.insync.replicas=2
+// still takes acks=all writes.
+func TestAcksAllWithMinISRAboveReplicationFactor(t *testing.T) {
+	b := StartBroker(t)
+	ctx := Ctx(t, 20*time.Second)
+	if _, err := b.Admin().CreateTopic(ctx, 1, 1, map[string]*string{"min.insync.replicas": kmsg.StringPtr("2")}, "capped-min-isr"); err != nil {
+		t.Fatal(err)
+	}
+	cl := b.Client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordRetries(0))
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "capped-min-isr", Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatalf("acks=all on one replica with min.insync.replicas=2: %v, want it written as Kafka 4 does", err)
 	}
 }

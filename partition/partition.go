@@ -124,15 +124,15 @@ func (p *Partition) checkLeaderEpochLocked(current int32) error {
 }
 
 // AppendRecordsToLeader writes one validated batch as leader. With acks=-1 and fewer
-// in-sync replicas than minISR nothing is written (NOT_ENOUGH_REPLICAS), as Kafka's
-// Partition.appendRecordsToLeader.
+// in-sync replicas than the effective min ISR nothing is written (NOT_ENOUGH_REPLICAS),
+// as Kafka's Partition.appendRecordsToLeader.
 func (p *Partition) AppendRecordsToLeader(batch []byte, requiredAcks int16, minISR int32, now time.Time) (storage.AppendInfo, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.mu.isLeader {
 		return storage.AppendInfo{}, ErrNotLeaderOrFollower
 	}
-	if requiredAcks == -1 && int32(len(p.mu.state.ISR)) < minISR {
+	if requiredAcks == -1 && int32(len(p.mu.state.ISR)) < p.effectiveMinISRLocked(minISR) {
 		return storage.AppendInfo{}, ErrNotEnoughReplicas
 	}
 	info, err := p.Log.AppendAsLeader(batch, p.mu.state.LeaderEpoch, now)
@@ -141,6 +141,17 @@ func (p *Partition) AppendRecordsToLeader(batch []byte, requiredAcks int16, minI
 	}
 	p.maybeIncrementLeaderHWLocked()
 	return info, nil
+}
+
+// effectiveMinISRLocked is min.insync.replicas capped at the replication factor, as
+// Kafka's Partition.effectiveMinIsr (since 4.0, KIP-966): a topic whose
+// min.insync.replicas exceeds its replica count still takes acks=all writes once every
+// replica is in sync. Lock should be held.
+func (p *Partition) effectiveMinISRLocked(minISR int32) int32 {
+	if n := int32(len(p.mu.state.Replicas)); n > 0 && n < minISR {
+		return n
+	}
+	return minISR
 }
 
 // maybeIncrementLeaderHWLocked raises the HW to the smallest LEO of the ISR. While the
