@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    := ./...
 FUZZTIME ?= 10s
 
-.PHONY: run build test test-short vet fuzz bench clean
+.PHONY: run build test test-short vet fuzz bench compat clean
 
 ## run: start a single-node broker on 127.0.0.1:9092 with data in ./data
 run: build
@@ -35,6 +35,11 @@ fuzz:
 ## bench: produce/consume throughput, latency, start-up time and memory
 bench: build
 	cd bench && $(GO) run . -bin ../bin/gokafkad $(BENCHARGS)
+
+## compat: Kafka's CLI tools and stock clients against gokafkad and a reference Apache
+## Kafka, side by side; writes COMPATIBILITY.md (needs Java 17+, Maven, kcat, node, python3)
+compat:
+	cd compat && $(GO) run . -repo .. -out ../COMPATIBILITY.md $(COMPATARGS)
 
 clean:
 	rm -rf bin

@@ -1,0 +1,639 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Issues gokafkad has open for what it does not do yet; steps needing them are
+// expected to fail there.
+const (
+	issueQuorum      = "#3 controller quorum / DescribeQuorum"
+	issueReplication = "#4 replication"
+	issueTxn         = "#5 transactions"
+)
+
+func suites() []Suite {
+	return []Suite{cliSuite(), kcatSuite(), javaSuite(), kafkajsSuite(), kafkaPythonSuite()}
+}
+
+// cliSuite drives Apache Kafka's own command-line tools, in the order an operator
+// would: create, produce, consume, inspect, change, delete.
+func cliSuite() Suite {
+	return Suite{Name: "kafka-cli", Steps: func(x *X) []Step {
+		suffix := strconv.FormatInt(time.Now().UnixNano()%1e6, 10)
+		topic := "cli-" + suffix // 3 partitions, keys and headers
+		assigned := "cli-assigned-" + suffix
+		perf := "cli-perf-" + suffix
+		group := "cli-group-" + suffix
+		const n = 30 // records in the first produce
+		const more = 7
+		bs := x.B.Addr
+		return []Step{
+			{Client: "kafka-broker-api-versions", Feature: "lists usable versions of the core APIs", Run: func(x *X) error {
+				r, err := x.MustTool("", "broker-api-versions", "--bootstrap-server", bs)
+				if err != nil {
+					return err
+				}
+				if !strings.Contains(r.Stdout, bs+" (id: 1 rack: null") {
+					return errf("no entry for broker 1 at %s", bs)
+				}
+				for _, api := range []string{"Produce(0)", "Fetch(1)", "ListOffsets(2)", "Metadata(3)", "OffsetCommit(8)", "FindCoordinator(10)", "JoinGroup(11)", "ApiVersions(18)", "CreateTopics(19)"} {
+					line := lineWith(r.Stdout, api+":")
+					if line == "" || !strings.Contains(line, "[usable:") {
+						return errf("%s not usable: %q", api, line)
+					}
+				}
+				return nil
+			}},
+			{Client: "kafka-topics", Feature: "create with --partitions and --replication-factor", Run: func(x *X) error {
+				r, err := x.MustTool("", "topics", "--bootstrap-server", bs, "--create", "--topic", topic, "--partitions", "3", "--replication-factor", "1")
+				if err != nil {
+					return err
+				}
+				return want(r.Stdout, "Created topic "+topic+".")
+			}},
+			{Client: "kafka-topics", Feature: "create with --replica-assignment", Run: func(x *X) error {
+				r, err := x.MustTool("", "topics", "--bootstrap-server", bs, "--create", "--topic", assigned, "--replica-assignment", "1,1")
+				if err != nil {
+					return err
+				}
+				if err := want(r.Stdout, "Created topic "+assigned+"."); err != nil {
+					return err
+				}
+				parts, err := describeTopic(x, assigned)
+				if err != nil {
+					return err
+				}
+				if len(parts) != 2 {
+					return errf("described %d partitions, want 2", len(parts))
+				}
+				for p, d := range parts {
+					if d.Replicas != "1" || d.Leader != "1" {
+						return errf("partition %d: leader %s replicas %s, want 1 and 1", p, d.Leader, d.Replicas)
+					}
+				}
+				return nil
+			}},
+			{Client: "kafka-topics", Feature: "create with replication factor 3 on one broker is refused", Run: func(x *X) error {
+				r := x.Tool("", "topics", "--bootstrap-server", bs, "--create", "--topic", "cli-rf3-"+suffix, "--partitions", "1", "--replication-factor", "3")
+				if !strings.Contains(r.Out(), "InvalidReplicationFactorException") {
+					return errf("want InvalidReplicationFactorException, got: %s", lastErrorLine(r.Out()))
+				}
+				return nil
+			}},
+			{Client: "kafka-topics", Feature: "list", Run: func(x *X) error {
+				r, err := x.MustTool("", "topics", "--bootstrap-server", bs, "--list")
+				if err != nil {
+					return err
+				}
+				for _, t := range []string{topic, assigned} {
+					if !hasLine(r.Stdout, t) {
+						return errf("topic %s not listed", t)
+					}
+				}
+				return nil
+			}},
+			{Client: "kafka-topics", Feature: "describe", Run: func(x *X) error {
+				r, err := x.MustTool("", "topics", "--bootstrap-server", bs, "--describe", "--topic", topic)
+				if err != nil {
+					return err
+				}
+				if !regexp.MustCompile(`Topic: ` + topic + `\s+TopicId: \S{22}\s+PartitionCount: 3\s+ReplicationFactor: 1`).MatchString(r.Stdout) {
+					return errf("topic line lacks TopicId / PartitionCount: 3 / ReplicationFactor: 1")
+				}
+				parts := parsePartitions(r.Stdout)
+				if len(parts) != 3 {
+					return errf("described %d partitions, want 3", len(parts))
+				}
+				for p, d := range parts {
+					if d.Leader != "1" || d.Replicas != "1" || d.ISR != "1" {
+						return errf("partition %d: leader %s replicas %s isr %s, want 1 1 1", p, d.Leader, d.Replicas, d.ISR)
+					}
+				}
+				return nil
+			}},
+			{Client: "kafka-console-producer", Feature: "produce with keys and headers", Run: func(x *X) error {
+				var in strings.Builder
+				for i := range n {
+					fmt.Fprintf(&in, "src:cli,n:%d\tk%d:v%d\n", i, i, i)
+				}
+				_, err := x.MustTool(in.String(), "console-producer", "--bootstrap-server", bs, "--topic", topic,
+					"--reader-property", "parse.key=true", "--reader-property", "key.separator=:", "--reader-property", "parse.headers=true",
+					"--command-property", "acks=all")
+				if err != nil {
+					return err
+				}
+				return offsetsSum(x, topic, "-1", n)
+			}},
+			{Client: "kafka-console-consumer", Feature: "--from-beginning in a --group, keys and headers printed", Run: func(x *X) error {
+				r, err := x.MustTool("", "console-consumer", "--bootstrap-server", bs, "--topic", topic, "--group", group,
+					"--from-beginning", "--max-messages", strconv.Itoa(n), "--timeout-ms", "30000",
+					"--formatter-property", "print.key=true", "--formatter-property", "print.headers=true", "--formatter-property", "key.separator=|")
+				if err != nil {
+					return err
+				}
+				return checkConsumed(r.Stdout, 0, n)
+			}},
+			{Client: "kafka-console-consumer", Feature: "resume in the group after a restart", Run: func(x *X) error {
+				var in strings.Builder
+				for i := n; i < n+more; i++ {
+					fmt.Fprintf(&in, "src:cli,n:%d\tk%d:v%d\n", i, i, i)
+				}
+				if _, err := x.MustTool(in.String(), "console-producer", "--bootstrap-server", bs, "--topic", topic,
+					"--reader-property", "parse.key=true", "--reader-property", "key.separator=:", "--reader-property", "parse.headers=true"); err != nil {
+					return err
+				}
+				r, err := x.MustTool("", "console-consumer", "--bootstrap-server", bs, "--topic", topic, "--group", group,
+					"--max-messages", strconv.Itoa(more), "--timeout-ms", "30000",
+					"--formatter-property", "print.key=true", "--formatter-property", "print.headers=true", "--formatter-property", "key.separator=|")
+				if err != nil {
+					return err
+				}
+				return checkConsumed(r.Stdout, n, n+more)
+			}},
+			{Client: "kafka-get-offsets", Feature: "latest (-1) and earliest (-2) per partition", Run: func(x *X) error {
+				if err := offsetsSum(x, topic, "-1", n+more); err != nil {
+					return err
+				}
+				return offsetsSum(x, topic, "-2", 0)
+			}},
+			{Client: "kafka-consumer-groups", Feature: "list", Run: func(x *X) error {
+				r, err := x.MustTool("", "consumer-groups", "--bootstrap-server", bs, "--list")
+				if err != nil {
+					return err
+				}
+				if !hasLine(r.Stdout, group) {
+					return errf("group %s not listed", group)
+				}
+				return nil
+			}},
+			{Client: "kafka-consumer-groups", Feature: "describe with lag", Run: func(x *X) error {
+				// Three more records nobody has read: the lag must show them.
+				if _, err := x.MustTool("a\nb\nc\n", "console-producer", "--bootstrap-server", bs, "--topic", topic); err != nil {
+					return err
+				}
+				return x.waitUntil(func() error {
+					rows, err := describeGroup(x, group)
+					if err != nil {
+						return err
+					}
+					var cur, end, lag int64
+					for _, r := range rows {
+						cur += r.current
+						end += r.end
+						lag += r.lag
+					}
+					if len(rows) != 3 || cur != n+more || end != n+more+3 || lag != 3 {
+						return errf("%d partitions, current %d, log end %d, lag %d; want 3, %d, %d, 3", len(rows), cur, end, lag, n+more, n+more+3)
+					}
+					return nil
+				})
+			}},
+			{Client: "kafka-consumer-groups", Feature: "reset offsets --to-earliest", Run: func(x *X) error {
+				r, err := x.MustTool("", "consumer-groups", "--bootstrap-server", bs, "--group", group, "--topic", topic,
+					"--reset-offsets", "--to-earliest", "--execute")
+				if err != nil {
+					return err
+				}
+				newOffsets := regexp.MustCompile(`(?m)^`+group+`\s+`+topic+`\s+(\d+)\s+(\d+)\s*$`).FindAllStringSubmatch(r.Stdout, -1)
+				if len(newOffsets) != 3 {
+					return errf("reset printed %d partitions, want 3", len(newOffsets))
+				}
+				for _, m := range newOffsets {
+					if m[2] != "0" {
+						return errf("partition %s reset to %s, want 0", m[1], m[2])
+					}
+				}
+				rows, err := describeGroup(x, group)
+				if err != nil {
+					return err
+				}
+				for _, r := range rows {
+					if r.current != 0 || r.lag != r.end {
+						return errf("after reset partition %d: current %d lag %d", r.partition, r.current, r.lag)
+					}
+				}
+				return nil
+			}},
+			{Client: "kafka-configs", Feature: "alter and describe topic configs", Run: func(x *X) error {
+				if _, err := x.MustTool("", "configs", "--bootstrap-server", bs, "--alter", "--entity-type", "topics", "--entity-name", topic,
+					"--add-config", "retention.ms=86400000,max.message.bytes=200000"); err != nil {
+					return err
+				}
+				r, err := x.MustTool("", "configs", "--bootstrap-server", bs, "--describe", "--entity-type", "topics", "--entity-name", topic)
+				if err != nil {
+					return err
+				}
+				for _, c := range []string{"retention.ms=86400000", "max.message.bytes=200000"} {
+					l := lineWith(r.Stdout, c+" ")
+					if l == "" || !strings.Contains(l, "DYNAMIC_TOPIC_CONFIG:"+c) {
+						return errf("%s not described as a dynamic topic config", c)
+					}
+				}
+				if _, err := x.MustTool("", "configs", "--bootstrap-server", bs, "--alter", "--entity-type", "topics", "--entity-name", topic,
+					"--delete-config", "max.message.bytes"); err != nil {
+					return err
+				}
+				r, err = x.MustTool("", "configs", "--bootstrap-server", bs, "--describe", "--entity-type", "topics", "--entity-name", topic)
+				if err != nil {
+					return err
+				}
+				if strings.Contains(r.Stdout, "max.message.bytes=200000") {
+					return errf("max.message.bytes still set after --delete-config")
+				}
+				return nil
+			}},
+			{Client: "kafka-configs", Feature: "describe --all broker configs", Run: func(x *X) error {
+				r, err := x.MustTool("", "configs", "--bootstrap-server", bs, "--describe", "--all", "--entity-type", "brokers", "--entity-name", "1")
+				if err != nil {
+					return err
+				}
+				if err := want(r.Stdout, "All configs for broker 1 are:"); err != nil {
+					return err
+				}
+				for _, c := range []string{"min.insync.replicas=1", "log.retention.hours=168", "num.partitions=1", "offsets.topic.replication.factor=1"} {
+					if lineWith(r.Stdout, "  "+c+" ") == "" {
+						return errf("%s not described", c)
+					}
+				}
+				return nil
+			}},
+			{Client: "kafka-configs", Feature: "alter and describe dynamic broker configs", Run: func(x *X) error {
+				if _, err := x.MustTool("", "configs", "--bootstrap-server", bs, "--alter", "--entity-type", "brokers", "--entity-default",
+					"--add-config", "log.retention.ms=172800000"); err != nil {
+					return err
+				}
+				r, err := x.MustTool("", "configs", "--bootstrap-server", bs, "--describe", "--entity-type", "brokers", "--entity-default")
+				if err != nil {
+					return err
+				}
+				if l := lineWith(r.Stdout, "log.retention.ms=172800000"); !strings.Contains(l, "DYNAMIC_DEFAULT_BROKER_CONFIG") {
+					return errf("log.retention.ms=172800000 not described as a cluster-wide default: %q", l)
+				}
+				_, err = x.MustTool("", "configs", "--bootstrap-server", bs, "--alter", "--entity-type", "brokers", "--entity-default",
+					"--delete-config", "log.retention.ms")
+				return err
+			}},
+			{Client: "kafka-configs", Feature: "min.insync.replicas above the replica count is capped (acks=all accepted)", Run: func(x *X) error {
+				// Kafka 4 caps min.insync.replicas at the replication factor
+				// (Partition.effectiveMinIsr); on one replica acks=all is taken.
+				if _, err := x.MustTool("", "configs", "--bootstrap-server", bs, "--alter", "--entity-type", "topics", "--entity-name", assigned,
+					"--add-config", "min.insync.replicas=2"); err != nil {
+					return err
+				}
+				r, err := x.MustTool("", "configs", "--bootstrap-server", bs, "--describe", "--entity-type", "topics", "--entity-name", assigned)
+				if err != nil {
+					return err
+				}
+				if lineWith(r.Stdout, "min.insync.replicas=2 ") == "" {
+					return errf("min.insync.replicas=2 not described")
+				}
+				r = x.Tool("accepted\n", "console-producer", "--bootstrap-server", bs, "--topic", assigned,
+					"--command-property", "acks=all", "--command-property", "retries=0", "--command-property", "enable.idempotence=false")
+				if strings.Contains(r.Out(), "Exception") || r.Err != nil {
+					return errf("acks=all produce refused: %s", lastErrorLine(r.Out()))
+				}
+				return offsetsSum(x, assigned, "-1", 1)
+			}},
+			{Client: "kafka-delete-records", Feature: "delete records before an offset", Run: func(x *X) error {
+				f := filepath.Join(x.Dir(), "delete-records.json")
+				js := fmt.Sprintf(`{"partitions":[{"topic":%q,"partition":0,"offset":2}],"version":1}`, topic)
+				if err := os.WriteFile(f, []byte(js), 0o644); err != nil {
+					return err
+				}
+				r, err := x.MustTool("", "delete-records", "--bootstrap-server", bs, "--offset-json-file", f)
+				if err != nil {
+					return err
+				}
+				if !regexp.MustCompile(`partition: ` + topic + `-0\s+low_watermark: 2`).MatchString(r.Stdout) {
+					return errf("no low_watermark: 2 for %s-0", topic)
+				}
+				g, err := x.MustTool("", "get-offsets", "--bootstrap-server", bs, "--topic", topic, "--partitions", "0", "--time", "-2")
+				if err != nil {
+					return err
+				}
+				return want(g.Stdout, topic+":0:2")
+			}},
+			{Client: "kafka-producer-perf-test", Feature: "20000 records, acks=all", Timeout: 3 * time.Minute, Run: func(x *X) error {
+				if _, err := x.MustTool("", "topics", "--bootstrap-server", bs, "--create", "--topic", perf, "--partitions", "1",
+					"--config", "segment.bytes=1048576"); err != nil {
+					return err
+				}
+				r, err := x.MustTool("", "producer-perf-test", "--topic", perf, "--num-records", "20000", "--record-size", "100",
+					"--throughput", "-1", "--producer-props", "bootstrap.servers="+bs, "acks=all", "compression.type=lz4")
+				if err != nil {
+					return err
+				}
+				if !regexp.MustCompile(`(?m)^20000 records sent, [\d.]+ records/sec`).MatchString(r.Stdout) {
+					return errf("no \"20000 records sent\" summary")
+				}
+				return offsetsSum(x, perf, "-1", 20000)
+			}},
+			{Client: "kafka-consumer-perf-test", Feature: "20000 records", Timeout: 3 * time.Minute, Run: func(x *X) error {
+				r, err := x.MustTool("", "consumer-perf-test", "--bootstrap-server", bs, "--topic", perf, "--messages", "20000", "--timeout", "60000")
+				if err != nil {
+					return err
+				}
+				got, err := csvColumn(r.Stdout, "data.consumed.in.nMsg")
+				if err != nil {
+					return err
+				}
+				if got != "20000" {
+					return errf("consumed %s records, want 20000", got)
+				}
+				return nil
+			}},
+			{Client: "kafka-dump-log", Feature: "reads the broker's segment: keys, headers, values", Run: func(x *X) error {
+				// The one record of the assigned topic went to either partition: dump both.
+				seg := filepath.Join(x.B.DataDir, assigned+"-0", "00000000000000000000.log") + "," +
+					filepath.Join(x.B.DataDir, assigned+"-1", "00000000000000000000.log")
+				r, err := x.MustTool("", "dump-log", "--deep-iteration", "--print-data-log", "--files", seg)
+				if err != nil {
+					return err
+				}
+				if strings.Contains(r.Stdout, "isvalid: false") || !strings.Contains(r.Stdout, "isvalid: true") {
+					return errf("a batch is not valid")
+				}
+				if !regexp.MustCompile(`offset: 0 .*payload: accepted`).MatchString(r.Stdout) {
+					return errf("record 0 (payload accepted) not dumped")
+				}
+				seg = filepath.Join(x.B.DataDir, topic+"-0", "00000000000000000000.log")
+				r, err = x.MustTool("", "dump-log", "--deep-iteration", "--print-data-log", "--files", seg)
+				if err != nil {
+					return err
+				}
+				recs := regexp.MustCompile(`headerKeys: \[src,n\] key: (k\d+) payload: (v\d+)`).FindAllStringSubmatch(r.Stdout, -1)
+				if len(recs) == 0 {
+					return errf("no record with headers src,n and a key dumped")
+				}
+				for _, m := range recs {
+					if m[1][1:] != m[2][1:] {
+						return errf("key %s with payload %s", m[1], m[2])
+					}
+				}
+				return nil
+			}},
+			{Client: "kafka-dump-log", Feature: "reads every rolled segment and checks its indexes", Run: func(x *X) error {
+				// The perf topic rolls at 1 MiB: its first segment is closed, with
+				// trimmed indexes that must pass Kafka's sanity checks.
+				dir := filepath.Join(x.B.DataDir, perf+"-0")
+				logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+				if len(logs) < 2 {
+					return errf("%d segments in %s, want at least 2 (segment.bytes=1048576)", len(logs), dir)
+				}
+				r, err := x.MustTool("", "dump-log", "--files", strings.Join(logs, ","))
+				if err != nil {
+					return err
+				}
+				if strings.Contains(r.Stdout, "isValid: false") || strings.Contains(r.Stdout, "isvalid: false") {
+					return errf("an invalid batch")
+				}
+				var total int
+				for _, m := range regexp.MustCompile(`(?m)^baseOffset: \d+ lastOffset: \d+ count: (\d+)`).FindAllStringSubmatch(r.Stdout, -1) {
+					c, _ := strconv.Atoi(m[1])
+					total += c
+				}
+				if total != 20000 {
+					return errf("batches in the segments hold %d records, want 20000", total)
+				}
+				first := filepath.Join(dir, "00000000000000000000")
+				idx := first + ".index," + first + ".timeindex"
+				r, err = x.MustTool("", "dump-log", "--index-sanity-check", "--files", idx)
+				if err != nil {
+					return err
+				}
+				if strings.Count(r.Stdout, "passed sanity check") != 2 {
+					return errf("index and time index did not both pass the sanity check")
+				}
+				r, err = x.MustTool("", "dump-log", "--verify-index-only", "--files", idx)
+				if err != nil {
+					return err
+				}
+				if strings.Contains(r.Out(), "Mismatches") || strings.Contains(r.Out(), "not found") || strings.Contains(r.Out(), "Exception") {
+					return errf("index verification: %s", lastErrorLine(r.Out()))
+				}
+				return nil
+			}},
+			{Client: "kafka-topics", Feature: "alter --partitions", Run: func(x *X) error {
+				if _, err := x.MustTool("", "topics", "--bootstrap-server", bs, "--alter", "--topic", topic, "--partitions", "5"); err != nil {
+					return err
+				}
+				return x.waitUntil(func() error {
+					parts, err := describeTopic(x, topic)
+					if err != nil {
+						return err
+					}
+					if len(parts) != 5 {
+						return errf("%d partitions after alter, want 5", len(parts))
+					}
+					return nil
+				})
+			}},
+			{Client: "kafka-transactions", Feature: "list", Expect: issueTxn, Run: func(x *X) error {
+				r, err := x.MustTool("", "transactions", "--bootstrap-server", bs, "list")
+				if err != nil {
+					return err
+				}
+				return want(r.Stdout, "TransactionalId")
+			}},
+			{Client: "kafka-metadata-quorum", Feature: "describe --status", Expect: issueQuorum, Run: func(x *X) error {
+				r, err := x.MustTool("", "metadata-quorum", "--bootstrap-server", bs, "describe", "--status")
+				if err != nil {
+					return err
+				}
+				if !regexp.MustCompile(`(?m)^LeaderId:\s+1$`).MatchString(r.Stdout) || !strings.Contains(r.Stdout, "CurrentVoters:") {
+					return errf("no LeaderId: 1 / CurrentVoters")
+				}
+				return nil
+			}},
+			{Client: "kafka-consumer-groups", Feature: "delete", Run: func(x *X) error {
+				r, err := x.MustTool("", "consumer-groups", "--bootstrap-server", bs, "--delete", "--group", group)
+				if err != nil {
+					return err
+				}
+				if err := want(r.Stdout, "Deletion of requested consumer groups ('"+group+"') was successful."); err != nil {
+					return err
+				}
+				l, err := x.MustTool("", "consumer-groups", "--bootstrap-server", bs, "--list")
+				if err != nil {
+					return err
+				}
+				if hasLine(l.Stdout, group) {
+					return errf("group still listed after delete")
+				}
+				return nil
+			}},
+			{Client: "kafka-topics", Feature: "delete", Run: func(x *X) error {
+				if _, err := x.MustTool("", "topics", "--bootstrap-server", bs, "--delete", "--topic", topic); err != nil {
+					return err
+				}
+				return x.waitUntil(func() error {
+					r, err := x.MustTool("", "topics", "--bootstrap-server", bs, "--list")
+					if err != nil {
+						return err
+					}
+					if hasLine(r.Stdout, topic) {
+						return errf("topic still listed after delete")
+					}
+					return nil
+				})
+			}},
+		}
+	}}
+}
+
+// partitionDesc is one partition line of kafka-topics --describe.
+type partitionDesc struct{ Leader, Replicas, ISR string }
+
+var partitionLine = regexp.MustCompile(`Partition: (\d+)\s+Leader: (\S+)\s+Replicas: (\S+)\s+Isr: (\S*)`)
+
+func parsePartitions(out string) map[int]partitionDesc {
+	parts := map[int]partitionDesc{}
+	for _, m := range partitionLine.FindAllStringSubmatch(out, -1) {
+		p, _ := strconv.Atoi(m[1])
+		parts[p] = partitionDesc{Leader: m[2], Replicas: m[3], ISR: m[4]}
+	}
+	return parts
+}
+
+func describeTopic(x *X, topic string) (map[int]partitionDesc, error) {
+	r, err := x.MustTool("", "topics", "--bootstrap-server", x.B.Addr, "--describe", "--topic", topic)
+	if err != nil {
+		return nil, err
+	}
+	return parsePartitions(r.Stdout), nil
+}
+
+// offsetsSum checks the sum over partitions of kafka-get-offsets --time t.
+func offsetsSum(x *X, topic, t string, want int64) error {
+	r, err := x.MustTool("", "get-offsets", "--bootstrap-server", x.B.Addr, "--topic", topic, "--time", t)
+	if err != nil {
+		return err
+	}
+	var sum int64
+	lines := 0
+	for _, l := range strings.Split(strings.TrimSpace(r.Stdout), "\n") {
+		f := strings.Split(l, ":")
+		if len(f) != 3 || f[0] != topic {
+			continue
+		}
+		v, err := strconv.ParseInt(f[2], 10, 64)
+		if err != nil {
+			return errf("bad get-offsets line %q", l)
+		}
+		sum += v
+		lines++
+	}
+	if lines == 0 {
+		return errf("get-offsets printed no %s:partition:offset line", topic)
+	}
+	if sum != want {
+		return errf("get-offsets --time %s: offsets add up to %d, want %d", t, sum, want)
+	}
+	return nil
+}
+
+// checkConsumed checks console-consumer output (print.key, print.headers, key
+// separator "|") holds exactly records from..to-1 as produced by the console producer.
+func checkConsumed(out string, from, to int) error {
+	seen := map[int]bool{}
+	re := regexp.MustCompile(`^src:cli,n:(\d+)\|k(\d+)\|v(\d+)$`)
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if l == "" || strings.HasPrefix(l, "Processed a total of") {
+			continue
+		}
+		m := re.FindStringSubmatch(l)
+		if m == nil {
+			return errf("unexpected line %q (want headers|key|value)", l)
+		}
+		if m[1] != m[2] || m[2] != m[3] {
+			return errf("mixed record %q", l)
+		}
+		i, _ := strconv.Atoi(m[1])
+		if i < from || i >= to || seen[i] {
+			return errf("record %d unexpected or twice (want %d..%d once each)", i, from, to-1)
+		}
+		seen[i] = true
+	}
+	if len(seen) != to-from {
+		return errf("consumed %d records, want %d", len(seen), to-from)
+	}
+	return nil
+}
+
+type groupRow struct {
+	partition         int
+	current, end, lag int64
+}
+
+// describeGroup parses kafka-consumer-groups --describe for one group.
+func describeGroup(x *X, group string) ([]groupRow, error) {
+	r, err := x.MustTool("", "consumer-groups", "--bootstrap-server", x.B.Addr, "--describe", "--group", group)
+	if err != nil {
+		return nil, err
+	}
+	var rows []groupRow
+	for _, l := range strings.Split(r.Stdout, "\n") {
+		f := strings.Fields(l)
+		if len(f) < 6 || f[0] != group {
+			continue
+		}
+		var gr groupRow
+		gr.partition, _ = strconv.Atoi(f[2])
+		num := func(s string) int64 { v, _ := strconv.ParseInt(s, 10, 64); return v }
+		gr.current, gr.end, gr.lag = num(f[3]), num(f[4]), num(f[5])
+		rows = append(rows, gr)
+	}
+	if len(rows) == 0 {
+		return nil, errf("describe printed no row for group %s", group)
+	}
+	return rows, nil
+}
+
+// csvColumn returns the named column of the first data line after a CSV header line.
+func csvColumn(out, name string) (string, error) {
+	lines := strings.Split(out, "\n")
+	for i, l := range lines {
+		cols := strings.Split(l, ",")
+		for j, c := range cols {
+			if strings.TrimSpace(c) == name && i+1 < len(lines) {
+				vals := strings.Split(lines[i+1], ",")
+				if j < len(vals) {
+					return strings.TrimSpace(vals[j]), nil
+				}
+			}
+		}
+	}
+	return "", errf("no %s column", name)
+}
+
+func want(out, s string) error {
+	if !strings.Contains(out, s) {
+		return errf("output lacks %q", s)
+	}
+	return nil
+}
+
+func hasLine(out, s string) bool {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.TrimSpace(l) == s {
+			return true
+		}
+	}
+	return false
+}
+
+func lineWith(out, s string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, s) {
+			return l
+		}
+	}
+	return ""
+}

@@ -1,0 +1,3 @@
+module github.com/gokafkad/gokafkad/compat
+
+go 1.26.8
