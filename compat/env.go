@@ -26,6 +26,9 @@ type Env struct {
 	Gokafkad  string // the built broker
 	ClassDir  string // compiled Java client program, "" when javac failed
 	javaErr   error
+	python    string // the venv's interpreter
+	pythonErr string // why kafka-python could not be installed
+	nodeErr   string // why kafkajs could not be installed
 	versions  [][2]string
 	toolsConf string // log4j2 configuration for the CLI tools
 }
@@ -47,6 +50,10 @@ func (e *Env) Prepare(ctx context.Context) error {
 	}
 	e.compileJava(ctx)
 	e.collectVersions(ctx)
+	e.installClients(ctx)
+	if out, err := runIn(ctx, e.Work, "kcat", "-V"); err == nil {
+		e.AddVersion("kcat", firstLine(out))
+	}
 	return nil
 }
 

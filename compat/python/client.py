@@ -1,0 +1,140 @@
+"""kafka-python scenario for the compat suite (compat/clients.go reads its output).
+
+    python client.py BOOTSTRAP TOPIC GROUP TXN_TOPIC
+
+Each step prints one line: RESULT <step> ok | RESULT <step> fail <reason>.
+Steps: create-topic, produce-<codec> for every codec, consume-group, resume,
+idempotent, txn. A failed step does not stop the later ones.
+"""
+import sys
+import time
+import traceback
+
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
+from kafka.admin import NewTopic
+
+BOOTSTRAP, TOPIC, GROUP, TXN_TOPIC = sys.argv[1:5]
+CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
+PER_CODEC = 10
+
+
+def result(step, fn):
+    try:
+        fn()
+        print("RESULT %s ok" % step, flush=True)
+    except Exception as e:  # every failure is a row, not a crash
+        msg = ("%s: %s" % (type(e).__name__, e)).replace("\n", " ")
+        print("RESULT %s fail %s" % (step, msg), flush=True)
+        traceback.print_exc(file=sys.stderr)
+
+
+def create_topic():
+    admin = KafkaAdminClient(bootstrap_servers=BOOTSTRAP, request_timeout_ms=20000)
+    try:
+        admin.create_topics([NewTopic(TOPIC, 3, 1), NewTopic(TXN_TOPIC, 1, 1)])
+        names = admin.list_topics()
+        if TOPIC not in names:
+            raise AssertionError("created topic not listed: %r" % names)
+    finally:
+        admin.close()
+
+
+def produce(codec, keys, extra=None):
+    conf = dict(bootstrap_servers=BOOTSTRAP, acks="all", request_timeout_ms=15000)
+    if codec != "none":
+        conf["compression_type"] = codec
+    conf.update(extra or {})
+    p = KafkaProducer(**conf)
+    try:
+        futures = []
+        for k in keys:
+            futures.append(p.send(TOPIC, key=k.encode(), value=("v" + k[1:]).encode(),
+                                  headers=[("codec", codec.encode()), ("key", k.encode())]))
+        p.flush(timeout=30)
+        for f in futures:
+            f.get(timeout=30)
+    finally:
+        p.close(timeout=10)
+
+
+def codec_keys(codec):
+    return ["k-%s-%d" % (codec, i) for i in range(PER_CODEC)]
+
+
+def consume(want, group=GROUP, topic=TOPIC, isolation="read_uncommitted", settle=1.5):
+    """Reads until every wanted key came, then a little longer to catch extras."""
+    c = KafkaConsumer(topic, bootstrap_servers=BOOTSTRAP, group_id=group, auto_offset_reset="earliest",
+                      enable_auto_commit=False, isolation_level=isolation, consumer_timeout_ms=500)
+    got = {}
+    deadline = time.time() + 45
+    done_at = None
+    try:
+        while time.time() < deadline:
+            for m in c:
+                k = m.key.decode() if m.key is not None else None
+                if k in got:
+                    raise AssertionError("key %s read twice" % k)
+                got[k] = m
+            if set(want) <= set(got):
+                if done_at is None:
+                    done_at = time.time()
+                elif time.time() - done_at > settle:
+                    break
+        if group:
+            c.commit()
+    finally:
+        c.close()
+    missing = sorted(set(want) - set(got))
+    extra = sorted(set(got) - set(want))
+    if missing or extra:
+        raise AssertionError("missing %s, unexpected %s" % (missing[:5], extra[:5]))
+    return got
+
+
+def consume_group():
+    want = [k for c in CODECS for k in codec_keys(c)]
+    got = consume(want)
+    for k, m in got.items():
+        if m.value.decode() != "v" + k[1:]:
+            raise AssertionError("key %s has value %r" % (k, m.value))
+        h = dict(m.headers)
+        if h.get("key") != k.encode() or h.get("codec") != k.split("-")[1].encode():
+            raise AssertionError("key %s has headers %r" % (k, m.headers))
+
+
+def resume():
+    keys = ["k-resume-%d" % i for i in range(5)]
+    produce("none", keys)
+    consume(keys)
+
+
+def idempotent():
+    keys = ["k-idem-%d" % i for i in range(5)]
+    produce("none", keys, {"enable_idempotence": True})
+
+
+def txn():
+    p = KafkaProducer(bootstrap_servers=BOOTSTRAP, transactional_id="compat-py-" + TXN_TOPIC,
+                      request_timeout_ms=15000, max_block_ms=20000)
+    try:
+        p.init_transactions()
+        p.begin_transaction()
+        for i in range(3):
+            p.send(TXN_TOPIC, key=b"committed-%d" % i, value=b"c")
+        p.commit_transaction()
+        p.begin_transaction()
+        for i in range(2):
+            p.send(TXN_TOPIC, key=b"aborted-%d" % i, value=b"a")
+        p.abort_transaction()
+    finally:
+        p.close(timeout=10)
+    consume(["committed-%d" % i for i in range(3)], group=None, topic=TXN_TOPIC, isolation="read_committed")
+
+
+result("create-topic", create_topic)
+for codec in CODECS:
+    result("produce-" + codec, lambda codec=codec: produce(codec, codec_keys(codec)))
+result("consume-group", consume_group)
+result("resume", resume)
+result("idempotent", idempotent)
+result("txn", txn)
