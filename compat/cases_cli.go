@@ -16,6 +16,7 @@ const (
 	issueQuorum      = "#3 controller quorum / DescribeQuorum"
 	issueReplication = "#4 replication"
 	issueTxn         = "#5 transactions"
+	issueTxn848      = "#5 KIP-848 consumer groups"
 )
 
 func suites() []Suite {

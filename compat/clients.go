@@ -122,7 +122,10 @@ func kafkajsSuite() Suite {
 }
 
 func javaSuite() Suite {
-	return programSuite("Java client (KafkaProducer / KafkaConsumer / Admin)", standardSteps(codecs, true, true),
+	steps := standardSteps(codecs, true, true)
+	steps = append(steps[:len(steps)-1], progStep{id: "consumer-848", feature: "consumer group protocol (KIP-848, group.protocol=consumer)", expect: issueTxn848},
+		steps[len(steps)-1])
+	return programSuite("Java client", steps,
 		func(x *X) string {
 			if x.javaErr != nil {
 				return "javac failed: " + firstLine(x.javaErr.Error())
