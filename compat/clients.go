@@ -176,3 +176,40 @@ func (e *Env) installClients(ctx context.Context) {
 		e.AddVersion("kafkajs", strings.TrimSpace(out))
 	}
 }
+
+// goClientSuite runs compat/goclients for one Go client.
+func goClientSuite(client string, idempotent, txn bool) Suite {
+	return programSuite(client, standardSteps(codecs, idempotent, txn),
+		func(x *X) string {
+			if client == "confluent-kafka-go" {
+				return x.confluentErr
+			}
+			return x.goClientsErr
+		},
+		func(x *X, topic, group, txnTopic string) Cmd {
+			bin := x.goClients
+			if client == "confluent-kafka-go" {
+				bin = x.confluent
+			}
+			return Cmd{Name: bin, Args: []string{client, x.B.Addr, topic, group, txnTopic}}
+		})
+}
+
+// buildGoClients builds compat/goclients (franz-go, sarama, kafka-go) and records the
+// module versions it uses.
+func (e *Env) buildGoClients(ctx context.Context) {
+	e.goClients = filepath.Join(e.Work, "bin", "goclients")
+	if out, err := runIn(ctx, e.Compat, "go", "build", "-o", e.goClients, "./goclients"); err != nil {
+		e.goClientsErr = "go build ./goclients failed: " + lastErrorLine(out)
+		return
+	}
+	e.confluent = filepath.Join(e.Work, "bin", "goclients-confluent")
+	if out, err := runIn(ctx, e.Compat, "go", "build", "-tags", "confluent", "-o", e.confluent, "./goclients"); err != nil {
+		e.confluentErr = "go build -tags confluent ./goclients (cgo, bundled librdkafka) failed: " + lastErrorLine(out)
+	}
+	for name, mod := range map[string]string{"franz-go": "github.com/twmb/franz-go", "sarama": "github.com/IBM/sarama",
+		"kafka-go": "github.com/segmentio/kafka-go", "confluent-kafka-go": "github.com/confluentinc/confluent-kafka-go/v2"} {
+		out, _ := runIn(ctx, e.Compat, "go", "list", "-m", "-f", "{{.Version}}", mod)
+		e.AddVersion(name+" ("+mod+")", strings.TrimSpace(out))
+	}
+}

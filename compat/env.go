@@ -22,15 +22,19 @@ type Env struct {
 	Repo, Compat, Cache, Work string
 	KafkaVersion              string
 
-	Lib       string // Kafka's jars (Maven's copy-dependencies output)
-	Gokafkad  string // the built broker
-	ClassDir  string // compiled Java client program, "" when javac failed
-	javaErr   error
-	python    string // the venv's interpreter
-	pythonErr string // why kafka-python could not be installed
-	nodeErr   string // why kafkajs could not be installed
-	versions  [][2]string
-	toolsConf string // log4j2 configuration for the CLI tools
+	Lib          string // Kafka's jars (Maven's copy-dependencies output)
+	Gokafkad     string // the built broker
+	ClassDir     string // compiled Java client program, "" when javac failed
+	javaErr      error
+	python       string // the venv's interpreter
+	pythonErr    string // why kafka-python could not be installed
+	nodeErr      string // why kafkajs could not be installed
+	goClients    string // the built compat/goclients
+	goClientsErr string // why it could not be built
+	confluent    string // compat/goclients built with -tags confluent
+	confluentErr string // why that could not be built
+	versions     [][2]string
+	toolsConf    string // log4j2 configuration for the CLI tools
 }
 
 // Prepare fetches Kafka's jars (once per cache), builds gokafkad and compiles the Java
@@ -51,6 +55,7 @@ func (e *Env) Prepare(ctx context.Context) error {
 	e.compileJava(ctx)
 	e.collectVersions(ctx)
 	e.installClients(ctx)
+	e.buildGoClients(ctx)
 	if out, err := runIn(ctx, e.Work, "kcat", "-V"); err == nil {
 		e.AddVersion("kcat", firstLine(out))
 	}
