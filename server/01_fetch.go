@@ -117,7 +117,7 @@ func (b *Broker) fetchContext(req *kmsg.FetchRequest, now time.Time) (*fetchPlan
 		for _, t := range req.Topics {
 			for _, p := range t.Partitions {
 				out = append(out, &cachedPartition{
-					key:     fetchKey{topic: t.Topic, partition: p.Partition},
+					key:     fetchKey{topic: t.Topic, topicID: t.TopicID, partition: p.Partition},
 					topicID: t.TopicID, fetchOffset: p.FetchOffset, maxBytes: p.PartitionMaxBytes,
 					currentLeaderEpoch: p.CurrentLeaderEpoch, lastFetchedEpoch: p.LastFetchedEpoch,
 					highWatermark: -1, logStartOffset: -1, lastStable: -1,
@@ -167,7 +167,7 @@ func (b *Broker) fetchContext(req *kmsg.FetchRequest, now time.Time) (*fetchPlan
 	}
 	for _, f := range req.ForgottenTopics {
 		for _, p := range f.Partitions {
-			s.forgetLocked(fetchKey{topic: f.Topic, partition: p})
+			s.forgetLocked(fetchKey{topic: f.Topic, topicID: f.TopicID, partition: p})
 		}
 	}
 	plan.parts = snapshotParts(s.mu.order)

@@ -19,8 +19,13 @@ const (
 	fetchEpochFinal   = -1
 )
 
+// fetchKey names a partition in a fetch: by topic name before v13, by topic id from
+// v13 on (the name is then empty), so both are part of the key, as Kafka keys sessions
+// by TopicIdPartition. Keying by name alone made every v13+ topic's partition N one
+// entry: a fetch of several topics read just one of them.
 type fetchKey struct {
 	topic     string
+	topicID   [16]byte
 	partition int32
 }
 
