@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -414,5 +415,44 @@ func TestCreateTopicsAnswersConfigs(t *testing.T) {
 	}
 	if resp.Topics[1].ErrorCode != kerr.InvalidReplicationFactor.Code {
 		t.Errorf("replication factor 3: %v, want INVALID_REPLICATION_FACTOR", kerr.ErrorForCode(resp.Topics[1].ErrorCode))
+	}
+}
+
+// Deleting a topic that a consumer long-polls completes the parked fetch: that used to
+// happen under the replica manager's lock, which the fetch takes again to read, and
+// the broker hung (every later admin request waited forever).
+func TestDeleteTopicWhileConsumerLongPolls(t *testing.T) {
+	b := StartBroker(t)
+	ctx := Ctx(t, 30*time.Second)
+	adm := b.Admin()
+	// Two topics: completing the parked fetch reads the one that stays.
+	for _, name := range []string{"polled", "kept"} {
+		if _, err := adm.CreateTopic(ctx, 1, 1, nil, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cl := b.Client(kgo.ConsumeTopics("polled", "kept"), kgo.FetchMaxWait(10*time.Second))
+	go func() {
+		for ctx.Err() == nil {
+			cl.PollFetches(ctx)
+		}
+	}()
+	// Let the consumer reach the empty partition and park its fetch.
+	WaitFor(t, 10*time.Second, "a fetch to wait on both topics", func() bool {
+		return b.ReplicaManager().Purgatory.Watched() > 0
+	})
+	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	rs, err := adm.DeleteTopics(dctx, "polled")
+	if err != nil {
+		t.Fatalf("delete while a fetch waits: %v", err)
+	}
+	if err := rs["polled"].Err; err != nil {
+		t.Fatalf("delete while a fetch waits: %v", err)
+	}
+	cctx, cancel2 := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel2()
+	if _, err := adm.CreateTopic(cctx, 1, 1, nil, "after-delete"); err != nil {
+		t.Fatalf("create after the delete: %v (broker stuck?)", err)
 	}
 }

@@ -55,7 +55,19 @@ func (rm *ReplicaManager) Partitions() []*partition.Partition {
 // ApplyImage brings the hosted partitions in line with next: partitions whose replica
 // set includes this broker get a log and their state; topics that are gone (or whose id
 // changed) have their logs deleted; changed topic configs reach the logs.
+//
+// Delayed operations on removed partitions are completed after rm.mu is released:
+// completing a delayed fetch reads partitions through Partition, which takes rm.mu
+// too, so completing them under it deadlocked the broker whenever a topic was deleted
+// while a consumer long-polled it.
 func (rm *ReplicaManager) ApplyImage(prev, next *controller.MetadataImage) {
+	for _, tp := range rm.applyImage(prev, next) {
+		rm.Purgatory.CheckAndComplete(tp)
+	}
+}
+
+// applyImage is ApplyImage under rm.mu; it returns the partitions it removed.
+func (rm *ReplicaManager) applyImage(prev, next *controller.MetadataImage) (removed []storage.TopicPartition) {
 	rm.mu.Lock()
 	defer rm.mu.Unlock()
 	for tp, p := range rm.mu.partitions {
@@ -67,7 +79,7 @@ func (rm *ReplicaManager) ApplyImage(prev, next *controller.MetadataImage) {
 		if err := rm.logs.DeleteLog(tp); err != nil {
 			rm.logger.Error().Err(err).Str("topic", tp.Topic).Int32("partition", tp.Partition).Msg("deleting log")
 		}
-		rm.Purgatory.CheckAndComplete(tp)
+		removed = append(removed, tp)
 	}
 	for name, t := range next.Topics {
 		var old *controller.TopicImage
@@ -104,6 +116,7 @@ func (rm *ReplicaManager) ApplyImage(prev, next *controller.MetadataImage) {
 			}
 		}
 	}
+	return removed
 }
 
 func hosts(replicas []int32, id int32) bool {
