@@ -33,6 +33,9 @@ type Env struct {
 	goClientsErr string // why it could not be built
 	confluent    string // compat/goclients built with -tags confluent
 	confluentErr string // why that could not be built
+	kgoTest      string // franz-go's pkg/kgo test binary
+	kgoErr       string // why it could not be built
+	ctx          context.Context
 	versions     [][2]string
 	toolsConf    string // log4j2 configuration for the CLI tools
 }
@@ -40,6 +43,7 @@ type Env struct {
 // Prepare fetches Kafka's jars (once per cache), builds gokafkad and compiles the Java
 // client program.
 func (e *Env) Prepare(ctx context.Context) error {
+	e.ctx = ctx
 	if err := e.fetchJars(ctx); err != nil {
 		return err
 	}
@@ -56,6 +60,7 @@ func (e *Env) Prepare(ctx context.Context) error {
 	e.collectVersions(ctx)
 	e.installClients(ctx)
 	e.buildGoClients(ctx)
+	e.buildKgoTests()
 	if out, err := runIn(ctx, e.Work, "kcat", "-V"); err == nil {
 		e.AddVersion("kcat", firstLine(out))
 	}
@@ -338,8 +343,14 @@ func (e *Env) javaArgs(class string, args ...string) []string {
 
 // runIn runs a command to completion and returns its combined output.
 func runIn(ctx context.Context, dir, name string, args ...string) (string, error) {
+	return runEnv(ctx, dir, nil, name, args...)
+}
+
+// runEnv is runIn with an environment (nil: this process's).
+func runEnv(ctx context.Context, dir string, env []string, name string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
+	cmd.Env = env
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
