@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"syscall"
@@ -62,7 +63,11 @@ func (e *Env) Prepare(ctx context.Context) error {
 	e.buildGoClients(ctx)
 	e.buildKgoTests()
 	if out, err := runIn(ctx, e.Work, "kcat", "-V"); err == nil {
-		e.AddVersion("kcat", firstLine(out))
+		v := firstLine(out)
+		if m := regexp.MustCompile(`Version (\S+) .*(librdkafka \S+)`).FindStringSubmatch(out); m != nil {
+			v = m[1] + " (" + m[2] + ")"
+		}
+		e.AddVersion("kcat", v)
 	}
 	return nil
 }
