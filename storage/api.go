@@ -18,6 +18,12 @@ var (
 	ErrLogClosed            = errors.New("storage: log closed")
 	ErrStorage              = errors.New("storage: I/O error") // sticky: the log refuses writes after one
 	ErrInvalidOffset        = errors.New("storage: invalid offset")
+	// ErrInvalidTxnState: a non-transactional write from a producer with an ongoing
+	// transaction (Kafka: INVALID_TXN_STATE).
+	ErrInvalidTxnState = errors.New("storage: invalid transaction state")
+	// ErrTransactionCoordinatorFenced: a marker from an older coordinator epoch
+	// (Kafka: TRANSACTION_COORDINATOR_FENCED).
+	ErrTransactionCoordinatorFenced = errors.New("storage: transaction coordinator fenced")
 )
 
 // LogConfig is the resolved (broker default + topic override) configuration of one log.
@@ -95,6 +101,10 @@ type ReadResult struct {
 	// FirstOffset is the base offset of the first batch in Slice (may be < the offset
 	// asked for, as in Kafka: the batch containing it is returned whole).
 	FirstOffset int64
+	// NextOffset bounds the offsets in Slice from above (every offset in it is below
+	// NextOffset): the upper bound of a read_committed fetch's aborted-transaction
+	// lookup, as Kafka's FetchDataInfo + fetchUpperBoundOffset.
+	NextOffset int64
 }
 
 // EpochEntry is one line of leader-epoch-checkpoint: the first offset written under Epoch.

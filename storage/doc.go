@@ -15,6 +15,10 @@
 //	00000000000000000000.log        v2 record batches back to back, as on the wire
 //	00000000000000000000.index      8-byte entries: int32 offset - base, int32 file position
 //	00000000000000000000.timeindex  12-byte entries: int64 timestamp, int32 offset - base
+//	00000000000000000000.txnindex   34-byte entries, one per ABORT marker in the segment:
+//	                                int16 version 0, int64 producerId, int64 firstOffset,
+//	                                int64 lastOffset (the marker), int64 lastStableOffset
+//	                                (created on the first entry, as Kafka)
 //	leader-epoch-checkpoint         "0\n<n>\n<epoch> <startOffset>\n"...
 //	partition.metadata              "version: 0\ntopic_id: <base64url uuid>\n"
 //
@@ -32,6 +36,14 @@
 // holding the recovery point on is read batch by batch, checking each header and CRC;
 // the segment is cut at the first bad or torn batch and later segments are deleted, and
 // the indexes of the recovered segments are rebuilt.
+//
+// Transactions: the producer state holds each producer's open transaction (the offset
+// of its first transactional batch); a control batch (COMMIT or ABORT marker, written
+// by the leader for the transaction coordinator) ends it, and an ABORT adds an entry to
+// the .txnindex of the segment the marker went to. The last stable offset (LSO) is the
+// HW lowered to the first offset of the earliest transaction still open or whose
+// marker is not yet below the HW. Replaying segments on open (recovery, or the segments
+// producer state is rebuilt from) rebuilds their .txnindex too.
 //
 // Inactive segments are loaded from their indexes alone when their largest timestamp is
 // older than producer.id.expiration.ms (as Kafka loads segments it does not recover);

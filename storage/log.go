@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -63,6 +64,10 @@ type Log struct {
 		// epochsDirty: epochs changed and leader-epoch-checkpoint is not yet rewritten.
 		epochsDirty bool
 		producers   producerState
+		// unreplicated are transactions whose marker is not below the HW yet: they
+		// keep the LSO at their first offset until it is (Kafka's
+		// ProducerStateManager.unreplicatedTxns). Ordered by marker offset.
+		unreplicated []completedTxn
 		// storageErr is sticky: once set (wrapping ErrStorage) every write fails with it.
 		storageErr error
 		closed     bool
@@ -230,7 +235,16 @@ func (l *Log) appendLocked(b protocol.Batch, now time.Time) error {
 			return err
 		}
 	}
-	l.mu.producers.update(b)
+	if c, ok := l.replayLocked(b); ok {
+		if c.aborted {
+			if err := l.activeLocked().txn.append(l.abortedTxnLocked(c)); err != nil {
+				return l.failLocked("append to transaction index", err)
+			}
+		}
+		if c.lastOffset >= l.mu.hw {
+			l.mu.unreplicated = append(l.mu.unreplicated, c)
+		}
+	}
 	if l.leoLocked()-l.mu.recoveryPoint >= l.mu.cfg.FlushMessages {
 		return l.flushLocked()
 	}
@@ -396,6 +410,39 @@ func (l *Log) SetHighWatermark(hw int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.mu.hw = min(max(hw, l.mu.logStartOffset), l.leoLocked())
+	l.pruneUnreplicatedLocked()
+}
+
+// pruneUnreplicatedLocked forgets completed transactions whose marker is below the HW,
+// as ProducerStateManager.onHighWatermarkUpdated. Lock should be held.
+func (l *Log) pruneUnreplicatedLocked() {
+	l.mu.unreplicated = slices.DeleteFunc(l.mu.unreplicated, func(c completedTxn) bool {
+		return c.lastOffset < l.mu.hw || c.lastOffset >= l.leoLocked()
+	})
+}
+
+// LastStableOffset is the LSO: the HW, lowered to the first offset of the earliest
+// transaction that is still open or whose marker is not below the HW yet, and never
+// below the log start offset, as Kafka's UnifiedLog.lastStableOffset. read_committed
+// consumers read up to it.
+func (l *Log) LastStableOffset() int64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.lastStableOffsetLocked()
+}
+
+// lastStableOffsetLocked: see LastStableOffset. Lock should be held.
+func (l *Log) lastStableOffsetLocked() int64 {
+	lso := l.mu.hw
+	if f, ok := l.mu.producers.firstUnstableOffset(-1); ok {
+		lso = min(lso, f)
+	}
+	for _, c := range l.mu.unreplicated {
+		if c.lastOffset >= l.mu.hw {
+			lso = min(lso, c.firstOffset)
+		}
+	}
+	return max(lso, l.mu.logStartOffset)
 }
 
 // RecoveryPoint is the offset below which everything is known to be fsynced.
@@ -556,4 +603,102 @@ func (l *Log) removeExpiredProducers(now time.Time) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.mu.producers.removeExpired(now.UnixMilli(), l.producerExpirationMs)
+}
+
+// replay updates the producer state ps with a written batch (b may be a header only,
+// except for control batches, whose marker type is in their record).
+func replay(ps *producerState, b protocol.Batch) (completedTxn, bool) {
+	typ := int16(-1)
+	if b.IsControl() {
+		if t, err := b.ControlType(); err == nil {
+			typ = t
+		}
+	}
+	return ps.update(b, typ)
+}
+
+// replayLocked is replay on the log's own producer state. Lock should be held.
+func (l *Log) replayLocked(b protocol.Batch) (completedTxn, bool) {
+	return replay(&l.mu.producers, b)
+}
+
+// abortedTxnLocked is the .txnindex entry of an aborted transaction just completed
+// (the producer state already updated). Lock should be held.
+func (l *Log) abortedTxnLocked(c completedTxn) AbortedTxn {
+	lso := c.lastOffset + 1
+	if f, ok := l.mu.producers.firstUnstableOffset(c.producerID); ok {
+		lso = f
+	}
+	return AbortedTxn{ProducerID: c.producerID, FirstOffset: c.firstOffset, LastOffset: c.lastOffset, LastStableOffset: lso}
+}
+
+// AppendTxnMarker writes a COMMIT or ABORT marker for producerID's transaction as the
+// leader, as Kafka's UnifiedLog.appendAsLeader with origin COORDINATOR: a marker with
+// an epoch older than the producer's is ErrInvalidProducerEpoch, one from an older
+// coordinator epoch ErrTransactionCoordinatorFenced. A marker for a producer with no
+// open transaction here is written anyway (as Kafka: markers are idempotent for
+// readers).
+func (l *Log) AppendTxnMarker(producerID int64, producerEpoch int16, coordinatorEpoch int32, commit bool, leaderEpoch int32, now time.Time) (AppendInfo, error) {
+	b := protocol.Batch(protocol.EndTxnMarker(producerID, producerEpoch, coordinatorEpoch, commit, now.UnixMilli()))
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.writableLocked(); err != nil {
+		return AppendInfo{}, err
+	}
+	if err := l.mu.producers.checkMarker(producerID, producerEpoch, coordinatorEpoch); err != nil {
+		return AppendInfo{}, err
+	}
+	leo := l.leoLocked()
+	b.SetBaseOffset(leo)
+	b.SetPartitionLeaderEpoch(leaderEpoch)
+	if err := l.appendLocked(b, now); err != nil {
+		return AppendInfo{}, err
+	}
+	l.mu.producers.setCoordinatorEpoch(producerID, coordinatorEpoch)
+	return AppendInfo{FirstOffset: leo, LastOffset: leo, MaxTimestamp: b.MaxTimestamp(), LogAppendTime: -1,
+		LogStartOffset: l.mu.logStartOffset, RecordCount: 1}, nil
+}
+
+// CollectAbortedTxns returns the aborted transactions overlapping [fetchOffset,
+// upperBound) — ended at or after fetchOffset, started before upperBound — for a
+// read_committed fetch, as Kafka's LocalLog.collectAbortedTransactions: the
+// transaction indexes of the segment holding fetchOffset and the later ones, until an
+// entry's lastStableOffset shows that no later one can start below upperBound.
+func (l *Log) CollectAbortedTxns(fetchOffset, upperBound int64) []AbortedTxn {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	var out []AbortedTxn
+	for i := max(l.segmentIndexLocked(fetchOffset), 0); i < len(l.mu.segments); i++ {
+		var done bool
+		if out, done = l.mu.segments[i].txn.collect(fetchOffset, upperBound, out); done {
+			break
+		}
+	}
+	return out
+}
+
+// ProducerStateInfo describes one producer's state on this partition, for
+// DescribeProducers.
+type ProducerStateInfo struct {
+	ProducerID    int64
+	ProducerEpoch int16
+	LastSequence  int32
+	// LastTimestamp is the max timestamp of the producer's last batch.
+	LastTimestamp    int64
+	CoordinatorEpoch int32
+	// CurrentTxnStartOffset is the first offset of its open transaction, -1 when none.
+	CurrentTxnStartOffset int64
+}
+
+// ProducerStates lists the active producers, ordered by producer id.
+func (l *Log) ProducerStates() []ProducerStateInfo {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	out := make([]ProducerStateInfo, 0, len(l.mu.producers.producers))
+	for pid, e := range l.mu.producers.producers {
+		out = append(out, ProducerStateInfo{ProducerID: pid, ProducerEpoch: e.epoch, LastSequence: e.lastSeq(),
+			LastTimestamp: e.lastTimestamp, CoordinatorEpoch: e.coordinatorEpoch, CurrentTxnStartOffset: e.currentTxnFirstOffset})
+	}
+	slices.SortFunc(out, func(a, b ProducerStateInfo) int { return cmp.Compare(a.ProducerID, b.ProducerID) })
+	return out
 }

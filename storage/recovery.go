@@ -155,6 +155,7 @@ func openLog(p logParams) (*Log, error) {
 			verify = newIndexVerifier(seg)
 		}
 		feed := i >= firstFed
+		var aborted []AbortedTxn
 		valid, err := seg.scan(mode, p.cfg.IndexIntervalBytes, rebuild, func(pos int64, b protocol.Batch) {
 			if verify != nil {
 				verify.see(pos, b)
@@ -163,7 +164,9 @@ func openLog(p logParams) (*Log, error) {
 				return
 			}
 			if b.LastOffset() >= p.logStartOffset {
-				l.mu.producers.update(b)
+				if c, ok := l.replayLocked(b); ok && c.aborted {
+					aborted = append(aborted, l.abortedTxnLocked(c))
+				}
 			}
 			// Only new epochs are added: the checkpoint is authoritative for what it
 			// has (it may hold an epoch assigned at an offset no batch carries yet);
@@ -179,6 +182,13 @@ func openLog(p logParams) (*Log, error) {
 		}
 		if !indexOK && !needsRecovery {
 			l.logger.Warn().Int64("base_offset", base).Msg("rebuilt missing or corrupt index files")
+		}
+		if feed {
+			if err := seg.reconcileTxnIndex(aborted); err != nil {
+				seg.closeFiles()
+				closeOpened()
+				return nil, fmt.Errorf("rebuild transaction index of segment %d in %s: %w", base, p.dir, err)
+			}
 		}
 		l.mu.segments = append(l.mu.segments, seg)
 		if verify != nil && !verify.ok() {
@@ -387,12 +397,12 @@ func listSegmentFiles(dir string, logger zerolog.Logger) ([]int64, error) {
 			if base, ok := parseBase(strings.TrimSuffix(name, logSuffix)); ok {
 				logs[base] = true
 			}
-		case strings.HasSuffix(name, indexSuffix), strings.HasSuffix(name, timeIndexSuffix):
+		case strings.HasSuffix(name, indexSuffix), strings.HasSuffix(name, timeIndexSuffix), strings.HasSuffix(name, txnIndexSuffix):
 			indexes = append(indexes, name)
 		}
 	}
 	for _, name := range indexes {
-		stem := strings.TrimSuffix(strings.TrimSuffix(name, timeIndexSuffix), indexSuffix)
+		stem := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(name, timeIndexSuffix), indexSuffix), txnIndexSuffix)
 		if base, ok := parseBase(stem); ok && !logs[base] {
 			logger.Warn().Str("file", name).Msg("removing index file without a log")
 			os.Remove(filepath.Join(dir, name))
@@ -421,7 +431,7 @@ func parseBase(stem string) (int64, bool) {
 // removeSegmentFiles unlinks a segment's files right away (recovery only: nothing can
 // hold a slice of them yet).
 func removeSegmentFiles(dir string, base int64) error {
-	for _, suf := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
+	for _, suf := range []string{logSuffix, indexSuffix, timeIndexSuffix, txnIndexSuffix} {
 		if err := os.Remove(segmentPath(dir, base, suf)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}

@@ -291,6 +291,7 @@ func (l *Log) TruncateTo(offset int64) error {
 	l.mu.logStartOffset = min(l.mu.logStartOffset, leo)
 	l.mu.hw = min(l.mu.hw, leo)
 	l.mu.recoveryPoint = min(l.mu.recoveryPoint, leo)
+	l.pruneUnreplicatedLocked()
 	if err := l.rebuildProducerStateLocked(); err != nil {
 		return l.failLocked("rebuild producer state", err)
 	}
@@ -331,6 +332,7 @@ func (l *Log) truncateFullyAndStartAtLocked(offset int64) error {
 		return err
 	}
 	l.mu.producers = newProducerState()
+	l.mu.unreplicated = nil
 	l.mu.logStartOffset, l.mu.hw, l.mu.recoveryPoint = offset, offset, offset
 	l.logger.Info().Int64("offset", offset).Msg("truncated log fully")
 	return nil
@@ -357,7 +359,12 @@ func (l *Log) rebuildProducerStateLocked() error {
 				return err
 			}
 			if b.LastOffset() >= l.mu.logStartOffset {
-				ps.update(b)
+				if b.IsControl() {
+					if b, err = l.readBatch(s, pos, b); err != nil {
+						return err
+					}
+				}
+				replay(&ps, b)
 			}
 			pos += protocol.BatchSize(b)
 		}
