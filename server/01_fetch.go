@@ -3,7 +3,9 @@ package server
 // Fetch: v4-17.
 //
 // Consumers read up to the high watermark (read_uncommitted) or the last stable
-// offset (read_committed; equal to the HW until transactions arrive). Sessions
+// offset (read_committed), which then also get the aborted transactions overlapping
+// the records returned, from the partition's .txnindex files, as Kafka's
+// UnifiedLog.read with FetchIsolation.TXN_COMMITTED. Sessions
 // (KIP-227, v7+) are kept in fetch_session.go. When fewer than min_bytes are available
 // and max_wait_ms > 0 the fetch waits in the purgatory as a DelayedFetch, woken by
 // appends to any of its partitions. The record bytes go out of the segment files with
@@ -41,6 +43,8 @@ type partRead struct {
 	hw, lso  int64
 	logStart int64
 	slice    storage.FileSlice
+	// aborted are the aborted transactions for a read_committed read.
+	aborted []storage.AbortedTxn
 }
 
 func handleFetch(c *conn, r *request) error {
@@ -232,7 +236,7 @@ func (b *Broker) readFetch(plan *fetchPlan) (reads []partRead, total int64, anyE
 					break
 				}
 				rd.hw = p.HighWatermark()
-				rd.lso = rd.hw
+				rd.lso = p.Log.LastStableOffset()
 				rd.logStart = p.Log.LogStartOffset()
 				limit := rd.hw
 				if req.IsolationLevel == 1 {
@@ -248,6 +252,9 @@ func (b *Broker) readFetch(plan *fetchPlan) (reads []partRead, total int64, anyE
 					break
 				}
 				rd.slice = res.Slice
+				if req.IsolationLevel == 1 && res.Slice.Len > 0 {
+					rd.aborted = p.Log.CollectAbortedTxns(cp.fetchOffset, res.NextOffset)
+				}
 				if res.Slice.Len > 0 {
 					minOne = false
 					remaining -= res.Slice.Len
@@ -309,7 +316,12 @@ func (b *Broker) answerFetch(r *request, plan *fetchPlan, reads []partRead) {
 		rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = rd.hw, rd.lso, rd.logStart
 		rp.PreferredReadReplica = -1
 		if req.IsolationLevel == 1 && req.Version >= 4 {
-			rp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
+			rp.AbortedTransactions = make([]kmsg.FetchResponseTopicPartitionAbortedTransaction, 0, len(rd.aborted))
+			for _, a := range rd.aborted {
+				at := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
+				at.ProducerID, at.FirstOffset = a.ProducerID, a.FirstOffset
+				rp.AbortedTransactions = append(rp.AbortedTransactions, at)
+			}
 		}
 		rt.Partitions = append(rt.Partitions, rp)
 		slices = append(slices, rd.slice)
