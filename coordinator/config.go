@@ -1,7 +1,9 @@
 // Package coordinator is the group coordinator: the classic consumer-group protocol
 // (JoinGroup / SyncGroup / Heartbeat / LeaveGroup) and committed offsets, kept in the
-// compacted internal topic __consumer_offsets and nowhere else. KIP-848
-// (ConsumerGroupHeartbeat) and the transaction coordinator come later.
+// compacted internal topic __consumer_offsets and nowhere else; and the transaction
+// coordinator (txn.go), kept in __transaction_state, with the transactional offset
+// commits it completes in the group coordinator (txn_offsets.go). KIP-848
+// (ConsumerGroupHeartbeat) comes later.
 //
 // The package has three layers:
 //

@@ -206,7 +206,7 @@ func (c *GroupCoordinator) load(s *shard) {
 	}
 	var records int
 	err := c.log.Read(s.partition, func(batches []byte) error {
-		return DecodeBatches(batches, func(r BatchRecord) error {
+		return DecodeTxnBatches(batches, func(bi BatchInfo, r BatchRecord) error {
 			records++
 			d, err := DecodeRecord(r.Key, r.Value)
 			if err != nil {
@@ -225,19 +225,28 @@ func (c *GroupCoordinator) load(s *shard) {
 				if v.Version == 1 {
 					exp = v.ExpireTimestamp
 				}
-				g.Offsets[tp] = OffsetAndMetadata{Offset: v.Offset, LeaderEpoch: v.LeaderEpoch,
+				om := OffsetAndMetadata{Offset: v.Offset, LeaderEpoch: v.LeaderEpoch,
 					Metadata: v.Metadata, CommitTimestamp: v.CommitTimestamp, ExpireTimestamp: exp}
+				if bi.Transactional && bi.ProducerID >= 0 {
+					g.addPendingTxnOffset(bi.ProducerID, tp, om) // until its marker
+					return nil
+				}
+				g.Offsets[tp] = om
 			case d.GroupKey != nil:
 				old := groups[d.GroupKey.Group]
 				g := NewGroup(d.GroupKey.Group, &c.cfg, start)
 				if old != nil {
 					g.Offsets = old.Offsets
+					g.PendingTxnOffsets = old.PendingTxnOffsets
 				}
 				groups[g.ID] = g
 				if d.GroupValue != nil {
 					restoreGroup(g, d.GroupValue, start)
 				}
 			}
+			return nil
+		}, func(bi BatchInfo, typ int16) error {
+			replayTxnMarker(groups, bi.ProducerID, typ)
 			return nil
 		})
 	})
@@ -253,7 +262,7 @@ func (c *GroupCoordinator) load(s *shard) {
 		return
 	}
 	for id, g := range groups {
-		if g.State == Empty && g.ProtocolType == "" && g.Generation == 0 && len(g.Offsets) == 0 {
+		if g.State == Empty && g.ProtocolType == "" && g.Generation == 0 && len(g.Offsets) == 0 && len(g.PendingTxnOffsets) == 0 {
 			delete(groups, id) // only tombstones were left
 		}
 	}
@@ -515,7 +524,7 @@ func (c *GroupCoordinator) JoinGroup(req *kmsg.JoinGroupRequest, clientID, clien
 // existed in the log (created by a join that failed, or whose only member was told
 // MEMBER_ID_REQUIRED and never came back).
 func (c *GroupCoordinator) scheduleOrForgetLocked(s *shard, g *Group) {
-	if g.State == Empty && g.IsEmpty() && g.Generation == 0 && len(g.Offsets) == 0 {
+	if g.State == Empty && g.IsEmpty() && g.Generation == 0 && len(g.Offsets) == 0 && len(g.PendingTxnOffsets) == 0 {
 		c.removeGroupLocked(s, g)
 		return
 	}

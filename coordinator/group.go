@@ -185,6 +185,9 @@ type Group struct {
 
 	// Offsets are the committed offsets.
 	Offsets map[TopicPartition]OffsetAndMetadata
+	// PendingTxnOffsets are offsets committed in transactions whose marker has not
+	// been written yet, by producer id (Kafka's pendingTransactionalOffsetCommits).
+	PendingTxnOffsets map[int64]map[TopicPartition]OffsetAndMetadata
 
 	cfg *Config
 }

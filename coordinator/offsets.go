@@ -138,7 +138,7 @@ func (c *GroupCoordinator) OffsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.Offse
 					topics = append(topics, fetchTopic{name: t.Topic, id: t.TopicID, partitions: t.Partitions})
 				}
 			}
-			resp.Groups = append(resp.Groups, c.fetchGroup(rg.Group, topics, req.Version))
+			resp.Groups = append(resp.Groups, c.fetchGroup(rg.Group, topics, req.Version, req.RequireStable))
 		}
 		return resp
 	}
@@ -149,7 +149,7 @@ func (c *GroupCoordinator) OffsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.Offse
 			topics = append(topics, fetchTopic{name: t.Topic, partitions: t.Partitions})
 		}
 	}
-	fg := c.fetchGroup(req.Group, topics, req.Version)
+	fg := c.fetchGroup(req.Group, topics, req.Version, req.Version >= 7 && req.RequireStable)
 	for _, t := range fg.Topics {
 		rt := kmsg.NewOffsetFetchResponseTopic()
 		rt.Topic = t.Topic
@@ -179,8 +179,10 @@ type fetchTopic struct {
 	partitions []int32
 }
 
-// fetchGroup answers one group's offsets; topics nil means all of them.
-func (c *GroupCoordinator) fetchGroup(group string, topics []fetchTopic, version int16) kmsg.OffsetFetchResponseGroup {
+// fetchGroup answers one group's offsets; topics nil means all of them. With
+// requireStable a partition with a transactional commit awaiting its marker is
+// UNSTABLE_OFFSET_COMMIT (the client retries), as Kafka's KIP-447 fetch.
+func (c *GroupCoordinator) fetchGroup(group string, topics []fetchTopic, version int16, requireStable bool) kmsg.OffsetFetchResponseGroup {
 	out := kmsg.NewOffsetFetchResponseGroup()
 	out.Group = group
 	fill := func(code int16) {
@@ -231,7 +233,12 @@ func (c *GroupCoordinator) fetchGroup(group string, topics []fetchTopic, version
 				cur = &out.Topics[len(out.Topics)-1]
 				cur.Topic, cur.TopicID = tp.Topic, id
 			}
-			cur.Partitions = append(cur.Partitions, offsetPartition(tp.Partition, g.Offsets[tp], true))
+			rp := offsetPartition(tp.Partition, g.Offsets[tp], true)
+			if requireStable && g.hasPendingTxnOffset(tp) {
+				rp = offsetPartition(tp.Partition, OffsetAndMetadata{}, false)
+				rp.ErrorCode = kerr.UnstableOffsetCommit.Code
+			}
+			cur.Partitions = append(cur.Partitions, rp)
 		}
 		return out
 	}
@@ -249,8 +256,14 @@ func (c *GroupCoordinator) fetchGroup(group string, topics []fetchTopic, version
 				rt.Partitions = append(rt.Partitions, rp)
 				continue
 			}
-			om, ok := g.Offsets[TopicPartition{Topic: name, Partition: p}]
-			rt.Partitions = append(rt.Partitions, offsetPartition(p, om, ok))
+			tp := TopicPartition{Topic: name, Partition: p}
+			om, ok := g.Offsets[tp]
+			rp := offsetPartition(p, om, ok)
+			if requireStable && g.hasPendingTxnOffset(tp) {
+				rp = offsetPartition(p, OffsetAndMetadata{}, false)
+				rp.ErrorCode = kerr.UnstableOffsetCommit.Code
+			}
+			rt.Partitions = append(rt.Partitions, rp)
 		}
 		out.Topics = append(out.Topics, rt)
 	}

@@ -127,6 +127,12 @@ func (p *Partition) checkLeaderEpochLocked(current int32) error {
 // in-sync replicas than minISR nothing is written (NOT_ENOUGH_REPLICAS), as Kafka's
 // Partition.appendRecordsToLeader.
 func (p *Partition) AppendRecordsToLeader(batch []byte, requiredAcks int16, minISR int32, now time.Time) (storage.AppendInfo, error) {
+	return p.AppendRecordsToLeaderVerified(batch, requiredAcks, minISR, now, 0)
+}
+
+// AppendRecordsToLeaderVerified is AppendRecordsToLeader for a transactional batch
+// verified under guard (see storage.Log.AppendAsLeaderVerified).
+func (p *Partition) AppendRecordsToLeaderVerified(batch []byte, requiredAcks int16, minISR int32, now time.Time, guard uint64) (storage.AppendInfo, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.mu.isLeader {
@@ -135,7 +141,26 @@ func (p *Partition) AppendRecordsToLeader(batch []byte, requiredAcks int16, minI
 	if requiredAcks == -1 && int32(len(p.mu.state.ISR)) < minISR {
 		return storage.AppendInfo{}, ErrNotEnoughReplicas
 	}
-	info, err := p.Log.AppendAsLeader(batch, p.mu.state.LeaderEpoch, now)
+	info, err := p.Log.AppendAsLeaderVerified(batch, p.mu.state.LeaderEpoch, now, guard)
+	if err != nil {
+		return info, err
+	}
+	p.maybeIncrementLeaderHWLocked()
+	return info, nil
+}
+
+// AppendTxnMarker writes a transaction marker as leader (WriteTxnMarkers, always
+// acks=all: with fewer in-sync replicas than minISR nothing is written).
+func (p *Partition) AppendTxnMarker(producerID int64, producerEpoch int16, coordinatorEpoch int32, commit bool, minISR int32, now time.Time) (storage.AppendInfo, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.mu.isLeader {
+		return storage.AppendInfo{}, ErrNotLeaderOrFollower
+	}
+	if int32(len(p.mu.state.ISR)) < minISR {
+		return storage.AppendInfo{}, ErrNotEnoughReplicas
+	}
+	info, err := p.Log.AppendTxnMarker(producerID, producerEpoch, coordinatorEpoch, commit, p.mu.state.LeaderEpoch, now)
 	if err != nil {
 		return info, err
 	}

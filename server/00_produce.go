@@ -9,6 +9,13 @@ package server
 // until the high watermark passes the last offset written, or the request's timeout
 // (REQUEST_TIMED_OUT). Produce never creates topics: an unknown topic is
 // UNKNOWN_TOPIC_OR_PARTITION (Kafka creates topics on Metadata only).
+//
+// Transactional batches need the request's transactional id
+// (TRANSACTIONAL_ID_AUTHORIZATION_FAILED otherwise, as Kafka) and, with
+// transaction.partition.verification.enable, the transaction coordinator's word that
+// the partition was added to the producer's ongoing transaction (KIP-890 part 1):
+// INVALID_TXN_STATE when not; the log refuses the write too if the transaction ended
+// while this was checked. Fenced producers get INVALID_PRODUCER_EPOCH.
 
 import (
 	"errors"
@@ -19,6 +26,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gokafkad/gokafkad/config"
+	"github.com/gokafkad/gokafkad/coordinator"
 	"github.com/gokafkad/gokafkad/partition"
 	"github.com/gokafkad/gokafkad/protocol"
 	"github.com/gokafkad/gokafkad/replication"
@@ -56,9 +64,6 @@ func handleProduce(c *conn, r *request) error {
 			switch {
 			case !acksOK:
 				code = kerr.InvalidRequiredAcks.Code
-			case req.TransactionID != nil:
-				// Transactions arrive with the transaction coordinator (issue 5).
-				code = kerr.TransactionalIDAuthorizationFailed.Code
 			case t == nil:
 				code = kerr.UnknownTopicOrPartition.Code
 			default:
@@ -73,7 +78,7 @@ func handleProduce(c *conn, r *request) error {
 			if code == 0 {
 				var last int64
 				tc := c.b.cfg.topicConfig(t.Configs)
-				code, msg, last = c.b.appendToPartition(p, rp.Records, req.Acks, &tc, now, &sp)
+				code, msg, last = c.b.appendToPartition(p, rp.Records, req.Acks, &tc, now, &sp, req.TransactionID)
 				if code == 0 && req.Acks == -1 {
 					waits = append(waits, pendingAck{p: p, requiredOffset: last + 1, ti: len(resp.Topics), pi: len(st.Partitions)})
 				}
@@ -110,7 +115,7 @@ func handleProduce(c *conn, r *request) error {
 
 // appendToPartition validates and appends one partition's records, filling sp; it
 // returns the error code and message, and the last offset written.
-func (b *Broker) appendToPartition(p *partition.Partition, records []byte, acks int16, tc *config.Topic, now time.Time, sp *kmsg.ProduceResponseTopicPartition) (int16, string, int64) {
+func (b *Broker) appendToPartition(p *partition.Partition, records []byte, acks int16, tc *config.Topic, now time.Time, sp *kmsg.ProduceResponseTopicPartition, txnID *string) (int16, string, int64) {
 	v := protocol.NewProduceValidator(int(tc.MaxMessageBytes))
 	v.Compacted = slices.Contains(tc.CleanupPolicy, "compact")
 	v.TimestampBeforeMaxMs, v.TimestampAfterMaxMs = tc.MessageTimestampBeforeMaxMs, tc.MessageTimestampAfterMaxMs
@@ -129,7 +134,20 @@ func (b *Broker) appendToPartition(p *partition.Partition, records []byte, acks 
 		}
 		return protocol.ErrorCode(err), err.Error(), -1
 	}
-	info, err := p.AppendRecordsToLeader(batch, acks, tc.MinInsyncReplicas, now)
+	var guard uint64
+	if batch.IsTransactional() {
+		if txnID == nil {
+			return kerr.TransactionalIDAuthorizationFailed.Code, "", -1
+		}
+		if b.cfg.TransactionPartitionVerificationEnable {
+			guard = p.Log.StartTxnVerification(batch.ProducerID())
+			tp := coordinator.TopicPartition{Topic: p.TP.Topic, Partition: p.TP.Partition}
+			if code := produceVerifyError(b.txns.VerifyPartitions(*txnID, batch.ProducerID(), batch.ProducerEpoch(), []coordinator.TopicPartition{tp})[0]); code != 0 {
+				return code, "", -1
+			}
+		}
+	}
+	info, err := p.AppendRecordsToLeaderVerified(batch, acks, tc.MinInsyncReplicas, now, guard)
 	var dup *storage.DuplicateError
 	switch {
 	case errors.As(err, &dup):
@@ -171,4 +189,18 @@ func (b *Broker) delayProduce(r *request, resp *kmsg.ProduceResponse, waits []pe
 		r.resp.finish(resp)
 	})
 	b.rm.Purgatory.TryCompleteElseWatch(d, keys, timeout)
+}
+
+// produceVerifyError maps a failed verification to what a producer is told, as Kafka's
+// AddPartitionsToTxnManager: coordinator trouble is retriable (NOT_ENOUGH_REPLICAS),
+// a fenced epoch is INVALID_PRODUCER_EPOCH.
+func produceVerifyError(code int16) int16 {
+	switch code {
+	case kerr.NotCoordinator.Code, kerr.CoordinatorNotAvailable.Code, kerr.CoordinatorLoadInProgress.Code,
+		kerr.ConcurrentTransactions.Code:
+		return kerr.NotEnoughReplicas.Code
+	case kerr.ProducerFenced.Code:
+		return kerr.InvalidProducerEpoch.Code
+	}
+	return code
 }

@@ -40,6 +40,11 @@ func init() {
 		{key: 21, min: 0, max: 2, handle: handleDeleteRecords},
 		{key: 22, min: 0, max: 5, handle: handleInitProducerID},
 		{key: 23, min: 2, max: 4, handle: handleOffsetForLeaderEpoch},
+		{key: 24, min: 0, max: 5, handle: handleAddPartitionsToTxn},
+		{key: 25, min: 0, max: 4, handle: handleAddOffsetsToTxn},
+		{key: 26, min: 0, max: 4, handle: handleEndTxn},
+		{key: 27, min: 1, max: 1, handle: handleWriteTxnMarkers},
+		{key: 28, min: 0, max: 4, handle: handleTxnOffsetCommit},
 		{key: 32, min: 1, max: 4, handle: handleDescribeConfigs},
 		{key: 33, min: 0, max: 2, handle: handleAlterConfigs},
 		{key: 35, min: 1, max: 4, handle: handleDescribeLogDirs},
@@ -48,6 +53,9 @@ func init() {
 		{key: 44, min: 0, max: 1, handle: handleIncrementalAlterConfigs},
 		{key: 47, min: 0, max: 0, handle: handleOffsetDelete},
 		{key: 60, min: 0, max: 2, handle: handleDescribeCluster},
+		{key: 61, min: 0, max: 0, handle: handleDescribeProducers},
+		{key: 65, min: 0, max: 0, handle: handleDescribeTransactions},
+		{key: 66, min: 0, max: 2, handle: handleListTransactions},
 		{key: 75, min: 0, max: 0, handle: handleDescribeTopicPartitions},
 	}
 	for i := range apis {

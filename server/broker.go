@@ -123,6 +123,7 @@ type Broker struct {
 	ctl           *controller.Controller
 	rm            *replication.ReplicaManager
 	groups        *coordinator.GroupCoordinator
+	txns          *coordinator.TxnCoordinator
 	fetchSessions *fetchSessionCache
 	producerIDs   producerIDAllocator
 
@@ -191,7 +192,7 @@ func Start(cfg Config) (*Broker, error) {
 		return b.cfg.logConfig(t.Configs)
 	}, cfg.Logger)
 	b.producerIDs.ctl, b.producerIDs.nodeID = ctl, cfg.NodeID
-	b.groups = coordinator.New(groupConfig(cfg.Broker), offsetsLog{b}, groupMetadata{b}, cfg.Now,
+	b.groups = coordinator.New(groupConfig(cfg.Broker), offsetsLog{b: b}, groupMetadata{b}, cfg.Now,
 		cfg.Logger.With().Str("component", "group-coordinator").Logger())
 
 	ln, err := net.Listen("tcp", listen)
@@ -218,6 +219,7 @@ func Start(cfg Config) (*Broker, error) {
 	// After the replica manager, so the partitions the coordinator loads exist.
 	ctl.Subscribe(b.applyGroupImage)
 	b.applyGroupImage(nil, ctl.Image())
+	b.startTxnCoordinator()
 	var rack *string
 	if cfg.BrokerRack != "" {
 		rack = &cfg.BrokerRack
@@ -313,6 +315,7 @@ func (b *Broker) Close() error {
 		b.connsMu.Unlock()
 		b.wg.Wait()
 		b.groups.Close()
+		b.txns.Close()
 		err = errors.Join(b.logs.Close(), b.ctl.Close())
 		b.log.Info().Msg("gokafkad stopped")
 	})

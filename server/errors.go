@@ -28,6 +28,10 @@ func errorCode(err error) int16 {
 		return kerr.OutOfOrderSequenceNumber.Code
 	case errors.Is(err, storage.ErrInvalidProducerEpoch):
 		return kerr.InvalidProducerEpoch.Code
+	case errors.Is(err, storage.ErrInvalidTxnState):
+		return kerr.InvalidTxnState.Code
+	case errors.Is(err, storage.ErrTransactionCoordinatorFenced):
+		return kerr.TransactionCoordinatorFenced.Code
 	case errors.Is(err, storage.ErrCorruptBatch):
 		return kerr.CorruptMessage.Code
 	case errors.Is(err, storage.ErrStorage), errors.Is(err, storage.ErrLogClosed):

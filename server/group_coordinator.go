@@ -18,6 +18,7 @@ import (
 
 	"github.com/gokafkad/gokafkad/controller"
 	"github.com/gokafkad/gokafkad/coordinator"
+	"github.com/gokafkad/gokafkad/partition"
 	"github.com/gokafkad/gokafkad/protocol"
 	"github.com/gokafkad/gokafkad/replication"
 	"github.com/gokafkad/gokafkad/storage"
@@ -27,8 +28,19 @@ import (
 // waits for the high watermark.
 const offsetsCommitTimeout = 5 * time.Second
 
-// offsetsLog is the coordinator's PartitionLog over this broker's replicas.
-type offsetsLog struct{ b *Broker }
+// offsetsLog is a coordinator's PartitionLog over this broker's replicas of an
+// internal topic: __consumer_offsets, or topic when set (__transaction_state).
+type offsetsLog struct {
+	b     *Broker
+	topic string
+}
+
+func (l offsetsLog) tp(partition int32) storage.TopicPartition {
+	if l.topic != "" {
+		return storage.TopicPartition{Topic: l.topic, Partition: partition}
+	}
+	return offsetsTP(partition)
+}
 
 func offsetsTP(partition int32) storage.TopicPartition {
 	return storage.TopicPartition{Topic: coordinator.OffsetsTopic, Partition: partition}
@@ -39,7 +51,7 @@ func offsetsTP(partition int32) storage.TopicPartition {
 // runtime waits for the HW before completing a write.
 func (l offsetsLog) Append(partition int32, batch []byte) error {
 	b := l.b
-	tp := offsetsTP(partition)
+	tp := l.tp(partition)
 	p := b.rm.Partition(tp)
 	if p == nil {
 		return kerr.NotLeaderForPartition
@@ -53,7 +65,13 @@ func (l offsetsLog) Append(partition int32, batch []byte) error {
 		return kerr.TypedErrorForCode(errorCode(err))
 	}
 	b.rm.Purgatory.CheckAndComplete(tp)
-	required := info.LastOffset + 1
+	return b.waitForHW(p, info.LastOffset+1)
+}
+
+// waitForHW waits (in the purgatory) until p's HW reaches required, for at most
+// offsets.commit.timeout.ms: REQUEST_TIMED_OUT otherwise.
+func (b *Broker) waitForHW(p *partition.Partition, required int64) error {
+	tp := p.TP
 	if p.HighWatermark() >= required {
 		return nil
 	}
@@ -69,7 +87,7 @@ func (l offsetsLog) Append(partition int32, batch []byte) error {
 
 // Read hands fn the partition's batches from the log start to the HW, 1 MiB at a time.
 func (l offsetsLog) Read(partition int32, fn func([]byte) error) error {
-	p := l.b.rm.Partition(offsetsTP(partition))
+	p := l.b.rm.Partition(l.tp(partition))
 	if p == nil {
 		return kerr.NotLeaderForPartition
 	}
@@ -96,7 +114,7 @@ func (l offsetsLog) Read(partition int32, fn func([]byte) error) error {
 			rest = rest[n:]
 		}
 		if next <= off {
-			return fmt.Errorf("server: no progress reading %s-%d at offset %d", coordinator.OffsetsTopic, partition, off)
+			return fmt.Errorf("server: no progress reading %s at offset %d", l.tp(partition), off)
 		}
 		if err := fn(buf); err != nil {
 			return err

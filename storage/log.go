@@ -68,6 +68,11 @@ type Log struct {
 		// keep the LSO at their first offset until it is (Kafka's
 		// ProducerStateManager.unreplicatedTxns). Ordered by marker offset.
 		unreplicated []completedTxn
+		// verifying maps a producer id to the guard of its transaction verification
+		// in flight (KIP-890 part 1, Kafka's VerificationStateEntry): a marker removes
+		// it, so a verified write racing with the transaction's end is refused.
+		verifying map[int64]uint64
+		nextGuard uint64
 		// storageErr is sticky: once set (wrapping ErrStorage) every write fails with it.
 		storageErr error
 		closed     bool
@@ -117,6 +122,29 @@ func (l *Log) persistEpochsLocked() error {
 // updates the indexes and the leader-epoch cache (assigning leaderEpoch at this offset
 // if it is new), and rolls the segment first when needed. batch may be modified.
 func (l *Log) AppendAsLeader(batch []byte, leaderEpoch int32, now time.Time) (AppendInfo, error) {
+	return l.AppendAsLeaderVerified(batch, leaderEpoch, now, 0)
+}
+
+// StartTxnVerification records that producerID's transaction is being verified with its
+// coordinator before a transactional write, and returns the guard to pass to
+// AppendAsLeaderVerified.
+func (l *Log) StartTxnVerification(producerID int64) uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.mu.verifying == nil {
+		l.mu.verifying = map[int64]uint64{}
+	}
+	l.mu.nextGuard++
+	l.mu.verifying[producerID] = l.mu.nextGuard
+	return l.mu.nextGuard
+}
+
+// AppendAsLeaderVerified is AppendAsLeader for a transactional batch verified with the
+// transaction coordinator under guard (0: not verified): a batch that would open a
+// transaction here is refused with ErrInvalidTxnState unless the guard is still the
+// producer's, i.e. no marker was written since the verification started (the race
+// behind Jepsen's hanging transactions).
+func (l *Log) AppendAsLeaderVerified(batch []byte, leaderEpoch int32, now time.Time, guard uint64) (AppendInfo, error) {
 	b := protocol.Batch(batch)
 	if err := b.CheckHeader(); err != nil {
 		return AppendInfo{}, fmt.Errorf("%w: %v", ErrCorruptBatch, err)
@@ -134,6 +162,12 @@ func (l *Log) AppendAsLeader(batch []byte, leaderEpoch int32, now time.Time) (Ap
 	}
 	if err := l.mu.producers.checkLeaderAppend(b); err != nil {
 		return AppendInfo{}, err
+	}
+	if guard != 0 && b.IsTransactional() {
+		if e := l.mu.producers.producers[b.ProducerID()]; (e == nil || e.currentTxnFirstOffset < 0) && l.mu.verifying[b.ProducerID()] != guard {
+			return AppendInfo{}, fmt.Errorf("%w: producer %d's transaction ended during verification", ErrInvalidTxnState, b.ProducerID())
+		}
+		delete(l.mu.verifying, b.ProducerID())
 	}
 	leo := l.leoLocked()
 	b.SetBaseOffset(leo)
@@ -655,6 +689,7 @@ func (l *Log) AppendTxnMarker(producerID int64, producerEpoch int16, coordinator
 		return AppendInfo{}, err
 	}
 	l.mu.producers.setCoordinatorEpoch(producerID, coordinatorEpoch)
+	delete(l.mu.verifying, producerID)
 	return AppendInfo{FirstOffset: leo, LastOffset: leo, MaxTimestamp: b.MaxTimestamp(), LogAppendTime: -1,
 		LogStartOffset: l.mu.logStartOffset, RecordCount: 1}, nil
 }

@@ -138,6 +138,11 @@ func (s *producerState) checkLeaderAppend(b protocol.Batch) error {
 	if epoch < e.epoch {
 		return fmt.Errorf("%w: producer %d epoch %d is older than %d", ErrInvalidProducerEpoch, pid, epoch, e.epoch)
 	}
+	if firstSeq < 0 {
+		// A coordinator's write (transactional offsets): no sequence, as Kafka checks
+		// sequences only for origin CLIENT.
+		return nil
+	}
 	if epoch != e.epoch {
 		if firstSeq != 0 && e.epoch != -1 {
 			return fmt.Errorf("%w: producer %d new epoch %d must start at sequence 0, got %d",
