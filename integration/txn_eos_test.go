@@ -1,0 +1,121 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// eosSession is one consume-transform-produce worker: it copies "in" to "out" in
+// transactions that also commit the group's offsets.
+func eosSession(t *testing.T, seed string) *kgo.GroupTransactSession {
+	t.Helper()
+	s, err := kgo.NewGroupTransactSession(
+		kgo.SeedBrokers(seed),
+		kgo.TransactionalID("eos-worker"), kgo.TransactionTimeout(10*time.Second),
+		kgo.ConsumerGroup("eos"), kgo.ConsumeTopics("in"),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.SessionTimeout(2*time.Second), kgo.HeartbeatInterval(100*time.Millisecond),
+		kgo.RebalanceTimeout(5*time.Second), kgo.FetchMaxWait(100*time.Millisecond),
+		kgo.DefaultProduceTopic("out"), kgo.MaxBufferedRecords(1000),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// step polls once and copies what it got in one transaction; stopMidway leaves the
+// transaction open after producing (a worker killed mid-transaction).
+func eosStep(t *testing.T, s *kgo.GroupTransactSession, stopMidway bool) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	fs := s.PollRecords(ctx, 20)
+	var recs []*kgo.Record
+	fs.EachRecord(func(r *kgo.Record) { recs = append(recs, kgo.StringRecord(string(r.Value))) })
+	if len(recs) == 0 {
+		return 0
+	}
+	if err := s.Begin(); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		s.Produce(context.Background(), r, nil)
+	}
+	if stopMidway {
+		if err := s.Client().Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return -1
+	}
+	committed, err := s.End(context.Background(), kgo.TryCommit)
+	if err != nil {
+		t.Fatalf("end: %v", err)
+	}
+	if !committed {
+		return 0
+	}
+	return len(recs)
+}
+
+func TestExactlyOnceConsumeTransformProduceAcrossRestart(t *testing.T) {
+	b := StartBroker(t, fastTxns)
+	createTopic(t, b.Admin(), "in", 2)
+	createTopic(t, b.Admin(), "out", 1)
+	const n = 300
+	in := NewClient(t, b.Addr(), kgo.DefaultProduceTopic("in"))
+	want := make([]string, n)
+	for i := range n {
+		want[i] = fmt.Sprintf("v%03d", i)
+		in.Produce(context.Background(), kgo.StringRecord(want[i]), nil)
+	}
+	if err := in.Flush(Ctx(t, 10*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+
+	// The first worker commits a few transactions, then dies inside one.
+	s1 := eosSession(t, b.Addr())
+	done := 0
+	for steps := 0; done < n/3 && steps < 50; steps++ {
+		done += eosStep(t, s1, false)
+	}
+	for i := 0; i < 20 && eosStep(t, s1, true) == 0; i++ {
+	}
+	s1.Client().Close() // killed: its transaction stays open until fenced
+
+	// A restarted worker fences it (aborting its transaction) and finishes the input.
+	s2 := eosSession(t, b.Addr())
+	defer s2.Close()
+	got := consumeAll(t, b.Addr(), "out", true, n, 100*time.Millisecond)
+	deadline := time.Now().Add(30 * time.Second)
+	for len(got) < n && time.Now().Before(deadline) {
+		eosStep(t, s2, false)
+		got = consumeAll(t, b.Addr(), "out", true, n, 300*time.Millisecond)
+	}
+	got = consumeAll(t, b.Addr(), "out", true, n+1, 2*time.Second) // nothing more may come
+	sort.Strings(got)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		seen := map[string]int{}
+		for _, v := range got {
+			seen[v]++
+		}
+		var dups, missing []string
+		for _, v := range want {
+			if seen[v] == 0 {
+				missing = append(missing, v)
+			} else if seen[v] > 1 {
+				dups = append(dups, v)
+			}
+		}
+		t.Fatalf("read_committed output has %d records: duplicates %v, missing %v", len(got), dups, missing)
+	}
+	// The aborted copies are in the log for read_uncommitted readers.
+	if all := consumeAll(t, b.Addr(), "out", false, n+1, 3*time.Second); len(all) <= n {
+		t.Fatalf("read_uncommitted saw %d records, want the aborted ones too", len(all))
+	}
+}
