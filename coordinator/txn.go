@@ -533,9 +533,11 @@ func (c *TxnCoordinator) AddOffsets(id string, pid int64, epoch int16, group str
 }
 
 // VerifyPartitions answers a KIP-890 verification (AddPartitionsToTxn v4+ with
-// verify_only, and the produce path): one code per partition, 0 when the partition
-// is in the producer's ongoing transaction, INVALID_TXN_STATE when not; the producer
-// checks of AddPartitions apply to all.
+// verify_only, and the produce and TxnOffsetCommit paths), as
+// handleVerifyPartitionsInTransaction: one code per partition, 0 when the partition is
+// in the producer's transaction, TRANSACTION_ABORTABLE when not (the broker tells old
+// clients INVALID_TXN_STATE instead); the producer checks of AddPartitions, and
+// CONCURRENT_TRANSACTIONS while the transaction ends, apply to all.
 func (c *TxnCoordinator) VerifyPartitions(id string, pid int64, epoch int16, parts []TopicPartition) []int16 {
 	codes := make([]int16, len(parts))
 	fill := func(code int16) []int16 {
@@ -556,9 +558,12 @@ func (c *TxnCoordinator) VerifyPartitions(id string, pid int64, epoch int16, par
 	if code := checkProducer(m, pid, epoch); code != 0 {
 		return fill(code)
 	}
+	if m.State == kmsg.TransactionStatePrepareCommit || m.State == kmsg.TransactionStatePrepareAbort {
+		return fill(kerr.ConcurrentTransactions.Code)
+	}
 	for i, tp := range parts {
-		if _, ok := m.Partitions[tp]; !ok || m.State != kmsg.TransactionStateOngoing {
-			codes[i] = kerr.InvalidTxnState.Code
+		if _, ok := m.Partitions[tp]; !ok {
+			codes[i] = kerr.TransactionAbortable.Code
 		}
 	}
 	return codes

@@ -257,13 +257,14 @@ func TestTransactionBadInput(t *testing.T) {
 		t.Fatalf("add with an unknown topic: %+v", ar.Topics)
 	}
 
-	// A transactional produce to a partition not added: INVALID_TXN_STATE (KIP-890).
+	// A transactional produce to a partition not added (KIP-890): TRANSACTION_ABORTABLE
+	// (the client sends v12).
 	pr := kmsg.NewPtrProduceRequest()
 	pr.Version = 11
 	pr.TransactionID, pr.Acks, pr.TimeoutMillis = kmsg.StringPtr("x"), -1, 5000
 	rb := txnRecordBatch(pid, epoch)
 	pr.Topics = []kmsg.ProduceRequestTopic{{Topic: "t", Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: 0, Records: rb}}}}
-	if r := rawTxnCall(t, b, pr).(*kmsg.ProduceResponse); r.Topics[0].Partitions[0].ErrorCode != kerr.InvalidTxnState.Code {
+	if r := rawTxnCall(t, b, pr).(*kmsg.ProduceResponse); r.Topics[0].Partitions[0].ErrorCode != kerr.TransactionAbortable.Code {
 		t.Fatalf("produce to a partition not in the transaction: %v", kerr.ErrorForCode(r.Topics[0].Partitions[0].ErrorCode))
 	}
 	pr.TransactionID = nil

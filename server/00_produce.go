@@ -14,8 +14,10 @@ package server
 // (TRANSACTIONAL_ID_AUTHORIZATION_FAILED otherwise, as Kafka) and, with
 // transaction.partition.verification.enable, the transaction coordinator's word that
 // the partition was added to the producer's ongoing transaction (KIP-890 part 1):
-// INVALID_TXN_STATE when not; the log refuses the write too if the transaction ended
-// while this was checked. Fenced producers get INVALID_PRODUCER_EPOCH.
+// TRANSACTION_ABORTABLE when not (INVALID_TXN_STATE before v11, as Kafka's
+// AddPartitionsToTxnManager); the log refuses the write (INVALID_TXN_STATE) if the
+// transaction ended while this was checked. Fenced producers get
+// INVALID_PRODUCER_EPOCH.
 
 import (
 	"errors"
@@ -78,7 +80,7 @@ func handleProduce(c *conn, r *request) error {
 			if code == 0 {
 				var last int64
 				tc := c.b.cfg.topicConfig(t.Configs)
-				code, msg, last = c.b.appendToPartition(p, rp.Records, req.Acks, &tc, now, &sp, req.TransactionID)
+				code, msg, last = c.b.appendToPartition(p, rp.Records, req.Acks, &tc, now, &sp, req.TransactionID, req.Version)
 				if code == 0 && req.Acks == -1 {
 					waits = append(waits, pendingAck{p: p, requiredOffset: last + 1, ti: len(resp.Topics), pi: len(st.Partitions)})
 				}
@@ -115,7 +117,7 @@ func handleProduce(c *conn, r *request) error {
 
 // appendToPartition validates and appends one partition's records, filling sp; it
 // returns the error code and message, and the last offset written.
-func (b *Broker) appendToPartition(p *partition.Partition, records []byte, acks int16, tc *config.Topic, now time.Time, sp *kmsg.ProduceResponseTopicPartition, txnID *string) (int16, string, int64) {
+func (b *Broker) appendToPartition(p *partition.Partition, records []byte, acks int16, tc *config.Topic, now time.Time, sp *kmsg.ProduceResponseTopicPartition, txnID *string, version int16) (int16, string, int64) {
 	v := protocol.NewProduceValidator(int(tc.MaxMessageBytes))
 	v.Compacted = slices.Contains(tc.CleanupPolicy, "compact")
 	v.TimestampBeforeMaxMs, v.TimestampAfterMaxMs = tc.MessageTimestampBeforeMaxMs, tc.MessageTimestampAfterMaxMs
@@ -142,7 +144,8 @@ func (b *Broker) appendToPartition(p *partition.Partition, records []byte, acks 
 		if b.cfg.TransactionPartitionVerificationEnable {
 			guard = p.Log.StartTxnVerification(batch.ProducerID())
 			tp := coordinator.TopicPartition{Topic: p.TP.Topic, Partition: p.TP.Partition}
-			if code := produceVerifyError(b.txns.VerifyPartitions(*txnID, batch.ProducerID(), batch.ProducerEpoch(), []coordinator.TopicPartition{tp})[0]); code != 0 {
+			code := b.txns.VerifyPartitions(*txnID, batch.ProducerID(), batch.ProducerEpoch(), []coordinator.TopicPartition{tp})[0]
+			if code = verifyError(code, version <= 10); code != 0 {
 				return code, "", -1
 			}
 		}
@@ -191,16 +194,22 @@ func (b *Broker) delayProduce(r *request, resp *kmsg.ProduceResponse, waits []pe
 	b.rm.Purgatory.TryCompleteElseWatch(d, keys, timeout)
 }
 
-// produceVerifyError maps a failed verification to what a producer is told, as Kafka's
-// AddPartitionsToTxnManager: coordinator trouble is retriable (NOT_ENOUGH_REPLICAS),
-// a fenced epoch is INVALID_PRODUCER_EPOCH.
-func produceVerifyError(code int16) int16 {
+// verifyError maps a failed verification to what a producer (or TxnOffsetCommit
+// client) is told, as Kafka's AddPartitionsToTxnManager and ReplicaManager:
+// coordinator trouble is retriable (NOT_ENOUGH_REPLICAS), a fenced epoch is
+// INVALID_PRODUCER_EPOCH, TRANSACTION_ABORTABLE is INVALID_TXN_STATE for clients that
+// predate it (oldClient).
+func verifyError(code int16, oldClient bool) int16 {
 	switch code {
 	case kerr.NotCoordinator.Code, kerr.CoordinatorNotAvailable.Code, kerr.CoordinatorLoadInProgress.Code,
 		kerr.ConcurrentTransactions.Code:
 		return kerr.NotEnoughReplicas.Code
 	case kerr.ProducerFenced.Code:
 		return kerr.InvalidProducerEpoch.Code
+	case kerr.TransactionAbortable.Code:
+		if oldClient {
+			return kerr.InvalidTxnState.Code
+		}
 	}
 	return code
 }

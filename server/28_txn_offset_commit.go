@@ -6,8 +6,9 @@ package server
 // __consumer_offsets in a transactional batch and holds them pending until the
 // transaction's marker commits (or drops) them. First the transaction coordinator
 // must confirm that the group's __consumer_offsets partition is in the producer's
-// transaction (AddOffsetsToTxn came first; INVALID_TXN_STATE otherwise, and its
-// producer errors), as KIP-890 part 1 verifies. Group errors as OffsetCommit
+// transaction (AddOffsetsToTxn came first; TRANSACTION_ABORTABLE otherwise,
+// INVALID_TXN_STATE before v4, with the producer errors mapped as for produce), as
+// KIP-890 part 1 verifies. Group errors as OffsetCommit
 // (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID; commits during a
 // rebalance are accepted). v5 (transaction version 2: implicit AddOffsetsToTxn) is not
 // served.
@@ -29,8 +30,11 @@ func handleTxnOffsetCommit(c *conn, r *request) error {
 		resp := b.groups.TxnOffsetCommit(req, func(partition int32) int16 {
 			tp := coordinator.TopicPartition{Topic: coordinator.OffsetsTopic, Partition: partition}
 			code := b.txns.VerifyPartitions(req.TransactionalID, req.ProducerID, req.ProducerEpoch, []coordinator.TopicPartition{tp})[0]
-			if code == kerr.ProducerFenced.Code && req.Version < 2 {
-				code = kerr.InvalidProducerEpoch.Code
+			switch {
+			case code == kerr.ProducerFenced.Code:
+				return kerr.InvalidProducerEpoch.Code
+			case code == kerr.TransactionAbortable.Code && req.Version <= 3:
+				return kerr.InvalidTxnState.Code
 			}
 			return code
 		})
