@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gokafkad/gokafkad/coordinator"
 	"github.com/gokafkad/gokafkad/storage"
 )
 
@@ -327,5 +328,49 @@ func waitFor(t *testing.T, d time.Duration, cond func() bool) {
 			t.Fatal("condition not met in time")
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestTransactionStateSurvivesRestart(t *testing.T) {
+	b := StartBroker(t, fastTxns)
+	createTopic(t, b.Admin(), "t", 1)
+	p := txnProducer(t, b.Addr(), kgo.TransactionTimeout(3*time.Second))
+	produceTxn(t, p, true, "c1")
+	produceTxn(t, p, false, "a1")
+	if err := p.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.ProduceSync(Ctx(t, 5*time.Second), kgo.StringRecord("open")).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+
+	b = b.Restart()
+	// The coordinator reloads the open transaction; the partition its first offset.
+	var m *coordinator.TxnMetadata
+	waitFor(t, 5*time.Second, func() bool { m = b.TxnCoordinator().Transaction("txn-test"); return m != nil })
+	if m.State.String() != "Ongoing" || len(m.Partitions) != 1 {
+		t.Fatalf("after restart: %+v", m)
+	}
+	pt := b.ReplicaManager().Partition(tp("t", 0))
+	if lso := pt.Log.LastStableOffset(); lso != 4 {
+		t.Fatalf("LSO after restart %d, want 4 (HW %d)", lso, pt.HighWatermark())
+	}
+	if got := pt.Log.CollectAbortedTxns(0, pt.HighWatermark()); len(got) != 1 || got[0].FirstOffset != 2 {
+		t.Fatalf("aborted transactions after restart: %+v", got)
+	}
+	// Its timeout still applies.
+	waitFor(t, 10*time.Second, func() bool {
+		m := b.TxnCoordinator().Transaction("txn-test")
+		return m != nil && m.State.String() == "CompleteAbort"
+	})
+	if got := consumeAll(t, b.Addr(), "t", true, 2, 2*time.Second); fmt.Sprint(got) != "[c1]" {
+		t.Fatalf("read_committed saw %v", got)
+	}
+	// A new producer continues with a bumped epoch.
+	p2 := txnProducer(t, b.Addr())
+	produceTxn(t, p2, true, "c2")
+	if got := consumeAll(t, b.Addr(), "t", true, 2, 5*time.Second); fmt.Sprint(got) != "[c1 c2]" {
+		t.Fatalf("read_committed saw %v", got)
 	}
 }
