@@ -271,6 +271,19 @@ func (c *TxnCoordinator) Leads(partition int32) bool {
 	return c.mu.shards[partition] != nil
 }
 
+// Loaded reports whether partition's transactions are loaded.
+func (c *TxnCoordinator) Loaded(partition int32) bool {
+	c.mu.Lock()
+	s := c.mu.shards[partition]
+	c.mu.Unlock()
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.loaded
+}
+
 func (c *TxnCoordinator) load(s *txnShard) {
 	start := c.now()
 	txns := map[string]*TxnMetadata{}
