@@ -287,6 +287,15 @@ func TestTransactionBadInput(t *testing.T) {
 	if r := rawTxnCall(t, b, pr).(*kmsg.ProduceResponse); r.Topics[0].Partitions[0].ErrorCode != kerr.InvalidProducerEpoch.Code {
 		t.Fatalf("produce with an old epoch: %v", kerr.ErrorForCode(r.Topics[0].Partitions[0].ErrorCode))
 	}
+	// WriteTxnMarkers as a coordinator on another broker would send it.
+	wm := kmsg.NewPtrWriteTxnMarkersRequest()
+	mk := kmsg.NewWriteTxnMarkersRequestMarker()
+	mk.ProducerID, mk.ProducerEpoch, mk.Committed = pid, epoch-1, false
+	mk.Topics = []kmsg.WriteTxnMarkersRequestMarkerTopic{{Topic: "t", Partitions: []int32{0}}}
+	wm.Markers = append(wm.Markers, mk)
+	if r := rawTxnCall(t, b, wm).(*kmsg.WriteTxnMarkersResponse); r.Markers[0].Topics[0].Partitions[0].ErrorCode != kerr.InvalidProducerEpoch.Code {
+		t.Fatalf("marker with an old epoch: %+v", r.Markers)
+	}
 	dt := kmsg.NewPtrDescribeTransactionsRequest()
 	dt.TransactionalIDs = []string{"x", "missing"}
 	dr := rawTxnCall(t, b, dt).(*kmsg.DescribeTransactionsResponse)
