@@ -794,7 +794,7 @@ func (c *GroupCoordinator) expireShardLocked(s *shard) {
 		for _, tp := range expired {
 			delete(g.Offsets, tp)
 		}
-		if g.State == Empty && g.IsEmpty() && len(g.Offsets) == 0 {
+		if g.State == Empty && g.IsEmpty() && len(g.Offsets) == 0 && len(g.PendingTxnOffsets) == 0 {
 			ts := g.StateTimestamp
 			e := g.Delete(now)
 			if c.writeLocked(s, e.Records) != 0 {

@@ -134,6 +134,11 @@ func (l *Log) StartTxnVerification(producerID int64) uint64 {
 	if l.mu.verifying == nil {
 		l.mu.verifying = map[int64]uint64{}
 	}
+	// As Kafka's maybeStartTransactionVerification: a verification already in flight
+	// for the producer shares its guard.
+	if g, ok := l.mu.verifying[producerID]; ok {
+		return g
+	}
 	l.mu.nextGuard++
 	l.mu.verifying[producerID] = l.mu.nextGuard
 	return l.mu.nextGuard
