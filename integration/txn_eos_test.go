@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -117,5 +119,52 @@ func TestExactlyOnceConsumeTransformProduceAcrossRestart(t *testing.T) {
 	// The aborted copies are in the log for read_uncommitted readers.
 	if all := consumeAll(t, b.Addr(), "out", false, n+1, 3*time.Second); len(all) <= n {
 		t.Fatalf("read_uncommitted saw %d records, want the aborted ones too", len(all))
+	}
+}
+
+func TestExactlyOnceAcrossBrokerKill9(t *testing.T) {
+	p := StartProcess(t, map[string]string{
+		"offsets.topic.num.partitions": "4", "transaction.state.log.num.partitions": "4",
+		"transaction.abort.timed.out.transaction.cleanup.interval.ms": "200", "group.min.session.timeout.ms": "100",
+	})
+	adm := kadm.NewClient(NewClient(t, p.Addr))
+	createTopic(t, adm, "in", 2)
+	createTopic(t, adm, "out", 1)
+	const n = 200
+	in := NewClient(t, p.Addr, kgo.DefaultProduceTopic("in"))
+	want := make([]string, n)
+	for i := range n {
+		want[i] = fmt.Sprintf("v%03d", i)
+		in.Produce(context.Background(), kgo.StringRecord(want[i]), nil)
+	}
+	if err := in.Flush(Ctx(t, 10*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	in.Close()
+
+	s1 := eosSession(t, p.Addr)
+	done := 0
+	for steps := 0; done < n/3 && steps < 50; steps++ {
+		done += eosStep(t, s1, false)
+	}
+	for i := 0; i < 20 && eosStep(t, s1, true) == 0; i++ {
+	}
+	p.Signal(syscall.SIGKILL) // the broker dies with a transaction open
+	p.wait(10 * time.Second)
+	p.Start()
+	go s1.Client().Close() // the old worker is gone too; its leave may fail
+
+	s2 := eosSession(t, p.Addr)
+	defer s2.Close()
+	var got []string
+	deadline := time.Now().Add(40 * time.Second)
+	for len(got) < n && time.Now().Before(deadline) {
+		eosStep(t, s2, false)
+		got = consumeAll(t, p.Addr, "out", true, n, 300*time.Millisecond)
+	}
+	got = consumeAll(t, p.Addr, "out", true, n+1, 2*time.Second)
+	sort.Strings(got)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("read_committed output after a broker kill has %d records (want each of %d once)", len(got), n)
 	}
 }
