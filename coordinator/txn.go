@@ -48,6 +48,12 @@ type TxnConfig struct {
 	// AbortTimedOutInterval is
 	// transaction.abort.timed.out.transaction.cleanup.interval.ms (10 s).
 	AbortTimedOutInterval time.Duration
+	// TransactionalIDExpiration is transactional.id.expiration.ms (7 days): an id whose
+	// transaction ended (or never began) that long ago is forgotten.
+	TransactionalIDExpiration time.Duration
+	// RemoveExpiredInterval is
+	// transaction.remove.expired.transaction.cleanup.interval.ms (1 hour).
+	RemoveExpiredInterval time.Duration
 	// MarkerWait bounds how long EndTxn waits for its markers before answering.
 	MarkerWait time.Duration
 	// MarkerRetryBackoff is the pause between attempts to write a marker.
@@ -205,7 +211,11 @@ func NewTxnCoordinator(cfg TxnConfig, log PartitionLog, md Metadata, markers Mar
 	c.mu.shards = map[int32]*txnShard{}
 	if cfg.AbortTimedOutInterval > 0 {
 		c.wg.Add(1)
-		go c.timeoutLoop()
+		go c.every(cfg.AbortTimedOutInterval, c.AbortTimedOut)
+	}
+	if cfg.RemoveExpiredInterval > 0 && cfg.TransactionalIDExpiration > 0 {
+		c.wg.Add(1)
+		go c.every(cfg.RemoveExpiredInterval, c.ExpireTransactionalIDs)
 	}
 	return c
 }
@@ -739,17 +749,53 @@ func (c *TxnCoordinator) completeTxn(s *txnShard, id string, pid int64, epoch in
 	}
 }
 
-func (c *TxnCoordinator) timeoutLoop() {
+// every runs fn every d until the coordinator closes.
+func (c *TxnCoordinator) every(d time.Duration, fn func()) {
 	defer c.wg.Done()
-	t := time.NewTicker(c.cfg.AbortTimedOutInterval)
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
 		case <-c.stop:
 			return
 		case <-t.C:
-			c.AbortTimedOut()
+			fn()
 		}
+	}
+}
+
+// ExpireTransactionalIDs forgets ids with no transaction in progress whose last
+// update is at least transactional.id.expiration.ms old: a tombstone is written, then
+// the id is dropped, as TransactionStateManager.enableTransactionalIdExpiration.
+func (c *TxnCoordinator) ExpireTransactionalIDs() {
+	before := c.now().Add(-c.cfg.TransactionalIDExpiration).UnixMilli()
+	for _, s := range c.shards() {
+		s.mu.Lock()
+		if s.loaded && !s.gone {
+			var ids []string
+			var recs []Record
+			for id, m := range s.txns {
+				switch m.State {
+				case kmsg.TransactionStateEmpty, kmsg.TransactionStateCompleteCommit, kmsg.TransactionStateCompleteAbort:
+					if m.LastUpdateTimestamp <= before {
+						ids = append(ids, id)
+						k := kmsg.TxnMetadataKey{Version: 0, TransactionalID: id}
+						recs = append(recs, Record{Key: k.AppendTo(nil)})
+					}
+				}
+			}
+			if len(recs) > 0 {
+				if err := c.log.Append(s.partition, EncodeBatch(recs, c.now().UnixMilli())); err != nil {
+					c.logger.Warn().Err(err).Int32("partition", s.partition).Msg("writing expired transactional id tombstones failed")
+				} else {
+					for _, id := range ids {
+						delete(s.txns, id)
+					}
+					c.logger.Info().Int32("partition", s.partition).Strs("transactional_ids", ids).Msg("expired transactional ids")
+				}
+			}
+		}
+		s.mu.Unlock()
 	}
 }
 

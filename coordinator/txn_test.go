@@ -214,6 +214,22 @@ func TestTxnCoordinatorLifecycle(t *testing.T) {
 	if got, want := c2.Transaction("x"), c.Transaction("x"); got == nil || got.State != want.State || got.ProducerEpoch != want.ProducerEpoch {
 		t.Fatalf("reloaded %+v, want %+v", got, want)
 	}
+
+	// transactional.id.expiration.ms forgets ids with nothing in progress, for good.
+	ypid, _, code := c.InitProducerID("y", 1000, -1, -1)
+	if code != 0 {
+		t.Fatal(code)
+	}
+	wantCode(t, "add", c.AddPartitions("y", ypid, 0, []TopicPartition{t0}), 0)
+	c.cfg.TransactionalIDExpiration = time.Hour
+	clk.Add(2 * time.Hour)
+	c.ExpireTransactionalIDs()
+	if c.Transaction("x") != nil || c.Transaction("y") == nil {
+		t.Fatalf("after expiry: x %+v, y %+v", c.Transaction("x"), c.Transaction("y"))
+	}
+	if c3 := startTxnCoordinator(t, log, &markerLog{}, clk.Now); c3.Transaction("x") != nil {
+		t.Fatal("expired id came back on reload")
+	}
 }
 
 func TestTxnCoordinatorResendsMarkersOfPreparedTransactionOnLoad(t *testing.T) {

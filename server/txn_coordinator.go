@@ -22,9 +22,11 @@ import (
 // txnConfig is the transaction coordinator's view of the broker config.
 func txnConfig(b *config.Broker) coordinator.TxnConfig {
 	return coordinator.TxnConfig{
-		NumPartitions:         b.TransactionStateLogNumPartitions,
-		MaxTimeout:            time.Duration(b.TransactionMaxTimeoutMs) * time.Millisecond,
-		AbortTimedOutInterval: time.Duration(b.TransactionAbortTimedOutTransactionCleanupInterval) * time.Millisecond,
+		NumPartitions:             b.TransactionStateLogNumPartitions,
+		MaxTimeout:                time.Duration(b.TransactionMaxTimeoutMs) * time.Millisecond,
+		AbortTimedOutInterval:     time.Duration(b.TransactionAbortTimedOutTransactionCleanupInterval) * time.Millisecond,
+		TransactionalIDExpiration: time.Duration(b.TransactionalIDExpirationMs) * time.Millisecond,
+		RemoveExpiredInterval:     time.Duration(b.TransactionRemoveExpiredTransactionCleanupInterval) * time.Millisecond,
 	}
 }
 
