@@ -134,6 +134,10 @@ func (c *conn) readLoop() error {
 		}
 		r := &response{ready: make(chan struct{}), key: hdr.APIKey, flexible: req.IsFlexible(), corrID: hdr.CorrelationID}
 		c.out <- r
+		if e := c.log.Debug(); e.Enabled() {
+			e.Str("api", kmsg.NameForKey(hdr.APIKey)).Int16("version", hdr.APIVersion).
+				Int32("correlation_id", hdr.CorrelationID).Str("client_id", hdr.ClientID).Msg("request")
+		}
 		if err := api.handle(c, &request{hdr: hdr, req: req, resp: r}); err != nil {
 			return err
 		}
