@@ -263,11 +263,18 @@ func TestProduceBadInputs(t *testing.T) {
 // listEnd returns partition 0's latest offset.
 func listEnd(t *testing.T, cl *kgo.Client, topic string) int64 {
 	t.Helper()
+	return listOffsetAt(t, cl, topic, -1)
+}
+
+// listOffsetAt sends ListOffsets for partition 0 at timestamp ts (or -1 latest, -2
+// earliest, -3 max timestamp) and returns the offset.
+func listOffsetAt(t *testing.T, cl *kgo.Client, topic string, ts int64) int64 {
+	t.Helper()
 	req := kmsg.NewPtrListOffsetsRequest()
 	rt := kmsg.NewListOffsetsRequestTopic()
 	rt.Topic = topic
 	rp := kmsg.NewListOffsetsRequestTopicPartition()
-	rp.Timestamp = -1
+	rp.Timestamp = ts
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
 	resp, err := req.RequestWith(Ctx(t, 10*time.Second), cl)
