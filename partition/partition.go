@@ -1,8 +1,14 @@
 // Package partition is one partition's replication state machine: role, leader epoch,
-// partition epoch, ISR and the high-watermark rule. For now it is the leader-only shell
-// of a single-node broker (ISR = the local replica); the follower states, the ISR
-// shrink/expand decisions and AlterPartition arrive with replication (issue 4). It does
-// no I/O of its own beyond calling its storage.Log, and takes time from its callers.
+// partition epoch, ISR and the high-watermark rule.
+//
+// The rules are pure and tested step by step against the reference walkthrough's
+// experiments: Leader (isr.go) holds the followers' states (replica.go), the ISR with
+// its pending change and maximal ISR, and decides HW moves, ISR shrink and expansion
+// and acks=all completion; divergence.go has the leader-epoch divergence check and
+// the follower's truncation point. Partition wraps one storage.Log; on a single node
+// its ISR is the local replica, and the fetchers and the AlterPartition manager
+// (issue 4) drive Leader from the network. Nothing here sleeps or opens sockets; time
+// comes from the callers.
 package partition
 
 import (
@@ -22,6 +28,9 @@ var (
 	ErrNotEnoughReplicas   = errors.New("partition: not enough in-sync replicas")
 	ErrFencedLeaderEpoch   = errors.New("partition: fenced leader epoch")
 	ErrUnknownLeaderEpoch  = errors.New("partition: unknown leader epoch")
+	// ErrNotEnoughReplicasAfterAppend: written, but the ISR fell under min ISR before
+	// the HW reached it (NOT_ENOUGH_REPLICAS_AFTER_APPEND).
+	ErrNotEnoughReplicasAfterAppend = errors.New("partition: not enough in-sync replicas after append")
 )
 
 // State is the metadata the controller holds for a partition.
