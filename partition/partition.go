@@ -55,6 +55,15 @@ type Partition struct {
 		state State
 		// isLeader is state.Leader == localID.
 		isLeader bool
+		// leader is the replication state while this broker leads (nil otherwise).
+		// Invariant: isLeader == (leader != nil).
+		leader *Leader
+		// minISR is the topic's min.insync.replicas as last set.
+		minISR int32
+		// lagMaxMs is replica.lag.time.max.ms.
+		lagMaxMs int64
+		// eligible tells which brokers may join the ISR (from the metadata image).
+		eligible Eligibility
 	}
 }
 
@@ -64,13 +73,25 @@ func New(tp storage.TopicPartition, topicID [16]byte, log *storage.Log, localID 
 		logger: logger.With().Str("topic", tp.Topic).Int32("partition", tp.Partition).Logger()}
 	p.mu.state.Leader = -1
 	p.mu.state.LeaderEpoch = -1
+	p.mu.minISR = 1
+	p.mu.lagMaxMs = 30000
 	return p
 }
 
-// ApplyState adopts the controller's view of the partition. When this broker becomes
-// leader for a new epoch the epoch's start offset is recorded at the LEO, as Kafka's
-// Partition.makeLeader does.
-func (p *Partition) ApplyState(s State) error {
+// Configure sets the topic's min.insync.replicas, replica.lag.time.max.ms, and how to
+// tell which brokers may join the ISR (nil: every replica).
+func (p *Partition) Configure(minISR int32, lagMaxMs int64, eligible Eligibility) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.mu.minISR, p.mu.lagMaxMs, p.mu.eligible = minISR, lagMaxMs, eligible
+}
+
+// ApplyState adopts the controller's view of the partition, at time now. When this
+// broker becomes leader for a new epoch the epoch's start offset is recorded at the
+// LEO and every follower is measured afresh, as Kafka's Partition.makeLeader; a change
+// within the same epoch (the controller committed an ISR change) is adopted as the
+// committed ISR.
+func (p *Partition) ApplyState(s State, now time.Time) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	newEpoch := s.LeaderEpoch != p.mu.state.LeaderEpoch
@@ -78,16 +99,30 @@ func (p *Partition) ApplyState(s State) error {
 		Replicas: slices.Clone(s.Replicas), ISR: slices.Clone(s.ISR), Leader: s.Leader,
 		LeaderEpoch: s.LeaderEpoch, PartitionEpoch: s.PartitionEpoch,
 	}
+	wasLeader := p.mu.isLeader
 	p.mu.isLeader = s.Leader == p.localID
-	if p.mu.isLeader && newEpoch {
+	switch {
+	case !p.mu.isLeader:
+		p.mu.leader = nil
+	case newEpoch || p.mu.leader == nil:
+		leo := p.Log.LogEndOffset()
 		if s.LeaderEpoch > p.Log.LatestEpoch() {
-			if err := p.Log.AssignEpochStartOffset(s.LeaderEpoch, p.Log.LogEndOffset()); err != nil {
+			if err := p.Log.AssignEpochStartOffset(s.LeaderEpoch, leo); err != nil {
 				return err
 			}
 		}
-		p.logger.Info().Int32("leader_epoch", s.LeaderEpoch).Int64("leo", p.Log.LogEndOffset()).
-			Msg("became leader")
-		p.maybeIncrementLeaderHWLocked()
+		var prev *Leader
+		if wasLeader {
+			prev = p.mu.leader
+		}
+		p.mu.leader = NewLeader(p.localID, s, leo, now.UnixMilli(), prev)
+		p.logger.Info().Int32("leader_epoch", s.LeaderEpoch).Int64("leo", leo).
+			Ints32("isr", s.ISR).Msg("became leader")
+	default:
+		p.mu.leader.CommitISR(s.ISR, s.PartitionEpoch)
+	}
+	if p.mu.leader != nil {
+		p.maybeIncrementLeaderHWLocked(now)
 	}
 	return nil
 }
@@ -141,26 +176,41 @@ func (p *Partition) AppendRecordsToLeader(batch []byte, requiredAcks int16, minI
 	if !p.mu.isLeader {
 		return storage.AppendInfo{}, ErrNotLeaderOrFollower
 	}
-	if requiredAcks == -1 && int32(len(p.mu.state.ISR)) < minISR {
+	p.mu.minISR = minISR
+	if requiredAcks == -1 && p.mu.leader.UnderMinISR(minISR) {
 		return storage.AppendInfo{}, ErrNotEnoughReplicas
 	}
 	info, err := p.Log.AppendAsLeader(batch, p.mu.state.LeaderEpoch, now)
 	if err != nil {
 		return info, err
 	}
-	p.maybeIncrementLeaderHWLocked()
+	p.maybeIncrementLeaderHWLocked(now)
 	return info, nil
 }
 
-// maybeIncrementLeaderHWLocked raises the HW to the smallest LEO of the ISR. While the
-// ISR is just this broker that is its own LEO; replication adds the followers' LEOs.
-// Lock should be held.
-func (p *Partition) maybeIncrementLeaderHWLocked() {
-	if len(p.mu.state.ISR) == 1 && p.mu.state.ISR[0] == p.localID {
-		if leo := p.Log.LogEndOffset(); leo > p.Log.HighWatermark() {
-			p.Log.SetHighWatermark(leo)
-		}
+// maybeIncrementLeaderHWLocked moves the HW by the Leader's rule (smallest LEO of the
+// maximal ISR and of caught-up followers about to join; frozen under min ISR; never
+// lowered). Reports whether it moved. Lock should be held.
+func (p *Partition) maybeIncrementLeaderHWLocked(now time.Time) bool {
+	cur := p.Log.HighWatermark()
+	hw := p.mu.leader.HighWatermark(p.Log.LogEndOffset(), cur, now.UnixMilli(), p.mu.lagMaxMs, p.mu.minISR, p.mu.eligible)
+	if hw > cur {
+		p.Log.SetHighWatermark(hw)
+		return true
 	}
+	return false
+}
+
+// EnoughReplicas answers an acks=all produce waiting for requiredOffset (last offset
+// written + 1): done once the HW reaches it, with ErrNotEnoughReplicasAfterAppend if
+// the ISR fell under min ISR meanwhile, or ErrNotLeaderOrFollower if leadership moved.
+func (p *Partition) EnoughReplicas(requiredOffset int64) (bool, error) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.mu.leader == nil {
+		return true, ErrNotLeaderOrFollower
+	}
+	return p.mu.leader.EnoughReplicas(p.Log.HighWatermark(), requiredOffset, p.mu.minISR)
 }
 
 // HighWatermark is the offset below which records are committed.

@@ -2,6 +2,7 @@ package replication
 
 import (
 	"sync"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -20,6 +21,12 @@ type ReplicaManager struct {
 	logger    zerolog.Logger
 	// Purgatory is where acks=all produces and long-polling fetches wait.
 	Purgatory *Purgatory
+	// Now is the clock (time.Now unless a test sets it before use).
+	Now func() time.Time
+	// TopicMinISR resolves a topic's min.insync.replicas (1 when nil).
+	TopicMinISR func(*controller.TopicImage) int32
+	// ReplicaLagTimeMaxMs is replica.lag.time.max.ms.
+	ReplicaLagTimeMaxMs int64
 
 	mu struct {
 		sync.RWMutex
@@ -29,7 +36,8 @@ type ReplicaManager struct {
 
 // NewReplicaManager returns a manager over logs. logConfig resolves a topic's log config.
 func NewReplicaManager(nodeID int32, logs *storage.LogManager, logConfig func(*controller.TopicImage) storage.LogConfig, logger zerolog.Logger) *ReplicaManager {
-	rm := &ReplicaManager{nodeID: nodeID, logs: logs, logConfig: logConfig, logger: logger, Purgatory: NewPurgatory()}
+	rm := &ReplicaManager{nodeID: nodeID, logs: logs, logConfig: logConfig, logger: logger, Purgatory: NewPurgatory(),
+		Now: time.Now, ReplicaLagTimeMaxMs: 30000}
 	rm.mu.partitions = map[storage.TopicPartition]*partition.Partition{}
 	return rm
 }
@@ -78,6 +86,10 @@ func (rm *ReplicaManager) ApplyImage(prev, next *controller.MetadataImage) {
 			continue
 		}
 		cfg := rm.logConfig(t)
+		minISR := int32(1)
+		if rm.TopicMinISR != nil {
+			minISR = rm.TopicMinISR(t)
+		}
 		for i, pi := range t.Partitions {
 			if !hosts(pi.Replicas, rm.nodeID) {
 				continue
@@ -95,14 +107,26 @@ func (rm *ReplicaManager) ApplyImage(prev, next *controller.MetadataImage) {
 			} else {
 				p.Log.SetConfig(cfg)
 			}
+			p.Configure(minISR, rm.ReplicaLagTimeMaxMs, eligibility(next))
 			err := p.ApplyState(partition.State{
 				Replicas: pi.Replicas, ISR: pi.ISR, Leader: pi.Leader,
 				LeaderEpoch: pi.LeaderEpoch, PartitionEpoch: pi.PartitionEpoch,
-			})
+			}, rm.Now())
 			if err != nil {
 				rm.logger.Error().Err(err).Str("topic", name).Int("partition", i).Msg("applying partition state")
 			}
 		}
+	}
+}
+
+// eligibility is Kafka's isReplicaIsrEligible from the metadata image: the broker is
+// registered, unfenced and the broker epoch its fetches carry is the registered one
+// (-1, a fetch without an epoch, is accepted). Controlled shutdown arrives with the
+// cluster's broker lifecycle.
+func eligibility(img *controller.MetadataImage) partition.Eligibility {
+	return func(id int32, epoch int64) bool {
+		b, ok := img.Brokers[id]
+		return ok && !b.Fenced && (epoch == -1 || epoch == b.Epoch)
 	}
 }
 

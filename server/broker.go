@@ -190,6 +190,9 @@ func Start(cfg Config) (*Broker, error) {
 	b.rm = replication.NewReplicaManager(cfg.NodeID, logs, func(t *controller.TopicImage) storage.LogConfig {
 		return b.cfg.logConfig(t.Configs)
 	}, cfg.Logger)
+	b.rm.Now = cfg.Now
+	b.rm.ReplicaLagTimeMaxMs = cfg.ReplicaLagTimeMaxMs
+	b.rm.TopicMinISR = func(t *controller.TopicImage) int32 { return b.cfg.topicConfig(t.Configs).MinInsyncReplicas }
 	b.producerIDs.ctl, b.producerIDs.nodeID = ctl, cfg.NodeID
 	b.groups = coordinator.New(groupConfig(cfg.Broker), offsetsLog{b}, groupMetadata{b}, cfg.Now,
 		cfg.Logger.With().Str("component", "group-coordinator").Logger())
