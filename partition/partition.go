@@ -13,6 +13,7 @@ package partition
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -215,3 +216,206 @@ func (p *Partition) EnoughReplicas(requiredOffset int64) (bool, error) {
 
 // HighWatermark is the offset below which records are committed.
 func (p *Partition) HighWatermark() int64 { return p.Log.HighWatermark() }
+
+// FollowerFetch is one partition of a follower's Fetch, as the leader receives it.
+type FollowerFetch struct {
+	ReplicaID          int32
+	BrokerEpoch        int64
+	FetchOffset        int64
+	LastFetchedEpoch   int32
+	LogStartOffset     int64
+	CurrentLeaderEpoch int32
+	MaxBytes           int32
+	MinOneMessage      bool
+	// UpdateState is false when a long-polled fetch is re-read from the purgatory:
+	// the follower's state is updated once per request, as Kafka's
+	// ReplicaManager passes updateFetchState = !readFromPurgatory.
+	UpdateState bool
+}
+
+// FollowerRead is the leader's answer for one partition of a follower fetch.
+type FollowerRead struct {
+	Slice          storage.FileSlice
+	HighWatermark  int64
+	LogStartOffset int64
+	LogEndOffset   int64
+	// Diverged: the follower's log left the leader's path; DivergingEpoch and
+	// DivergingEndOffset say where (no records are sent).
+	Diverged           bool
+	DivergingEpoch     int32
+	DivergingEndOffset int64
+	// HWMoved reports that the fetch moved the HW (wake acks=all produces).
+	HWMoved bool
+	// Proposal is an ISR expansion to send to the controller, if the fetch made the
+	// follower eligible.
+	Proposal *Proposal
+}
+
+// ReadForFollower serves a follower's fetch as Kafka's Partition.fetchRecords with
+// isFromFollower: checks the leader epoch and the follower's replica, reads to the log
+// end (followers must take what is not yet committed), answers a diverged log with its
+// diverging epoch, and otherwise records the fetch offset as the follower's LEO,
+// then considers ISR expansion and the HW.
+func (p *Partition) ReadForFollower(f FollowerFetch, now time.Time) (FollowerRead, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.mu.leader == nil {
+		return FollowerRead{}, ErrNotLeaderOrFollower
+	}
+	if err := p.checkLeaderEpochLocked(f.CurrentLeaderEpoch); err != nil {
+		return FollowerRead{}, err
+	}
+	if p.mu.leader.Follower(f.ReplicaID) == nil {
+		return FollowerRead{}, ErrNotLeaderOrFollower
+	}
+	out := FollowerRead{LogStartOffset: p.Log.LogStartOffset(), LogEndOffset: p.Log.LogEndOffset()}
+	if epoch, end, diverged := DivergingEpoch(f.FetchOffset, f.LastFetchedEpoch, p.Log.EndOffsetForEpoch); diverged {
+		out.Diverged, out.DivergingEpoch, out.DivergingEndOffset = true, epoch, end
+		out.HighWatermark = p.Log.HighWatermark()
+		return out, nil
+	}
+	res, err := p.Log.Read(f.FetchOffset, f.MaxBytes, out.LogEndOffset, f.MinOneMessage)
+	if err != nil {
+		return FollowerRead{}, err
+	}
+	out.Slice = res.Slice
+	if f.UpdateState {
+		nowMs := now.UnixMilli()
+		_ = p.mu.leader.UpdateFollowerFetchState(f.ReplicaID, f.FetchOffset, f.LogStartOffset, nowMs, out.LogEndOffset, f.BrokerEpoch)
+		out.Proposal = p.mu.leader.MaybeExpandISR(f.ReplicaID, p.Log.HighWatermark(), p.mu.eligible)
+		if out.Proposal != nil {
+			p.logger.Info().Ints32("isr", p.mu.leader.ISR()).Ints32("new_isr", out.Proposal.ISR).
+				Int32("replica", f.ReplicaID).Msgf("Expanding ISR from %s to %s", joinIDs(p.mu.leader.ISR()), joinIDs(out.Proposal.ISR))
+		}
+		out.HWMoved = p.maybeIncrementLeaderHWLocked(now)
+	}
+	out.HighWatermark = p.Log.HighWatermark()
+	return out, nil
+}
+
+// MaybeShrinkISR is the periodic check (every replica.lag.time.max.ms / 2) that
+// proposes dropping lagging followers; nil when none lag or a change is in flight.
+func (p *Partition) MaybeShrinkISR(now time.Time) *Proposal {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.mu.leader == nil {
+		return nil
+	}
+	leo := p.Log.LogEndOffset()
+	prop, out := p.mu.leader.MaybeShrinkISR(leo, now.UnixMilli(), p.mu.lagMaxMs)
+	if prop == nil {
+		return nil
+	}
+	ev := p.logger.Info().Int64("high_watermark", p.Log.HighWatermark()).Int64("leo", leo)
+	for _, id := range out {
+		if r := p.mu.leader.Follower(id); r != nil {
+			ev = ev.Dict(fmt.Sprintf("replica_%d", id), zerolog.Dict().Int64("leo", r.LogEndOffset).Int64("last_caught_up_ms", r.LastCaughtUpTimeMs))
+		}
+	}
+	ev.Msgf("Shrinking ISR from %s to %s", joinIDs(p.mu.leader.ISR()), joinIDs(prop.ISR))
+	return prop
+}
+
+// AlterPartitionDone adopts the controller's answer to a proposal: the committed ISR
+// and partition epoch (err == nil), or a rollback to the last committed ISR. Reports
+// whether the HW moved.
+func (p *Partition) AlterPartitionDone(isr []int32, partitionEpoch int32, err error, now time.Time) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.mu.leader == nil {
+		return false
+	}
+	if err != nil {
+		p.logger.Warn().Err(err).Msg("ISR change refused; keeping the committed ISR")
+		p.mu.leader.AbortISRChange()
+		return false
+	}
+	p.mu.leader.CommitISR(isr, partitionEpoch)
+	p.mu.state.ISR, p.mu.state.PartitionEpoch = slices.Clone(isr), partitionEpoch
+	p.logger.Info().Int32("partition_epoch", partitionEpoch).Msgf("ISR updated to %s and version updated to %d", joinIDs(isr), partitionEpoch)
+	return p.maybeIncrementLeaderHWLocked(now)
+}
+
+// joinIDs prints broker ids as Kafka's logs do: 1,2,3.
+func joinIDs(ids []int32) string {
+	var b []byte
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = fmt.Appendf(b, "%d", id)
+	}
+	return string(b)
+}
+
+// IsFollower reports whether this broker is a follower of the partition (a replica
+// with a leader elsewhere).
+func (p *Partition) IsFollower() bool {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return !p.mu.isLeader && p.mu.state.Leader >= 0 && slices.Contains(p.mu.state.Replicas, p.localID)
+}
+
+// InitialFetchOffset is where a new follower starts fetching, as Kafka's
+// ReplicaManager.initialFetchOffset: its LEO when the log has leader epochs (the
+// leader's divergence check then cuts any diverged tail), else its HW after cutting
+// everything above it (a log without epochs cannot be checked).
+func (p *Partition) InitialFetchOffset() (int64, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.Log.LatestEpoch() >= 0 {
+		return p.Log.LogEndOffset(), nil
+	}
+	hw := p.Log.HighWatermark()
+	if hw < p.Log.LogEndOffset() {
+		p.logger.Info().Msgf("Truncating partition %s to offset %d (no leader epochs: to the high watermark)", p.TP, hw)
+		if err := p.Log.TruncateTo(hw); err != nil {
+			return 0, err
+		}
+	}
+	return p.Log.LogEndOffset(), nil
+}
+
+// LastFetchedEpoch is the epoch of the follower's last batch, for its next fetch
+// (-1 without epochs).
+func (p *Partition) LastFetchedEpoch() int32 { return p.Log.LatestEpoch() }
+
+// AppendAsFollower appends what the leader sent, offsets and epochs as they are, and
+// adopts the leader's HW capped at the local LEO (a follower never exposes an offset it
+// does not have), as Kafka's ReplicaFetcherThread.processPartitionData.
+func (p *Partition) AppendAsFollower(records []byte, leaderHW int64) (storage.AppendInfo, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.mu.isLeader {
+		return storage.AppendInfo{}, ErrNotLeaderOrFollower
+	}
+	var info storage.AppendInfo
+	if len(records) > 0 {
+		var err error
+		if info, err = p.Log.AppendAsFollower(records); err != nil {
+			return info, err
+		}
+	}
+	hw := min(leaderHW, p.Log.LogEndOffset())
+	if hw > p.Log.HighWatermark() {
+		p.Log.SetHighWatermark(hw)
+	}
+	return info, nil
+}
+
+// TruncateOnDivergence cuts the follower's log after the leader reported a diverging
+// epoch, to Kafka's truncation point, and returns the new LEO.
+func (p *Partition) TruncateOnDivergence(leaderEpoch int32, leaderEndOffset int64) (int64, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	leo := p.Log.LogEndOffset()
+	to := TruncationOffset(leaderEpoch, leaderEndOffset, leo, p.Log.EndOffsetForEpoch)
+	if to < leo {
+		p.logger.Info().Int32("leader_epoch", leaderEpoch).Int64("leader_end_offset", leaderEndOffset).
+			Msgf("Truncating partition %s to offset %d due to leader epoch and offset EpochEndOffset(leaderEpoch=%d, endOffset=%d)", p.TP, to, leaderEpoch, leaderEndOffset)
+		if err := p.Log.TruncateTo(to); err != nil {
+			return leo, err
+		}
+	}
+	return p.Log.LogEndOffset(), nil
+}
