@@ -168,8 +168,8 @@ func newFetcher(m *FetcherManager, leader int32, id int) *fetcher {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &fetcher{
 		m: m, leader: leader, ctx: ctx, cancel: cancel,
-		log:   m.cfg.Logger.With().Str("fetcher", fmt.Sprintf("ReplicaFetcherThread-%d-%d", id, leader)).Logger(),
-		done:  make(chan struct{}), wake: make(chan struct{}, 1),
+		log:  m.cfg.Logger.With().Str("fetcher", fmt.Sprintf("ReplicaFetcherThread-%d-%d", id, leader)).Logger(),
+		done: make(chan struct{}), wake: make(chan struct{}, 1),
 		parts: map[storage.TopicPartition]*fetchState{},
 	}
 }
