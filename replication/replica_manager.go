@@ -1,6 +1,7 @@
 package replication
 
 import (
+	"errors"
 	"sync"
 	"time"
 
@@ -27,6 +28,11 @@ type ReplicaManager struct {
 	TopicMinISR func(*controller.TopicImage) int32
 	// ReplicaLagTimeMaxMs is replica.lag.time.max.ms.
 	ReplicaLagTimeMaxMs int64
+	// Fetchers replicate the partitions this broker follows (nil: none are followed,
+	// as on a single node).
+	Fetchers *FetcherManager
+	// AlterPartitions carries ISR proposals to the controller (nil: none reachable).
+	AlterPartitions *AlterPartitionManager
 
 	mu struct {
 		sync.RWMutex
@@ -66,11 +72,20 @@ func (rm *ReplicaManager) Partitions() []*partition.Partition {
 func (rm *ReplicaManager) ApplyImage(prev, next *controller.MetadataImage) {
 	rm.mu.Lock()
 	defer rm.mu.Unlock()
+	var follow []FollowedPartition
+	var unfollow []storage.TopicPartition
+	defer func() {
+		if rm.Fetchers != nil {
+			rm.Fetchers.RemovePartitions(unfollow)
+			rm.Fetchers.AddPartitions(follow)
+		}
+	}()
 	for tp, p := range rm.mu.partitions {
 		t := next.Topics[tp.Topic]
 		if t != nil && t.ID == p.TopicID && int(tp.Partition) < len(t.Partitions) {
 			continue
 		}
+		unfollow = append(unfollow, tp)
 		delete(rm.mu.partitions, tp)
 		if err := rm.logs.DeleteLog(tp); err != nil {
 			rm.logger.Error().Err(err).Str("topic", tp.Topic).Int32("partition", tp.Partition).Msg("deleting log")
@@ -114,6 +129,12 @@ func (rm *ReplicaManager) ApplyImage(prev, next *controller.MetadataImage) {
 			}, rm.Now())
 			if err != nil {
 				rm.logger.Error().Err(err).Str("topic", name).Int("partition", i).Msg("applying partition state")
+				continue
+			}
+			if p.IsFollower() {
+				follow = append(follow, FollowedPartition{P: p, TopicID: t.ID, Leader: pi.Leader, LeaderEpoch: pi.LeaderEpoch})
+			} else {
+				unfollow = append(unfollow, tp)
 			}
 		}
 	}
@@ -137,4 +158,39 @@ func hosts(replicas []int32, id int32) bool {
 		}
 	}
 	return false
+}
+
+// errNoController: no AlterPartition path is configured (a single node, whose ISR is
+// only itself, never needs one).
+var errNoController = errors.New("replication: no controller to send AlterPartition to")
+
+// SubmitISRChange sends a leader's ISR proposal through the AlterPartition manager;
+// without one the change is rolled back at once.
+func (rm *ReplicaManager) SubmitISRChange(p *partition.Partition, prop *partition.Proposal) {
+	if rm.AlterPartitions == nil || !rm.AlterPartitions.Submit(p, p.TopicID, prop) {
+		p.AlterPartitionDone(nil, 0, errNoController, rm.Now())
+	}
+}
+
+// RunISRExpiration checks every led partition for lagging followers every
+// replica.lag.time.max.ms / 2, as Kafka's isr-expiration task, until stop is closed.
+func (rm *ReplicaManager) RunISRExpiration(stop <-chan struct{}) {
+	period := time.Duration(rm.ReplicaLagTimeMaxMs/2) * time.Millisecond
+	if period <= 0 {
+		period = time.Second
+	}
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		for _, p := range rm.Partitions() {
+			if prop := p.MaybeShrinkISR(rm.Now()); prop != nil {
+				rm.SubmitISRChange(p, prop)
+			}
+		}
+	}
 }

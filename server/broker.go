@@ -18,7 +18,6 @@ import (
 	"github.com/gokafkad/gokafkad/config"
 	"github.com/gokafkad/gokafkad/controller"
 	"github.com/gokafkad/gokafkad/coordinator"
-	"github.com/gokafkad/gokafkad/partition"
 	"github.com/gokafkad/gokafkad/protocol"
 	"github.com/gokafkad/gokafkad/replication"
 	"github.com/gokafkad/gokafkad/storage"
@@ -125,9 +124,7 @@ type Broker struct {
 	rm            *replication.ReplicaManager
 	groups        *coordinator.GroupCoordinator
 	fetchSessions *fetchSessionCache
-	// alterPartition sends an ISR proposal to the controller (nil: none reachable).
-	alterPartition func(*partition.Partition, *partition.Proposal)
-	producerIDs    producerIDAllocator
+	producerIDs   producerIDAllocator
 
 	advertisedHost string
 	advertisedPort int32

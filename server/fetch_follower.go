@@ -8,8 +8,6 @@ package server
 // isFromFollower.
 
 import (
-	"errors"
-
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gokafkad/gokafkad/partition"
@@ -55,23 +53,10 @@ func (b *Broker) readForFollower(plan *fetchPlan, p *partition.Partition, cp *ca
 	rd.slice = res.Slice
 	rd.diverged, rd.divergingEpoch, rd.divergingEnd = res.Diverged, res.DivergingEpoch, res.DivergingEndOffset
 	if res.Proposal != nil {
-		b.submitISRChange(p, res.Proposal)
+		b.rm.SubmitISRChange(p, res.Proposal)
 	}
 	if res.HWMoved {
 		b.rm.Purgatory.CheckAndComplete(storage.TopicPartition{Topic: p.TP.Topic, Partition: p.TP.Partition})
 	}
 	return 0
 }
-
-// submitISRChange hands an ISR proposal to the controller. Until the cluster's
-// AlterPartition path exists (issue 3/4) there is no controller to ask, so the change
-// is rolled back at once and proposed again on a later fetch.
-func (b *Broker) submitISRChange(p *partition.Partition, prop *partition.Proposal) {
-	if b.alterPartition != nil {
-		b.alterPartition(p, prop)
-		return
-	}
-	p.AlterPartitionDone(nil, 0, errNoAlterPartitionPath, b.cfg.Now())
-}
-
-var errNoAlterPartitionPath = errors.New("server: no AlterPartition path to a controller yet")
