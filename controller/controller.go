@@ -276,7 +276,26 @@ func (c *Controller) Step(ctx context.Context, m raftpb.Message) error {
 	if m.To != c.raftID {
 		return fmt.Errorf("controller: raft message for %d delivered to %d", m.To, c.raftID)
 	}
+	known := false
+	for _, v := range c.cfg.Voters {
+		known = known || raftID(v.ID) == m.From
+	}
+	if !known || c.closed.Load() {
+		return fmt.Errorf("controller: raft message from %d, not a voter", m.From)
+	}
 	return c.node.Step(ctx, m)
+}
+
+// Voters returns the quorum's voters.
+func (c *Controller) Voters() []Voter { return c.cfg.Voters }
+
+// ReportSnapshot tells Raft whether a snapshot reached a voter.
+func (c *Controller) ReportSnapshot(nodeID int32, ok bool) {
+	st := raft.SnapshotFinish
+	if !ok {
+		st = raft.SnapshotFailure
+	}
+	c.node.ReportSnapshot(raftID(nodeID), st)
 }
 
 // ReportUnreachable tells Raft a voter could not be reached.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.etcd.io/raft/v3"
 )
 
 // Broker lifecycle, as Kafka's ClusterControlManager and BrokerHeartbeatManager: a
@@ -42,6 +43,14 @@ func (h *brokerHeartbeats) touch(id int32, now time.Time) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.last[id] = now
+}
+
+// seenWithin reports whether id heartbeated to this controller within d of now.
+func (h *brokerHeartbeats) seenWithin(id int32, now time.Time, d time.Duration) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	t, ok := h.last[id]
+	return ok && now.Sub(t) < d
 }
 
 func (h *brokerHeartbeats) lastContact(id int32) time.Time {
@@ -98,8 +107,10 @@ func (c *Controller) HandleBrokerRegistration(req *kmsg.BrokerRegistrationReques
 		return resp
 	}
 	incarnation := TopicID(req.IncarnationID).String()
+	// Only a session this controller has seen blocks a new process: after a controller
+	// restart (a combined node killed and restarted) the old session is gone.
 	if old, ok := img.Brokers[req.BrokerID]; ok && old.IncarnationID != incarnation && old.IncarnationID != "" &&
-		!old.Fenced && now.Sub(c.heartbeats.lastContact(req.BrokerID)) < c.cfg.SessionTimeout {
+		!old.Fenced && c.heartbeats.seenWithin(req.BrokerID, now, c.cfg.SessionTimeout) {
 		resp.ErrorCode = kerr.DuplicateBrokerRegistration.Code
 		return resp
 	}
@@ -320,3 +331,41 @@ func commitErrorCode(err error) int16 {
 }
 
 func boolp(b bool) *bool { return &b }
+
+// QuorumReplica is one replica of the metadata log as DescribeQuorum reports it.
+type QuorumReplica struct {
+	ID           int32
+	LogEndOffset int64 // -1 when unknown
+	// Active is set when the leader heard from it recently (always for itself).
+	Active bool
+}
+
+// QuorumState is the Raft quorum as this node sees it.
+type QuorumState struct {
+	IsLeader      bool
+	LeaderID      int32
+	Term          uint64
+	HighWatermark int64 // committed index + 1
+	Voters        []QuorumReplica
+}
+
+// QuorumState reports the quorum; only the leader knows the voters' log ends.
+func (c *Controller) QuorumState() QuorumState {
+	st := c.node.Status()
+	q := QuorumState{
+		IsLeader: st.RaftState == raft.StateLeader, LeaderID: -1, Term: st.Term,
+		HighWatermark: int64(st.Commit) + 1,
+	}
+	if st.Lead != raft.None {
+		q.LeaderID = NodeIDOfRaft(st.Lead)
+	}
+	for _, v := range c.cfg.Voters {
+		r := QuorumReplica{ID: v.ID, LogEndOffset: -1}
+		if pr, ok := st.Progress[raftID(v.ID)]; ok {
+			r.LogEndOffset = int64(pr.Match) + 1
+			r.Active = pr.RecentActive || v.ID == c.cfg.NodeID
+		}
+		q.Voters = append(q.Voters, r)
+	}
+	return q
+}
