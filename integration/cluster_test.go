@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gokafkad/gokafkad/config"
 )
 
 // fastLifecycle keeps cluster tests short: fencing after 1s of silence.
@@ -209,4 +212,22 @@ func TestCombinedQuorumFailoverAndRestart(t *testing.T) {
 		_, _, ok2 := partitionState(ctx, cl3, "after")
 		return ok && ok2 && len(p.Replicas) == 3 && p.Replicas[0] == 1 && p.LeaderEpoch >= before.LeaderEpoch
 	})
+}
+
+// TestExampleClusterConfigsParse keeps examples/cluster valid: every file parses with
+// its role and the voters its cluster shares.
+func TestExampleClusterConfigsParse(t *testing.T) {
+	files, _ := filepath.Glob("../examples/cluster/*.properties")
+	if len(files) != 7 {
+		t.Fatalf("want 7 example files, got %v", files)
+	}
+	for _, f := range files {
+		props, err := config.ReadPropertiesFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := config.Parse(props); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
 }
