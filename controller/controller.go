@@ -274,14 +274,20 @@ func (c *Controller) Subscribe(fn func(prev, next *MetadataImage)) {
 // Step hands a Raft message from another voter to this node.
 func (c *Controller) Step(ctx context.Context, m raftpb.Message) error {
 	if m.To != c.raftID {
-		return fmt.Errorf("controller: raft message for %d delivered to %d", m.To, c.raftID)
+		return fmt.Errorf("%w: for %d delivered to %d", ErrBadRaftMessage, m.To, c.raftID)
 	}
+	// Only the other voters talk to us (a voter never sends to itself). Their messages
+	// are trusted as Raft trusts its peers: the controller listener is the quorum's
+	// internal network.
 	known := false
 	for _, v := range c.cfg.Voters {
-		known = known || raftID(v.ID) == m.From
+		known = known || (raftID(v.ID) == m.From && m.From != c.raftID)
 	}
-	if !known || c.closed.Load() {
-		return fmt.Errorf("controller: raft message from %d, not a voter", m.From)
+	if !known {
+		return fmt.Errorf("%w: from %d, not a voter", ErrBadRaftMessage, m.From)
+	}
+	if c.closed.Load() {
+		return ErrClosed
 	}
 	return c.node.Step(ctx, m)
 }

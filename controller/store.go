@@ -14,6 +14,8 @@ var (
 	// one (not the Raft leader, or a leader still replaying its log): Kafka's
 	// NOT_CONTROLLER.
 	ErrNotController = errors.New("controller: not the active controller")
+	// ErrBadRaftMessage is a Raft message not meant for this quorum member.
+	ErrBadRaftMessage = errors.New("controller: bad raft message")
 	// ErrClosed is returned by writes once the controller is closing.
 	ErrClosed = errors.New("controller: closed")
 )

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gokafkad/gokafkad/config"
 	"github.com/gokafkad/gokafkad/controller"
@@ -359,6 +360,22 @@ func (b *Broker) startBroker(ctx context.Context) error {
 // Addr is the client listener's address, as "host:port".
 func (b *Broker) Addr() string {
 	return net.JoinHostPort(b.advertisedHost, strconv.Itoa(int(b.advertisedPort)))
+}
+
+// ControllerAddr is the controller listener's address ("" on a broker-only node).
+func (b *Broker) ControllerAddr() string {
+	if b.cln == nil {
+		return ""
+	}
+	return b.cln.Addr().String()
+}
+
+// ControllerRequest sends req to the active controller (in-process when this node's
+// controller is active) and returns its answer; it retries on other voters until ctx
+// ends. It is the broker's controller channel, for AlterPartition from partition
+// leaders (Kafka's AlterPartitionManager) and the like.
+func (b *Broker) ControllerRequest(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
+	return b.ctl.ch.request(ctx, req)
 }
 
 // Controller returns this node's controller (nil on a broker-only node).

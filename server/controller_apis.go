@@ -31,6 +31,7 @@ package server
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -325,6 +326,10 @@ func (c *conn) stepRaftMessage(frame []byte) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	_ = c.b.localCtl.Step(ctx, m) // a message Raft cannot take now is dropped; it retries
+	// A message Raft cannot take now is dropped (it retries); one that is not for this
+	// quorum member closes the connection.
+	if err := c.b.localCtl.Step(ctx, m); errors.Is(err, controller.ErrBadRaftMessage) {
+		return err
+	}
 	return nil
 }
