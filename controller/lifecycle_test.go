@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -240,5 +241,28 @@ func TestSnapshotAndReplay(t *testing.T) {
 	got := c.Image()
 	if len(got.Topics) != 6 || got.Topics["tf"].ID != want.Topics["tf"].ID || got.Brokers[3].Epoch != want.Brokers[3].Epoch || got.ClusterID != want.ClusterID {
 		t.Fatalf("replayed image differs: %d topics, brokers %+v", len(got.Topics), got.Brokers)
+	}
+
+	// A broker fetching the metadata log from offset 0 gets the snapshot, then the
+	// entries after it, and ends with the same image.
+	createAssigned(t, c, "tg", 2, 3, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	data, hw, err := c.ReadMetadata(ctx, 0, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batches, err := DecodeMetadataBatches(data)
+	if err != nil || len(batches) < 2 || !batches[0].Snapshot {
+		t.Fatalf("batches %+v, err %v", batches, err)
+	}
+	img := EmptyImage()
+	for _, b := range batches {
+		img = ApplyMetadataBatch(img, b)
+	}
+	final := c.Image()
+	if img.Offset != final.Offset || hw != final.Offset+1 || len(img.Topics) != 7 ||
+		img.Topics["tg"].Partitions[0].Leader != 2 || img.Brokers[3].Epoch != final.Brokers[3].Epoch {
+		t.Fatalf("fetched image at %d (hw %d), controller's at %d; topics %d", img.Offset, hw, final.Offset, len(img.Topics))
 	}
 }

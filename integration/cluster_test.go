@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -97,6 +98,11 @@ func TestSeparateControllerFencingAndControlledShutdown(t *testing.T) {
 		_, brokers, _ := partitionState(ctx, b3, "none")
 		return len(brokers) == 3
 	})
+	// Auto-creation forwards the broker's own CreateTopics to the controller.
+	auto := NewClient(t, c.Nodes[2].Addr, kgo.AllowAutoTopicCreation(), kgo.DefaultProduceTopic("auto"))
+	if err := auto.ProduceSync(ctx, &kgo.Record{Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatalf("produce with auto-creation through a broker-only node: %v", err)
+	}
 	createAssigned(t, cl, "t", 1, 2, 3)
 	WaitFor(t, 10*time.Second, "broker 1 to lead t", func() bool {
 		p, _, ok := partitionState(ctx, b3, "t")
@@ -116,12 +122,17 @@ func TestSeparateControllerFencingAndControlledShutdown(t *testing.T) {
 		t.Errorf("fencing took %v, want about the 1s session timeout\n%s", took, c.Logs())
 	}
 
-	// The broker comes back: it registers again and is listed again.
+	// The broker comes back: it registers again, with a new broker epoch, and is
+	// listed again.
 	c.Nodes[1].Start()
 	WaitFor(t, 10*time.Second, "broker 1 back", func() bool {
 		_, brokers, _ := partitionState(ctx, b3, "t")
 		return contains(brokers, 1)
 	})
+	epochs := registrationEpochs(c.Nodes[100].Log(), 1)
+	if len(epochs) != 2 || epochs[1] <= epochs[0] {
+		t.Fatalf("broker 1 registrations: epochs %v, want two, increasing", epochs)
+	}
 
 	// SIGTERM the new leader: its leadership moves before it exits.
 	p1, _, _ := partitionState(ctx, b3, "t")
@@ -230,4 +241,20 @@ func TestExampleClusterConfigsParse(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
+}
+
+// registrationEpochs returns the broker epochs a controller's log shows for broker id.
+func registrationEpochs(log string, id int32) []int64 {
+	var out []int64
+	for _, line := range strings.Split(log, "\n") {
+		var e struct {
+			Broker  *int32 `json:"broker"`
+			Epoch   int64  `json:"broker_epoch"`
+			Message string `json:"message"`
+		}
+		if json.Unmarshal([]byte(line), &e) == nil && e.Message == "broker registered" && e.Broker != nil && *e.Broker == id {
+			out = append(out, e.Epoch)
+		}
+	}
+	return out
 }

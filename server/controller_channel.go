@@ -258,6 +258,11 @@ type brokerMeta struct {
 func (m *brokerMeta) Image() *controller.MetadataImage { return m.image.Load() }
 
 func (m *brokerMeta) forward(req kmsg.Request) (kmsg.Response, error) {
+	// Requests the broker builds itself (auto-creation) carry kmsg's default version
+	// 0: send them at the newest version the controller serves.
+	if a := controllerAPIs.get(req.Key()); a != nil && (req.GetVersion() < a.min || req.GetVersion() > a.max) {
+		req.SetVersion(a.max)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), m.timeout)
 	defer cancel()
 	return m.ch.request(ctx, req)
