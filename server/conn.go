@@ -23,9 +23,11 @@ var connIDs atomic.Uint64
 // in request order. A handler may answer later (acks=all, long-polling fetch): the
 // writer waits for the oldest unanswered request, so later answers queue behind it.
 type conn struct {
-	b   *Broker
-	nc  net.Conn
-	log zerolog.Logger
+	b *Broker
+	// apis is the listener's API table (brokerAPIs or controllerAPIs).
+	apis *apiTable
+	nc   net.Conn
+	log  zerolog.Logger
 	// out holds responses in request order; its capacity bounds the requests in flight
 	// on one connection (the reader blocks when it is full).
 	out chan *response
@@ -70,10 +72,10 @@ type request struct {
 	resp *response
 }
 
-func newConn(b *Broker, nc net.Conn) *conn {
+func newConn(b *Broker, nc net.Conn, apis *apiTable) *conn {
 	id := connIDs.Add(1)
 	return &conn{
-		b: b, nc: nc,
+		b: b, nc: nc, apis: apis,
 		log:    b.log.With().Uint64("conn", id).Str("remote", nc.RemoteAddr().String()).Logger(),
 		out:    make(chan *response, 128),
 		broken: make(chan struct{}),
@@ -112,7 +114,13 @@ func (c *conn) readLoop() error {
 		if err != nil {
 			return err
 		}
-		api := apiFor(hdr.APIKey)
+		if hdr.APIKey == raftMessageKey && c.apis == controllerAPIs {
+			if err := c.stepRaftMessage(frame); err != nil {
+				return err
+			}
+			continue
+		}
+		api := c.apis.get(hdr.APIKey)
 		if api == nil {
 			return protocol.ErrUnknownAPIKey
 		}
@@ -124,7 +132,7 @@ func (c *conn) readLoop() error {
 			// supported versions, so the client can pick one.
 			r := &response{ready: make(chan struct{}), key: hdr.APIKey, corrID: hdr.CorrelationID}
 			c.out <- r
-			resp := c.b.apiVersionsResponse(0)
+			resp := c.apis.apiVersionsResponse(0)
 			resp.ErrorCode = kerr.UnsupportedVersion.Code
 			r.finish(resp)
 			continue
