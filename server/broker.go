@@ -318,6 +318,7 @@ func (b *Broker) startBroker(ctx context.Context) error {
 	b.rm.Now = cfg.Now
 	b.rm.ReplicaLagTimeMaxMs = cfg.ReplicaLagTimeMaxMs
 	b.rm.TopicMinISR = func(t *controller.TopicImage) int32 { return b.cfg.topicConfig(t.Configs).MinInsyncReplicas }
+	b.startReplication()
 	b.producerIDs.ctl, b.producerIDs.nodeID = b.ctl, cfg.NodeID
 	b.groups = coordinator.New(groupConfig(cfg.Broker), offsetsLog{b}, groupMetadata{b}, cfg.Now,
 		cfg.Logger.With().Str("component", "group-coordinator").Logger())
@@ -475,6 +476,9 @@ func (b *Broker) Close() error {
 		}
 		b.connsMu.Unlock()
 		b.wg.Wait()
+		if b.rm != nil && b.rm.Fetchers != nil {
+			b.rm.Fetchers.Close()
+		}
 		if b.lifecycle != nil {
 			<-b.lifecycle.done
 		}
