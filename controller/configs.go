@@ -104,7 +104,7 @@ func (c *Controller) IncrementalAlterConfigs(req *kmsg.IncrementalAlterConfigsRe
 	if err := c.commit(recs); err != nil {
 		for i := range resp.Resources {
 			if resp.Resources[i].ErrorCode == 0 {
-				resp.Resources[i].ErrorCode = kerr.UnknownServerError.Code
+				resp.Resources[i].ErrorCode = commitErrorCode(err)
 				resp.Resources[i].ErrorMessage = strp(err.Error())
 			}
 		}
@@ -223,7 +223,7 @@ func (c *Controller) LegacyAlterConfigs(req *kmsg.AlterConfigsRequest) *kmsg.Alt
 	if err := c.commit(recs); err != nil {
 		for i := range resp.Resources {
 			if resp.Resources[i].ErrorCode == 0 {
-				resp.Resources[i].ErrorCode = kerr.UnknownServerError.Code
+				resp.Resources[i].ErrorCode = commitErrorCode(err)
 				resp.Resources[i].ErrorMessage = strp(err.Error())
 			}
 		}

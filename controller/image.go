@@ -57,6 +57,10 @@ type BrokerImage struct {
 	Rack   *string
 	Fenced bool
 	Epoch  int64
+	// IncarnationID is the id of the process that registered (new on every start).
+	IncarnationID string
+	// InControlledShutdown is set once the broker asked to shut down.
+	InControlledShutdown bool
 }
 
 // MetadataImage is an immutable snapshot of the cluster metadata. Readers share it;
@@ -73,7 +77,8 @@ type MetadataImage struct {
 	Configs map[string]map[string]string
 	// NextProducerID is the first producer id not yet handed out.
 	NextProducerID int64
-	// Offset is the offset of the last record applied (-1 for an empty log).
+	// Offset is the metadata offset of the last records applied: the index of their
+	// Raft entry (-1 for an empty log).
 	Offset int64
 }
 

@@ -51,7 +51,7 @@ func (c *Controller) CreatePartitions(req *kmsg.CreatePartitionsRequest) *kmsg.C
 	if err := c.commit(recs); err != nil {
 		for i := range resp.Topics {
 			if resp.Topics[i].ErrorCode == 0 {
-				resp.Topics[i].ErrorCode = kerr.UnknownServerError.Code
+				resp.Topics[i].ErrorCode = commitErrorCode(err)
 				resp.Topics[i].ErrorMessage = strp(err.Error())
 			}
 		}

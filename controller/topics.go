@@ -155,7 +155,7 @@ func (c *Controller) CreateTopics(req *kmsg.CreateTopicsRequest) *kmsg.CreateTop
 	if err := c.commit(recs); err != nil {
 		for i := range resp.Topics {
 			if resp.Topics[i].ErrorCode == 0 {
-				resp.Topics[i].ErrorCode = kerr.UnknownServerError.Code
+				resp.Topics[i].ErrorCode = commitErrorCode(err)
 				msg := err.Error()
 				resp.Topics[i].ErrorMessage = &msg
 			}

@@ -20,7 +20,7 @@ import (
 
 // producerIDAllocator hands out producer ids from controller-allocated blocks.
 type producerIDAllocator struct {
-	ctl    *controller.Controller
+	ctl    interface{ AllocateProducerIDs(int32) (int64, error) }
 	nodeID int32
 	mu     sync.Mutex
 	next   int64

@@ -11,16 +11,39 @@ type apiHandler struct {
 	handle   func(c *conn, r *request) error
 }
 
-// apis is the one table that routing and ApiVersions both read: an API is advertised
-// exactly when it has a handler here, at exactly these versions. Minimums are Kafka
-// 4.0's (KIP-896 removed the older versions).
-var apis []apiHandler
+// apiTable is one listener's API table, which routing and ApiVersions both read: an
+// API is advertised exactly when it has a handler here, at exactly these versions.
+type apiTable struct {
+	list  []apiHandler
+	byKey [kmsgMaxKey + 1]*apiHandler
+}
 
-// apiTable indexes apis by key.
-var apiTable [kmsgMaxKey + 1]*apiHandler
+func newAPITable(list []apiHandler) *apiTable {
+	t := &apiTable{list: list}
+	for i := range t.list {
+		a := &t.list[i]
+		if kmsg.RequestForKey(a.key) == nil || a.max > kmsg.RequestForKey(a.key).MaxVersion() {
+			panic("server: api table names a key or version kmsg cannot decode")
+		}
+		t.byKey[a.key] = a
+	}
+	return t
+}
+
+// get returns the handler for key, or nil for a key this listener does not serve.
+func (t *apiTable) get(key int16) *apiHandler {
+	if key < 0 || int(key) >= len(t.byKey) {
+		return nil
+	}
+	return t.byKey[key]
+}
+
+// brokerAPIs is the client (broker) listeners' table. Minimums are Kafka 4.0's
+// (KIP-896 removed the older versions).
+var brokerAPIs *apiTable
 
 func init() {
-	apis = []apiHandler{
+	brokerAPIs = newAPITable([]apiHandler{
 		{key: 0, min: 3, max: 12, handle: handleProduce},
 		{key: 1, min: 4, max: 17, handle: handleFetch},
 		{key: 2, min: 1, max: 10, handle: handleListOffsets},
@@ -53,27 +76,16 @@ func init() {
 		{key: 44, min: 0, max: 1, handle: handleIncrementalAlterConfigs},
 		{key: 47, min: 0, max: 0, handle: handleOffsetDelete},
 		{key: 60, min: 0, max: 2, handle: handleDescribeCluster},
+		{key: 55, min: 0, max: 2, handle: handleDescribeQuorum},
 		{key: 61, min: 0, max: 0, handle: handleDescribeProducers},
 		{key: 65, min: 0, max: 0, handle: handleDescribeTransactions},
 		{key: 66, min: 0, max: 2, handle: handleListTransactions},
 		{key: 75, min: 0, max: 0, handle: handleDescribeTopicPartitions},
-	}
-	for i := range apis {
-		a := &apis[i]
-		if kmsg.RequestForKey(a.key) == nil || a.max > kmsg.RequestForKey(a.key).MaxVersion() {
-			panic("server: api table names a key or version kmsg cannot decode")
-		}
-		apiTable[a.key] = a
-	}
+	})
 }
 
 // kmsgMaxKey bounds the table; keys above it are unknown.
 const kmsgMaxKey = 100
 
-// apiFor returns the handler for key, or nil for a key this broker does not serve.
-func apiFor(key int16) *apiHandler {
-	if key < 0 || int(key) >= len(apiTable) {
-		return nil
-	}
-	return apiTable[key]
-}
+// apiFor returns the client listeners' handler for key, or nil.
+func apiFor(key int16) *apiHandler { return brokerAPIs.get(key) }

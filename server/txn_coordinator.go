@@ -135,14 +135,5 @@ func (b *Broker) createTxnStateTopic() int16 {
 	return code
 }
 
-// startTxnCoordinator creates the transaction coordinator and has it follow the
-// metadata (after the replica manager and the group coordinator, whose partitions it
-// uses).
-func (b *Broker) startTxnCoordinator() {
-	b.txns = b.newTxnCoordinator()
-	b.ctl.Subscribe(b.applyTxnImage)
-	b.applyTxnImage(nil, b.ctl.Image())
-}
-
 // TxnCoordinator returns the broker's transaction coordinator.
 func (b *Broker) TxnCoordinator() *coordinator.TxnCoordinator { return b.txns }
