@@ -144,7 +144,7 @@ func (b *Broker) appendToPartition(p *partition.Partition, records []byte, acks 
 		if b.cfg.TransactionPartitionVerificationEnable {
 			guard = p.Log.StartTxnVerification(batch.ProducerID())
 			tp := coordinator.TopicPartition{Topic: p.TP.Topic, Partition: p.TP.Partition}
-			code := b.txns.VerifyPartitions(*txnID, batch.ProducerID(), batch.ProducerEpoch(), []coordinator.TopicPartition{tp})[0]
+			code := b.verifyTxn(*txnID, batch.ProducerID(), batch.ProducerEpoch(), []coordinator.TopicPartition{tp})[0]
 			if code = verifyError(code, version <= 10); code != 0 {
 				return code, "", -1
 			}
@@ -218,7 +218,7 @@ func (b *Broker) delayProduce(r *request, resp *kmsg.ProduceResponse, waits []pe
 func verifyError(code int16, oldClient bool) int16 {
 	switch code {
 	case kerr.NotCoordinator.Code, kerr.CoordinatorNotAvailable.Code, kerr.CoordinatorLoadInProgress.Code,
-		kerr.ConcurrentTransactions.Code:
+		kerr.ConcurrentTransactions.Code, kerr.NetworkException.Code:
 		return kerr.NotEnoughReplicas.Code
 	case kerr.ProducerFenced.Code:
 		return kerr.InvalidProducerEpoch.Code

@@ -29,7 +29,7 @@ func handleTxnOffsetCommit(c *conn, r *request) error {
 	go func() { // writes wait for the HW: not on the read loop
 		resp := b.groups.TxnOffsetCommit(req, func(partition int32) int16 {
 			tp := coordinator.TopicPartition{Topic: coordinator.OffsetsTopic, Partition: partition}
-			code := b.txns.VerifyPartitions(req.TransactionalID, req.ProducerID, req.ProducerEpoch, []coordinator.TopicPartition{tp})[0]
+			code := b.verifyTxn(req.TransactionalID, req.ProducerID, req.ProducerEpoch, []coordinator.TopicPartition{tp})[0]
 			switch {
 			case code == kerr.ProducerFenced.Code:
 				return kerr.InvalidProducerEpoch.Code

@@ -138,6 +138,7 @@ type Broker struct {
 	rm            *replication.ReplicaManager
 	groups        *coordinator.GroupCoordinator
 	txns          *coordinator.TxnCoordinator
+	txnPeers      txnPeers
 	fetchSessions *fetchSessionCache
 	producerIDs   producerIDAllocator
 
@@ -495,6 +496,7 @@ func (b *Broker) Close() error {
 		}
 		if b.txns != nil {
 			b.txns.Close()
+			b.txnPeers.close()
 		}
 		if b.logs != nil {
 			err = b.logs.Close()
