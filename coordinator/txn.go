@@ -244,9 +244,17 @@ func (c *TxnCoordinator) Close() {
 }
 
 // BecomeLeader loads partition's transactions in the background (requests get
-// COORDINATOR_LOAD_IN_PROGRESS meanwhile); coordinatorEpoch is its leader epoch.
+// COORDINATOR_LOAD_IN_PROGRESS meanwhile); coordinatorEpoch is its leader epoch. A
+// partition already owned under an older epoch is dropped and loaded again, as Kafka's
+// onElection (another coordinator may have written in between).
 func (c *TxnCoordinator) BecomeLeader(partition, coordinatorEpoch int32) {
 	c.mu.Lock()
+	if old := c.mu.shards[partition]; old != nil && old.coordinatorEpoch < coordinatorEpoch {
+		delete(c.mu.shards, partition)
+		old.mu.Lock()
+		old.gone = true
+		old.mu.Unlock()
+	}
 	if c.mu.closed || c.mu.shards[partition] != nil {
 		c.mu.Unlock()
 		return

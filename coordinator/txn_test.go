@@ -316,3 +316,27 @@ func TestTxnOffsetCommitPendingUntilMarker(t *testing.T) {
 		t.Fatalf("after abort: %+v", p)
 	}
 }
+
+func TestTxnCoordinatorReloadsOnNewCoordinatorEpoch(t *testing.T) {
+	log := newMemLog()
+	clk := &clock{now: time.UnixMilli(1_700_000_000_000)}
+	m := &TxnMetadata{TransactionalID: "x", ProducerID: 9, LastProducerID: -1, ProducerEpoch: 2, LastProducerEpoch: -1,
+		TimeoutMs: 1000, State: kmsg.TransactionStatePrepareAbort, StartTimestamp: 1, LastUpdateTimestamp: 1,
+		Partitions: map[TopicPartition]struct{}{{"t", 0}: {}}}
+	p := PartitionFor("x", 4)
+	if err := log.Append(p, EncodeBatch([]Record{TxnRecord(m)}, 1)); err != nil {
+		t.Fatal(err)
+	}
+	markers := &markerLog{failures: 1 << 30} // the first coordinator epoch never gets through
+	c := startTxnCoordinator(t, log, markers, clk.Now)
+	c.BecomeLeader(p, 7) // same epoch: nothing to do
+	c.BecomeLeader(p, 8)
+	markers.mu.Lock()
+	markers.failures = 0
+	markers.mu.Unlock()
+	waitState(t, c, "x", kmsg.TransactionStateCompleteAbort)
+	got := markers.take()
+	if len(got) == 0 || got[len(got)-1] != "t-0 pid=9 epoch=2 ce=8 commit=false" {
+		t.Fatalf("markers: %v", got)
+	}
+}
