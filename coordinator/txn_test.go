@@ -3,6 +3,7 @@ package coordinator
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -335,8 +336,8 @@ func TestTxnCoordinatorReloadsOnNewCoordinatorEpoch(t *testing.T) {
 	markers.failures = 0
 	markers.mu.Unlock()
 	waitState(t, c, "x", kmsg.TransactionStateCompleteAbort)
-	got := markers.take()
-	if len(got) == 0 || got[len(got)-1] != "t-0 pid=9 epoch=2 ce=8 commit=false" {
+	// (The old epoch's last attempt may still land: markers are idempotent.)
+	if got := markers.take(); !slices.Contains(got, "t-0 pid=9 epoch=2 ce=8 commit=false") {
 		t.Fatalf("markers: %v", got)
 	}
 }
