@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // TestTransactionsAcrossBrokers: 1 controller + 3 brokers, replication factor 3. A
@@ -98,5 +100,51 @@ func TestTransactionsAcrossBrokers(t *testing.T) {
 	}
 	if got := read(false, 90); len(got) != 90 {
 		t.Fatalf("read_uncommitted saw %d records", len(got))
+	}
+
+	// The coordinator's broker dies mid-transaction: a new leader of the id's
+	// __transaction_state partition takes over, and the transaction can still commit
+	// (or is fenced and retried by a new producer).
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.CoordinatorType, fc.CoordinatorKeys = 1, []string{"spread"}
+	r, err := fc.RequestWith(ctx, b1)
+	if err != nil || r.Coordinators[0].ErrorCode != 0 {
+		t.Fatalf("find coordinator: %v %+v", err, r)
+	}
+	dead := r.Coordinators[0].NodeID
+	if err := p.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.ProduceSync(ctx, kgo.StringRecord("orphan")).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	c.Nodes[dead].Kill()
+	p.Close()
+	var live string
+	for id, n := range c.Nodes {
+		if id != dead && id != 100 {
+			live = n.Addr
+		}
+	}
+	p2 := NewClient(t, live, kgo.TransactionalID("spread"), kgo.TransactionTimeout(10*time.Second),
+		kgo.DefaultProduceTopic("t"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	WaitFor(t, 30*time.Second, "a transaction through the new coordinator", func() bool {
+		if err := p2.BeginTransaction(); err != nil {
+			return false
+		}
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		// A partition whose leader survived (the dead broker's partitions move too).
+		err := p2.ProduceSync(rctx, &kgo.Record{Value: []byte("after"), Partition: 0}).FirstErr()
+		if err == nil {
+			err = p2.EndTransaction(rctx, kgo.TryCommit)
+		} else {
+			p2.EndTransaction(rctx, kgo.TryAbort)
+		}
+		return err == nil
+	})
+	got := read(true, 62)
+	if len(got) != 61 || !slices.Contains(got, "after") || slices.Contains(got, "orphan") {
+		t.Fatalf("read_committed after the coordinator failover saw %d records: %v\n%s", len(got), got, c.Logs())
 	}
 }

@@ -85,13 +85,17 @@ func (b *Broker) waitForHW(p *partition.Partition, required int64) error {
 	return nil
 }
 
-// Read hands fn the partition's batches from the log start to the HW, 1 MiB at a time.
+// Read hands fn the partition's batches from the log start to the log end, 1 MiB at a
+// time. As Kafka's coordinator loaders, a new leader reads to its LEO, not its HW: a
+// leader just elected may not know the HW yet (followers learn it a fetch late), but
+// everything in its log up to the LEO was written by the coordinator before and stays
+// (a leader is never truncated), so stopping at the HW would lose the last states.
 func (l offsetsLog) Read(partition int32, fn func([]byte) error) error {
 	p := l.b.rm.Partition(l.tp(partition))
 	if p == nil {
 		return kerr.NotLeaderForPartition
 	}
-	off, hw := p.Log.LogStartOffset(), p.HighWatermark()
+	off, hw := p.Log.LogStartOffset(), p.Log.LogEndOffset()
 	for off < hw {
 		res, err := p.Log.Read(off, 1<<20, hw, true)
 		if err != nil {
