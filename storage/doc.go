@@ -42,8 +42,9 @@
 // by the leader for the transaction coordinator) ends it, and an ABORT adds an entry to
 // the .txnindex of the segment the marker went to. The last stable offset (LSO) is the
 // HW lowered to the first offset of the earliest transaction still open or whose
-// marker is not yet below the HW. Replaying segments on open (recovery, or the segments
-// producer state is rebuilt from) rebuilds their .txnindex too.
+// marker is not yet below the HW. A marker that ends no transaction here (the producer
+// wrote nothing to the partition) changes neither. Recovery rebuilds the .txnindex of
+// the segments it scans; otherwise the file is trusted like the other indexes.
 //
 // Inactive segments are loaded from their indexes alone when their largest timestamp is
 // older than producer.id.expiration.ms (as Kafka loads segments it does not recover);

@@ -97,17 +97,6 @@ func (s *producerState) firstUnstableOffset(except int64) (int64, bool) {
 	return first, ok
 }
 
-// ongoing returns the ongoing transactions (producer id → first offset).
-func (s *producerState) ongoing() map[int64]int64 {
-	out := map[int64]int64{}
-	for pid, e := range s.producers {
-		if e.currentTxnFirstOffset >= 0 {
-			out[pid] = e.currentTxnFirstOffset
-		}
-	}
-	return out
-}
-
 // checkLeaderAppend validates a client batch against the producer's state, as
 // UnifiedLog.analyzeAndValidateProducerState + ProducerAppendInfo (origin CLIENT): a
 // resend of one of the last batches gives *DuplicateError; an older epoch gives
@@ -166,7 +155,7 @@ func (s *producerState) checkLeaderAppend(b protocol.Batch) error {
 // marker (controlType >= 0: the control batch's record type, which the caller reads
 // since b may be a header only) ends it and is returned as a completedTxn, as
 // ProducerAppendInfo.appendEndTxnMarker. A marker for a producer with no known ongoing
-// transaction (its start was before what was replayed) starts at the marker.
+// transaction completes nothing.
 func (s *producerState) update(b protocol.Batch, controlType int16) (completedTxn, bool) {
 	pid := b.ProducerID()
 	if pid < 0 {
@@ -188,7 +177,10 @@ func (s *producerState) update(b protocol.Batch, controlType int16) (completedTx
 		}
 		first := e.currentTxnFirstOffset
 		if first < 0 {
-			first = b.BaseOffset()
+			// As ProducerAppendInfo.appendEndTxnMarker: a marker ending no transaction
+			// here (the producer wrote nothing, or before what was replayed) changes
+			// neither the LSO nor the transaction index.
+			return completedTxn{}, false
 		}
 		e.currentTxnFirstOffset = -1
 		return completedTxn{producerID: pid, firstOffset: first, lastOffset: b.LastOffset(),

@@ -183,7 +183,10 @@ func openLog(p logParams) (*Log, error) {
 		if !indexOK && !needsRecovery {
 			l.logger.Warn().Int64("base_offset", base).Msg("rebuilt missing or corrupt index files")
 		}
-		if feed {
+		if feed && rebuild {
+			// As LogSegment.recover: a recovered (or badly indexed) segment's
+			// transaction index is rebuilt from the replay; otherwise the file is
+			// trusted, as the other indexes.
 			if err := seg.reconcileTxnIndex(aborted); err != nil {
 				seg.closeFiles()
 				closeOpened()
