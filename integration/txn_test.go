@@ -311,14 +311,17 @@ func TestTransactionBadInput(t *testing.T) {
 }
 
 // txnRecordBatch is one transactional record for producer pid at sequence 0.
-func txnRecordBatch(pid int64, epoch int16) []byte {
+func txnRecordBatch(pid int64, epoch int16) []byte { return txnRecordBatchSeq(pid, epoch, 0) }
+
+// txnRecordBatchSeq is one transactional record for producer pid at sequence seq.
+func txnRecordBatchSeq(pid int64, epoch int16, seq int32) []byte {
 	rec := kmsg.Record{Value: []byte("v")}
 	body := rec.AppendTo(nil)[1:]
 	var recs []byte
 	recs = append(recs, byte(len(body)<<1))
 	recs = append(recs, body...)
 	rb := kmsg.RecordBatch{PartitionLeaderEpoch: -1, Magic: 2, Attributes: 0x10, FirstTimestamp: time.Now().UnixMilli(),
-		MaxTimestamp: time.Now().UnixMilli(), ProducerID: pid, ProducerEpoch: epoch, FirstSequence: 0, NumRecords: 1, Records: recs}
+		MaxTimestamp: time.Now().UnixMilli(), ProducerID: pid, ProducerEpoch: epoch, FirstSequence: seq, NumRecords: 1, Records: recs}
 	b := rb.AppendTo(nil)
 	binary.BigEndian.PutUint32(b[8:], uint32(len(b)-12))
 	binary.BigEndian.PutUint32(b[17:], crc32c(b[21:]))
@@ -381,5 +384,55 @@ func TestTransactionStateSurvivesRestart(t *testing.T) {
 	produceTxn(t, p2, true, "c2")
 	if got := consumeAll(t, b.Addr(), "t", true, 2, 5*time.Second); fmt.Sprint(got) != "[c1 c2]" {
 		t.Fatalf("read_committed saw %v", got)
+	}
+}
+
+// TestHangingTransactionPrevented is Jepsen's hanging transaction: a produce of the
+// transaction that arrives after the transaction was aborted (a delayed retry) must
+// not open a new transaction on the partition, which would hold its LSO forever.
+// KIP-890 part 1: the broker verifies with the coordinator first.
+func TestHangingTransactionPrevented(t *testing.T) {
+	b := StartBroker(t, fastTxns)
+	createTopic(t, b.Admin(), "t", 1)
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.CoordinatorType, fc.CoordinatorKeys = 1, []string{"h"}
+	rawTxnCall(t, b, fc)
+	var pid int64
+	var epoch int16
+	waitFor(t, 5*time.Second, func() bool {
+		ip := kmsg.NewPtrInitProducerIDRequest()
+		ip.TransactionalID, ip.TransactionTimeoutMillis = kmsg.StringPtr("h"), 60000
+		r := rawTxnCall(t, b, ip).(*kmsg.InitProducerIDResponse)
+		pid, epoch = r.ProducerID, r.ProducerEpoch
+		return r.ErrorCode == 0
+	})
+	add := kmsg.NewPtrAddPartitionsToTxnRequest()
+	add.TransactionalID, add.ProducerID, add.ProducerEpoch = "h", pid, epoch
+	add.Topics = []kmsg.AddPartitionsToTxnRequestTopic{{Topic: "t", Partitions: []int32{0}}}
+	if r := rawTxnCall(t, b, add).(*kmsg.AddPartitionsToTxnResponse); r.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatal(kerr.ErrorForCode(r.Topics[0].Partitions[0].ErrorCode))
+	}
+	produce := func(seq int32) int16 {
+		pr := kmsg.NewPtrProduceRequest()
+		pr.TransactionID, pr.Acks, pr.TimeoutMillis = kmsg.StringPtr("h"), -1, 5000
+		pr.Topics = []kmsg.ProduceRequestTopic{{Topic: "t", Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: 0, Records: txnRecordBatchSeq(pid, epoch, seq)}}}}
+		return rawTxnCall(t, b, pr).(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode
+	}
+	if code := produce(0); code != 0 {
+		t.Fatal(kerr.ErrorForCode(code))
+	}
+	end := kmsg.NewPtrEndTxnRequest()
+	end.TransactionalID, end.ProducerID, end.ProducerEpoch, end.Commit = "h", pid, epoch, false
+	if r := rawTxnCall(t, b, end).(*kmsg.EndTxnResponse); r.ErrorCode != 0 {
+		t.Fatal(kerr.ErrorForCode(r.ErrorCode))
+	}
+	// The late produce of the aborted transaction.
+	if code := produce(1); code != kerr.TransactionAbortable.Code {
+		t.Fatalf("late produce after the abort: %v", kerr.ErrorForCode(code))
+	}
+	pt := b.ReplicaManager().Partition(tp("t", 0))
+	waitFor(t, 5*time.Second, func() bool { return pt.Log.LastStableOffset() == pt.HighWatermark() })
+	if hw := pt.HighWatermark(); hw != 2 {
+		t.Fatalf("HW %d: the late batch was written", hw)
 	}
 }

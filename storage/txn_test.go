@@ -205,3 +205,38 @@ func TestControlMarkerFormat(t *testing.T) {
 		t.Fatalf("abort type %d", typ)
 	}
 }
+
+// TestVerificationGuard is the race behind Jepsen's hanging transaction: a produce
+// verified while its transaction was open must not be written once the transaction's
+// marker was, or it would open a transaction nobody ends.
+func TestVerificationGuard(t *testing.T) {
+	e := newEnv(t, testLogConfig())
+	l := e.log()
+	now := e.clock.Now()
+	if _, err := l.AppendAsLeader(txnBatch(t, 5, 0, 0, 1), 0, now); err != nil {
+		t.Fatal(err)
+	}
+	g := l.StartTxnVerification(5)
+	if g2 := l.StartTxnVerification(5); g2 != g {
+		t.Fatalf("a second verification in flight got guard %d, want %d", g2, g)
+	}
+	if _, err := l.AppendTxnMarker(5, 0, 0, false, 0, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.AppendAsLeaderVerified(txnBatch(t, 5, 0, 1, 1), 0, now, g); !errors.Is(err, ErrInvalidTxnState) {
+		t.Fatalf("write verified before the marker: %v", err)
+	}
+	l.SetHighWatermark(l.LogEndOffset())
+	if lso := l.LastStableOffset(); lso != l.HighWatermark() {
+		t.Fatalf("LSO %d held below HW %d", lso, l.HighWatermark())
+	}
+	// A verification after the marker holds a new guard and may open the next one.
+	g = l.StartTxnVerification(5)
+	if _, err := l.AppendAsLeaderVerified(txnBatch(t, 5, 0, 1, 1), 0, now, g); err != nil {
+		t.Fatal(err)
+	}
+	// Once open, the transaction's later batches need no fresh guard.
+	if _, err := l.AppendAsLeaderVerified(txnBatch(t, 5, 0, 2, 1), 0, now, g); err != nil {
+		t.Fatal(err)
+	}
+}
