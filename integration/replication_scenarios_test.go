@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -299,4 +300,107 @@ func TestDivergenceScenario(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("a consumer from the beginning reads %v, want %v", got, want)
 	}
+}
+
+// TestNoAcknowledgedWriteLostWhileBrokersDie: a producer with acks=all writes
+// continuously to a replication-factor-3 topic with min.insync.replicas=2 while each
+// broker in turn is killed (SIGKILL) and restarted. Every acknowledged record is
+// readable afterwards, and the three replicas end with identical logs.
+func TestNoAcknowledgedWriteLostWhileBrokersDie(t *testing.T) {
+	c, b1 := threeBrokers(t, map[string]string{"min.insync.replicas": "2", "replica.lag.time.max.ms": "2000"})
+	createAssigned(t, b1, "chaos", 1, 2, 3)
+	cl := NewClient(t, c.Seeds()[0], kgo.SeedBrokers(c.Seeds()...), kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RecordDeliveryTimeout(30*time.Second),
+		kgo.RetryBackoffFn(func(int) time.Duration { return 50 * time.Millisecond }))
+
+	stop := make(chan struct{})
+	type ack struct {
+		value string
+		err   error
+	}
+	acks := make(chan ack, 1<<20)
+	done := make(chan struct{})
+	var progress atomic.Int64
+	moving := func(what string) {
+		t.Helper()
+		from := progress.Load()
+		WaitFor(t, 30*time.Second, "acknowledged writes to continue "+what, func() bool { return progress.Load() >= from+200 })
+	}
+	go func() {
+		defer close(done)
+		// Batches of 20 in flight at a time, each waited for: a steady stream.
+		for i := 0; ; i += 20 {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			var batch []*kgo.Record
+			for j := i; j < i+20; j++ {
+				batch = append(batch, &kgo.Record{Topic: "chaos", Partition: 0, Value: []byte(fmt.Sprintf("v%06d", j))})
+			}
+			for _, r := range cl.ProduceSync(context.Background(), batch...) {
+				acks <- ack{string(r.Record.Value), r.Err}
+				if r.Err == nil {
+					progress.Add(1)
+				}
+			}
+		}
+	}()
+	ctx := Ctx(t, 120*time.Second)
+	direct := map[int32]*kgo.Client{}
+	for _, id := range []int32{1, 2, 3} {
+		direct[id] = NewClient(t, c.Nodes[id].Addr)
+	}
+	moving("before any broker dies")
+	for _, id := range []int32{1, 2, 3} {
+		other := direct[id%3+1] // ask a broker that stays up
+		c.Nodes[id].Kill()
+		// Fenced after the session timeout and out of the ISR; the others keep taking
+		// acks=all writes (two of three still meet min.insync.replicas=2).
+		WaitFor(t, 20*time.Second, fmt.Sprintf("killed broker %d out of the ISR", id), func() bool {
+			return !slices.Contains(isrOf(t, other, "chaos"), id)
+		})
+		moving(fmt.Sprintf("with broker %d dead", id))
+		c.Nodes[id].Start()
+		WaitFor(t, 20*time.Second, fmt.Sprintf("broker %d back in the ISR", id), func() bool {
+			return slices.Equal(isrOf(t, other, "chaos"), []int32{1, 2, 3})
+		})
+		moving(fmt.Sprintf("after broker %d is back", id))
+	}
+	close(stop)
+	<-done
+	if err := cl.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	close(acks)
+	acked := map[string]bool{}
+	failed, firstErr := 0, error(nil)
+	for a := range acks {
+		if a.err == nil {
+			acked[a.value] = true
+		} else if failed++; firstErr == nil {
+			firstErr = a.err
+		}
+	}
+	if len(acked) < 100 {
+		t.Fatalf("only %d records acknowledged while brokers died (%d failed, first: %v)", len(acked), failed, firstErr)
+	}
+	end := highWatermark(t, direct[1], "chaos")
+	recs := consumeN(t, c.Seeds()[0], "chaos", int(end))
+	seen := map[string]bool{}
+	for _, r := range recs {
+		seen[string(r.Value)] = true
+	}
+	for v := range acked {
+		if !seen[v] {
+			t.Fatalf("acknowledged record %s is lost (%d acknowledged, %d in the log)", v, len(acked), len(recs))
+		}
+	}
+	// Every replica ends with the same log.
+	WaitFor(t, 20*time.Second, "three identical logs", func() bool {
+		a := segmentOf(c.Nodes[1], "chaos")
+		return len(a) > 0 && bytes.Equal(a, segmentOf(c.Nodes[2], "chaos")) && bytes.Equal(a, segmentOf(c.Nodes[3], "chaos"))
+	})
+	t.Logf("%d acknowledged, %d records in the log", len(acked), len(recs))
 }
