@@ -392,9 +392,14 @@ func (g *ConsumerGroup) Heartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, clien
 
 // checkEpoch is throwIfConsumerGroupMemberEpochIsInvalid: an epoch ahead of the
 // member's, or behind it other than the previous epoch with a subset of the assigned
-// partitions (the response with the bump was lost), is fenced.
+// partitions (the response with the bump was lost), is fenced. Epoch 0 is a fenced
+// member rejoining under its id: it is re-admitted in place and its assignment sent
+// again (KAFKA-19233; before it, such a member stayed fenced until its session ran
+// out).
 func (g *ConsumerGroup) checkEpoch(m *ConsumerMember, received int32, owned []kmsg.ConsumerGroupHeartbeatRequestTopic) *heartbeatPlan {
 	switch {
+	case received == 0:
+		return nil
 	case received > m.MemberEpoch:
 		return planError(kerr.FencedMemberEpoch.Code, fmt.Sprintf("The consumer group member has a greater member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", received, m.MemberEpoch))
 	case received < m.MemberEpoch && (received != m.PreviousMemberEpoch || !isSubset(owned, m.Assigned)):

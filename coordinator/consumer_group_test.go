@@ -262,7 +262,11 @@ func TestConsumerGroupFencing(t *testing.T) {
 	mustOK(t, h.hb(beatReq("a", 1, a.Assigned))) // revoked: a is at 2, previous 1
 
 	mustErr(t, h.hb(beatReq("a", 3, nil)), kerr.FencedMemberEpoch)
-	mustErr(t, h.hb(beatReq("a", 0, TopicPartitions{})), kerr.FencedMemberEpoch) // 0 is not a's previous epoch
+	// A fenced member rejoining under its id (epoch 0) is re-admitted in place and
+	// gets its assignment again (KAFKA-19233).
+	if r := mustOK(t, h.hb(joinReq("a", "t"))); r.MemberEpoch != 2 || fmt.Sprint(assignedOf(r)) != fmt.Sprint(h.g.Members["a"].Assigned) {
+		t.Fatalf("rejoin at epoch 0: %+v", r)
+	}
 	// The previous epoch with a subset of the assignment: the bump was lost; accepted.
 	if r := mustOK(t, h.hb(beatReq("a", 1, h.g.Members["a"].Assigned))); r.MemberEpoch != 2 {
 		t.Fatalf("retry at the previous epoch: %d", r.MemberEpoch)

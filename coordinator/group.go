@@ -1108,8 +1108,11 @@ func (g *Group) Delete(now time.Time) Effects {
 	for _, tp := range g.sortedOffsets() {
 		e.Records = append(e.Records, OffsetCommitRecord(g.ID, tp.Topic, tp.Partition, nil))
 	}
-	e.Records = append(e.Records, g.consumerTombstones()...)
-	e.Records = append(e.Records, GroupTombstone(g.ID))
+	if g.Consumer != nil {
+		e.Records = append(e.Records, g.consumerTombstones()...)
+	} else {
+		e.Records = append(e.Records, GroupTombstone(g.ID))
+	}
 	for _, m := range g.sortedMembers() {
 		e.reply(m.joinWaiter, joinError(m.ID, kerr.CoordinatorNotAvailable.Code))
 		e.reply(m.syncWaiter, syncError(kerr.CoordinatorNotAvailable.Code))
