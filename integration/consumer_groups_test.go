@@ -304,3 +304,28 @@ func TestConsumerProtocolErrors(t *testing.T) {
 		t.Fatalf("deleted group listed: %+v", l)
 	}
 }
+
+func TestConsumerProtocolRegexSubscription(t *testing.T) {
+	b := StartBroker(t, fast848)
+	adm := b.Admin()
+	createTopic(t, adm, "logs-a", 2)
+	createTopic(t, adm, "other", 1)
+	m := startMember(t, b.Addr(), "rx", "logs-a", kgo.ServerSideBalancer(), kgo.ConsumeRegex(),
+		kgo.ConsumeTopics("logs-.*"), kgo.MetadataMinAge(100*time.Millisecond), kgo.MetadataMaxAge(250*time.Millisecond))
+	WaitFor(t, 30*time.Second, "logs-a assigned", func() bool {
+		d := describe848(t, adm, "rx")
+		return len(d.Members) == 1 && len(d.Members[0].Assignment["logs-a"]) == 2
+	})
+	// A matching topic created later joins the assignment; others never do.
+	createTopic(t, adm, "logs-b", 1)
+	WaitFor(t, 30*time.Second, "logs-b assigned", func() bool {
+		d := describe848(t, adm, "rx")
+		return len(d.Members) == 1 && len(d.Members[0].Assignment["logs-b"]) == 1
+	})
+	d := describe848(t, adm, "rx")
+	if len(d.Members[0].Assignment["other"]) != 0 || d.Members[0].SubscribedTopicRegex == nil {
+		t.Fatalf("described %+v", d.Members[0])
+	}
+	produceValues(t, b.Client(), "logs-b", 0, 3)
+	WaitFor(t, 30*time.Second, "logs-b consumed", func() bool { return m.count() == 3 })
+}

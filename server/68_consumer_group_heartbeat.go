@@ -45,3 +45,13 @@ func consumerGroupConfig(b *config.Broker) coordinator.ConsumerGroupConfig {
 	}
 	return c
 }
+
+// TopicNames lists every topic, for regex subscriptions (coordinator.TopicLister).
+func (m groupMetadata) TopicNames() []string {
+	img := m.b.ctl.Image()
+	names := make([]string, 0, len(img.Topics))
+	for n := range img.Topics {
+		names = append(names, n)
+	}
+	return names
+}
