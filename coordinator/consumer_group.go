@@ -122,6 +122,11 @@ type ConsumerGroup struct {
 	owners map[topicPartition]string
 	// regexes caches compiled subscription regexes.
 	regexes map[string]*regexp.Regexp
+	// fenced lists the members Tick fenced since the caller last drained it, with
+	// why (for the coordinator's log; the pure state machine does not log).
+	fenced []fencedMember
+	// logged is the group's view when it was last logged.
+	logged consumerView
 
 	cfg *ConsumerGroupConfig
 }
@@ -497,6 +502,8 @@ func memberTombstones(group, member string) []cgRecord {
 	}
 }
 
+type fencedMember struct{ id, reason string }
+
 // NextDeadline is when Tick must next run (zero: never).
 func (g *ConsumerGroup) NextDeadline() time.Time {
 	var next time.Time
@@ -524,6 +531,11 @@ func (g *ConsumerGroup) Tick(now time.Time) []Record {
 		if !session && !rebalance {
 			continue
 		}
+		reason := "session timeout"
+		if !session {
+			reason = "rebalance timeout"
+		}
+		g.fenced = append(g.fenced, fencedMember{m.ID, reason})
 		for _, r := range g.fenceRecords(m) {
 			g.apply(r)
 			out = append(out, r.encode())

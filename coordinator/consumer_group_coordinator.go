@@ -108,7 +108,6 @@ func (c *GroupCoordinator) ConsumerGroupHeartbeat(req *kmsg.ConsumerGroupHeartbe
 		converted = true
 	}
 	cg := g.Consumer
-	before := consumerView{cg.Epoch, cg.AssignmentEpoch, len(cg.Members), cg.State()}
 	plan := cg.Heartbeat(req, clientID, clientHost, c.md, newUUID)
 	if plan.Resp.ErrorCode == 0 {
 		recs := pre
@@ -132,12 +131,23 @@ func (c *GroupCoordinator) ConsumerGroupHeartbeat(req *kmsg.ConsumerGroupHeartbe
 	case converted:
 		g.Consumer = nil
 	}
-	if after := (consumerView{cg.Epoch, cg.AssignmentEpoch, len(cg.Members), cg.State()}); after != before {
-		c.logger.Info().Str("group", g.ID).Str("state", after.state).Int32("epoch", after.epoch).
-			Int32("assignment_epoch", after.assignmentEpoch).Int("members", after.members).Msg("consumer group changed")
-	}
 	c.scheduleLocked(s, g)
 	return plan.Resp
+}
+
+// logConsumerGroupLocked logs the members a timeout fenced and any change of the
+// group's state, epochs or size.
+func (c *GroupCoordinator) logConsumerGroupLocked(g *Group) {
+	cg := g.Consumer
+	for _, f := range cg.fenced {
+		c.logger.Info().Str("group", g.ID).Str("member", f.id).Str("reason", f.reason).Msg("consumer group member fenced")
+	}
+	cg.fenced = nil
+	if v := (consumerView{cg.Epoch, cg.AssignmentEpoch, len(cg.Members), cg.State()}); v != cg.logged {
+		cg.logged = v
+		c.logger.Info().Str("group", g.ID).Str("state", v.state).Int32("epoch", v.epoch).
+			Int32("assignment_epoch", v.assignmentEpoch).Int("members", v.members).Msg("consumer group changed")
+	}
 }
 
 type consumerView struct {

@@ -412,7 +412,9 @@ func errorReply(m kmsg.Response, code int16) kmsg.Response {
 // scheduleLocked arms the group's timer for its next deadline (and logs the group's
 // state if it changed: it is called after every change).
 func (c *GroupCoordinator) scheduleLocked(s *shard, g *Group) {
-	if v := (groupView{g.State, g.Generation, len(g.Members)}); s.seen[g.ID] != v {
+	if g.Consumer != nil {
+		c.logConsumerGroupLocked(g)
+	} else if v := (groupView{g.State, g.Generation, len(g.Members)}); s.seen[g.ID] != v {
 		s.seen[g.ID] = v
 		c.logger.Info().Str("group", g.ID).Str("state", g.State.String()).Int32("generation", g.Generation).
 			Int("members", len(g.Members)).Str("protocol", g.Protocol).Str("leader", g.Leader).Msg("group changed")
