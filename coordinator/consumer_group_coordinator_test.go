@@ -170,21 +170,31 @@ func TestCoordinatorConsumerGroupWriteFailure(t *testing.T) {
 	}
 }
 
-func TestCoordinatorConsumerGroupSessionTimeoutTimer(t *testing.T) {
-	cfg := testConfig()
-	cfg.Consumer.SessionTimeout = 50 * time.Millisecond
-	log := newMemLog()
-	c := New(cfg, log, fakeMetadata{OffsetsTopic: 4, "t": 3}, nil, zerolog.Nop())
+// startCoordinatorWith is startCoordinator with a config and metadata of its own.
+func startCoordinatorWith(t *testing.T, cfg Config, md Metadata, now func() time.Time) *GroupCoordinator {
+	t.Helper()
+	c := New(cfg, newMemLog(), md, now, zerolog.Nop())
 	t.Cleanup(c.Close)
-	for p := int32(0); p < 4; p++ {
+	for p := int32(0); p < cfg.OffsetsTopicNumPartitions; p++ {
 		c.BecomeLeader(p)
 	}
 	deadline := time.Now().Add(5 * time.Second)
-	for p := int32(0); p < 4; p++ {
-		for !c.Loaded(p) && time.Now().Before(deadline) {
+	for p := int32(0); p < cfg.OffsetsTopicNumPartitions; p++ {
+		for !c.Loaded(p) {
+			if time.Now().After(deadline) {
+				t.Fatalf("partition %d not loaded", p)
+			}
 			time.Sleep(time.Millisecond)
 		}
 	}
+	return c
+}
+
+func TestCoordinatorConsumerGroupSessionTimeoutTimer(t *testing.T) {
+	cfg := testConfig()
+	cfg.Consumer.SessionTimeout = 50 * time.Millisecond
+	c := startCoordinatorWith(t, cfg, fakeMetadata{OffsetsTopic: 4, "t": 3}, nil)
+	deadline := time.Now().Add(5 * time.Second)
 	if r := c.ConsumerGroupHeartbeat(cgJoin("s", "m", "t"), "c", "/h"); r.ErrorCode != 0 {
 		t.Fatalf("join: %+v", r)
 	}
@@ -195,4 +205,40 @@ func TestCoordinatorConsumerGroupSessionTimeoutTimer(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	t.Fatalf("member not fenced after its session timeout: %+v", c.ConsumerGroupDescribe([]string{"s"})[0])
+}
+
+func TestCoordinatorConsumerGroupOffsetExpiry(t *testing.T) {
+	clk := &clock{now: time.UnixMilli(1_000_000_000)}
+	cfg := testConfig()
+	c := startCoordinatorWith(t, cfg, fakeMetadata{OffsetsTopic: 4, "t": 3, "x": 1}, clk.Now)
+	if r := c.ConsumerGroupHeartbeat(cgJoin("e", "m", "t"), "c", "/h"); r.ErrorCode != 0 {
+		t.Fatalf("join: %+v", r)
+	}
+	for _, topic := range []string{"t", "x"} {
+		req := commitReq("e", 1, "m", map[int32]int64{0: 4})
+		req.Version = 9
+		req.Topics[0].Topic = topic
+		wantCode(t, "commit "+topic, c.OffsetCommit(req).Topics[0].Partitions[0].ErrorCode, 0)
+	}
+	// Past retention, only the offset of the topic nobody subscribes to expires.
+	clk.Add(cfg.OffsetsRetention + time.Minute)
+	hb := beatReq("m", 1, nil)
+	hb.Group = "e"
+	if r := c.ConsumerGroupHeartbeat(hb, "c", "/h"); r.ErrorCode != 0 {
+		t.Fatalf("heartbeat: %+v", r)
+	}
+	c.ExpireOffsets()
+	o := c.GroupOffsets("e")
+	if _, ok := o[TopicPartition{"t", 0}]; !ok || len(o) != 1 {
+		t.Fatalf("offsets after expiry: %+v", o)
+	}
+	// Once the group is empty every offset expires, and the group goes with them.
+	hb.MemberEpoch = -1
+	if r := c.ConsumerGroupHeartbeat(hb, "c", "/h"); r.ErrorCode != 0 {
+		t.Fatalf("leave: %+v", r)
+	}
+	c.ExpireOffsets()
+	if d := c.ConsumerGroupDescribe([]string{"e"})[0]; d.ErrorCode != kerr.GroupIDNotFound.Code {
+		t.Fatalf("group after its offsets expired: %+v", d)
+	}
 }
