@@ -692,12 +692,15 @@ func (g *ConsumerGroup) memberTopics(m *ConsumerMember, names []string) []string
 
 // subscriptionFor computes the subscribed topics' metadata from md.
 func (g *ConsumerGroup) subscriptionFor(members []*ConsumerMember, md Metadata) map[string]TopicMetadata {
-	var names []string
-	if tl, ok := md.(TopicLister); ok {
-		names = tl.TopicNames()
-	}
-	if names == nil {
-		names = []string{}
+	names := []string{}
+	for _, m := range members {
+		if m.SubscribedTopicRegex != nil && *m.SubscribedTopicRegex != "" {
+			// Only regexes need every topic name.
+			if tl, ok := md.(TopicLister); ok {
+				names = tl.TopicNames()
+			}
+			break
+		}
 	}
 	sub := map[string]TopicMetadata{}
 	for name := range g.subscribedNames(members, names) {
