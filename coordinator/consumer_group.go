@@ -652,6 +652,10 @@ func (g *ConsumerGroup) regex(s string) *regexp.Regexp {
 	if err != nil {
 		re = nil
 	}
+	if len(g.regexes) >= 2*len(g.Members)+16 {
+		// Members that keep changing their regex must not grow the cache forever.
+		g.regexes = map[string]*regexp.Regexp{}
+	}
 	g.regexes[s] = re
 	return re
 }
