@@ -114,6 +114,9 @@ type ConsumerGroup struct {
 	// Subscription is the metadata of the subscribed topics the target was (or is
 	// to be) computed from.
 	Subscription map[string]TopicMetadata
+	// Resolved are the members' subscription regexes with the topics they matched
+	// (ConsumerGroupRegularExpression records).
+	Resolved map[string][]string
 
 	// static maps group.instance.id to member id.
 	static map[string]string
@@ -135,7 +138,7 @@ type ConsumerGroup struct {
 func NewConsumerGroup(id string, cfg *ConsumerGroupConfig) *ConsumerGroup {
 	return &ConsumerGroup{
 		ID: id, Members: map[string]*ConsumerMember{}, Target: map[string]TopicPartitions{},
-		Subscription: map[string]TopicMetadata{}, static: map[string]string{},
+		Subscription: map[string]TopicMetadata{}, Resolved: map[string][]string{}, static: map[string]string{},
 		owners: map[topicPartition]string{}, regexes: map[string]*regexp.Regexp{}, cfg: cfg,
 	}
 }
@@ -209,7 +212,7 @@ func (g *ConsumerGroup) Commit(now time.Time, p *heartbeatPlan) {
 // the member is created or updated (bumping the group epoch if its subscription
 // changed), the target assignment is recomputed if the group epoch moved past it,
 // and the member is reconciled towards its target.
-func (g *ConsumerGroup) Heartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, clientID, clientHost string, md Metadata, newID func() string) *heartbeatPlan {
+func (g *ConsumerGroup) Heartbeat(now time.Time, req *kmsg.ConsumerGroupHeartbeatRequest, clientID, clientHost string, md Metadata, newID func() string) *heartbeatPlan {
 	if req.MemberEpoch == leaveGroupMemberEpoch || req.MemberEpoch == leaveGroupStaticMemberEpoch {
 		return g.leave(req)
 	}
@@ -324,8 +327,10 @@ func (g *ConsumerGroup) Heartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, clien
 	sort.Slice(view, func(i, j int) bool { return view[i].ID < view[j].ID })
 
 	// The subscribed topics' metadata: a change (a topic created, deleted or grown)
-	// bumps the epoch too.
-	sub := g.subscriptionFor(view, md)
+	// bumps the epoch too. Regexes are resolved against every topic name.
+	names := topicNamesFor(view, md)
+	recs = append(recs, g.regexRecords(view, names, now.UnixMilli())...)
+	sub := g.subscriptionFor(view, names, md)
 	if !equalSubscription(sub, g.Subscription) {
 		recs = append(recs, cgRecord{Type: cgPartitionMetadataType, Group: g.ID, Subscription: sub})
 		bump = true
@@ -480,6 +485,7 @@ func (g *ConsumerGroup) fenceRecords(m *ConsumerMember) []cgRecord {
 			rest = append(rest, o)
 		}
 	}
+	recs = append(recs, g.regexRecords(rest, nil, 0)...)
 	// Only the topics left unsubscribed drop out: the remaining members' topics keep
 	// the metadata they were assigned with until their next heartbeat refreshes it.
 	sub := map[string]TopicMetadata{}
@@ -570,6 +576,12 @@ func (g *ConsumerGroup) apply(r cgRecord) {
 			delete(g.Target, r.Member)
 		} else {
 			g.Target[r.Member] = r.Target
+		}
+	case cgRegularExpressionType:
+		if r.Tombstone {
+			delete(g.Resolved, r.Regex)
+		} else {
+			g.Resolved[r.Regex] = r.Resolved.Topics
 		}
 	case cgMemberMetadataType:
 		m := g.Members[r.Member]
@@ -694,18 +706,69 @@ func (g *ConsumerGroup) memberTopics(m *ConsumerMember, names []string) []string
 	return out
 }
 
-// subscriptionFor computes the subscribed topics' metadata from md.
-func (g *ConsumerGroup) subscriptionFor(members []*ConsumerMember, md Metadata) map[string]TopicMetadata {
-	names := []string{}
+// topicNamesFor lists every topic if a member subscribes by regex (only regexes need
+// them), else returns an empty list.
+func topicNamesFor(members []*ConsumerMember, md Metadata) []string {
 	for _, m := range members {
 		if m.SubscribedTopicRegex != nil && *m.SubscribedTopicRegex != "" {
-			// Only regexes need every topic name.
 			if tl, ok := md.(TopicLister); ok {
-				names = tl.TopicNames()
+				return tl.TopicNames()
 			}
 			break
 		}
 	}
+	return []string{}
+}
+
+// regexRecords resolves the members' regexes against names: a record for each
+// whose topics changed (or that is new), a tombstone for each no member uses any
+// more. names nil only tombstones.
+func (g *ConsumerGroup) regexRecords(members []*ConsumerMember, names []string, nowMs int64) []cgRecord {
+	used := map[string]bool{}
+	for _, m := range members {
+		if m.SubscribedTopicRegex != nil && *m.SubscribedTopicRegex != "" {
+			used[*m.SubscribedTopicRegex] = true
+		}
+	}
+	var recs []cgRecord
+	for _, re := range sortedKeys(used) {
+		if names == nil {
+			break
+		}
+		topics := []string{}
+		if c := g.regex(re); c != nil {
+			for _, n := range names {
+				if c.MatchString(n) {
+					topics = append(topics, n)
+				}
+			}
+		}
+		sort.Strings(topics)
+		if old, ok := g.Resolved[re]; !ok || !equalStrings(old, topics) {
+			recs = append(recs, cgRecord{Type: cgRegularExpressionType, Group: g.ID, Regex: re,
+				Resolved: &resolvedRegex{Topics: topics, Timestamp: nowMs}})
+		}
+	}
+	for _, re := range sortedKeys(g.Resolved) {
+		if !used[re] {
+			recs = append(recs, cgRecord{Type: cgRegularExpressionType, Group: g.ID, Regex: re, Tombstone: true})
+		}
+	}
+	return recs
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// subscriptionFor computes the subscribed topics' metadata from md; names are every
+// topic's (for regexes).
+func (g *ConsumerGroup) subscriptionFor(members []*ConsumerMember, names []string, md Metadata) map[string]TopicMetadata {
 	sub := map[string]TopicMetadata{}
 	for name := range g.subscribedNames(members, names) {
 		if n := md.NumPartitions(name); n >= 0 {

@@ -108,7 +108,7 @@ func (c *GroupCoordinator) ConsumerGroupHeartbeat(req *kmsg.ConsumerGroupHeartbe
 		converted = true
 	}
 	cg := g.Consumer
-	plan := cg.Heartbeat(req, clientID, clientHost, c.md, newUUID)
+	plan := cg.Heartbeat(now, req, clientID, clientHost, c.md, newUUID)
 	if plan.Resp.ErrorCode == 0 {
 		recs := pre
 		for _, r := range plan.Records {
@@ -317,6 +317,9 @@ func (g *Group) consumerTombstones() []Record {
 		for _, r := range memberTombstones(g.ID, m.ID) {
 			out = append(out, r.encode())
 		}
+	}
+	for _, re := range sortedKeys(g.Consumer.Resolved) {
+		out = append(out, cgRecord{Type: cgRegularExpressionType, Group: g.ID, Regex: re, Tombstone: true}.encode())
 	}
 	for _, t := range []int16{cgTargetAssignmentMetadataType, cgPartitionMetadataType, cgMetadataType} {
 		out = append(out, cgRecord{Type: t, Group: g.ID, Tombstone: true}.encode())

@@ -19,6 +19,7 @@ package coordinator
 //	type 7  ConsumerGroupTargetAssignmentMember key (group, member)  value TopicPartitions [TopicId, Partitions []int32]
 //	type 8  ConsumerGroupCurrentMemberAssignment key (group, member) value MemberEpoch, PreviousMemberEpoch, State int8,
 //	                                                                       AssignedPartitions [], PartitionsPendingRevocation []
+//	type 16 ConsumerGroupRegularExpression      key (group, regex)   value Topics []string, Version int64, Timestamp int64
 //
 // Tombstones (null values) delete; a group is deleted by tombstoning every member's
 // three records, then the target assignment metadata, partition metadata and group
@@ -39,6 +40,7 @@ const (
 	cgTargetAssignmentMetadataType int16 = 6
 	cgTargetAssignmentMemberType   int16 = 7
 	cgCurrentMemberAssignmentType  int16 = 8
+	cgRegularExpressionType        int16 = 16
 )
 
 // TopicPartitions is a set of partitions keyed by topic id, partitions sorted.
@@ -65,6 +67,17 @@ type cgRecord struct {
 	Member5      *memberMetadata          // type 5
 	Target       TopicPartitions          // type 7
 	Current      *currentAssignment       // type 8
+	Regex        string                   // type 16's key
+	Resolved     *resolvedRegex           // type 16
+}
+
+// resolvedRegex is ConsumerGroupRegularExpressionValue: the topics a subscription
+// regex matched. Version is Kafka's metadata image offset of the resolution; we have
+// none and write 0, which makes a Kafka coordinator resolve it again.
+type resolvedRegex struct {
+	Topics    []string
+	Version   int64
+	Timestamp int64
 }
 
 // memberMetadata is ConsumerGroupMemberMetadataValue.
@@ -95,6 +108,8 @@ func (r cgRecord) encode() Record {
 	switch r.Type {
 	case cgMemberMetadataType, cgTargetAssignmentMemberType, cgCurrentMemberAssignmentType:
 		k = appendString(k, r.Member)
+	case cgRegularExpressionType:
+		k = appendString(k, r.Regex)
 	}
 	if r.Tombstone {
 		return Record{Key: k}
@@ -133,6 +148,13 @@ func (r cgRecord) encode() Record {
 		v = appendCompactNullableString(v, m.ServerAssignor)
 	case cgTargetAssignmentMemberType:
 		v = appendTopicPartitions(v, r.Target)
+	case cgRegularExpressionType:
+		v = appendUvarint(v, len(r.Resolved.Topics)+1)
+		for _, t := range r.Resolved.Topics {
+			v = appendCompactString(v, t)
+		}
+		v = binary.BigEndian.AppendUint64(v, uint64(r.Resolved.Version))
+		v = binary.BigEndian.AppendUint64(v, uint64(r.Resolved.Timestamp))
 	case cgCurrentMemberAssignmentType:
 		c := r.Current
 		v = binary.BigEndian.AppendUint32(v, uint32(c.MemberEpoch))
@@ -152,6 +174,8 @@ func decodeConsumerRecord(typ int16, key, value []byte) (*cgRecord, error) {
 	switch typ {
 	case cgMemberMetadataType, cgTargetAssignmentMemberType, cgCurrentMemberAssignmentType:
 		r.Member = rd.str()
+	case cgRegularExpressionType:
+		r.Regex = rd.str()
 	}
 	if rd.err != nil {
 		return nil, fmt.Errorf("%w: consumer group record key type %d", ErrCorruptRecord, typ)
@@ -200,6 +224,14 @@ func decodeConsumerRecord(typ int16, key, value []byte) (*cgRecord, error) {
 		r.Member5 = m
 	case cgTargetAssignmentMemberType:
 		r.Target = rd.topicPartitions()
+	case cgRegularExpressionType:
+		rr := &resolvedRegex{Topics: []string{}}
+		for n := rd.arrayLen(); n > 0 && rd.err == nil; n-- {
+			rr.Topics = append(rr.Topics, rd.cstr())
+		}
+		rr.Version = rd.i64()
+		rr.Timestamp = rd.i64()
+		r.Resolved = rr
 	case cgCurrentMemberAssignmentType:
 		c := &currentAssignment{}
 		c.MemberEpoch = rd.i32()
@@ -298,6 +330,13 @@ func (r *reader) i16() int16 {
 func (r *reader) i32() int32 {
 	if b := r.need(4); b != nil {
 		return int32(binary.BigEndian.Uint32(b))
+	}
+	return 0
+}
+
+func (r *reader) i64() int64 {
+	if b := r.need(8); b != nil {
+		return int64(binary.BigEndian.Uint64(b))
 	}
 	return 0
 }

@@ -21,6 +21,7 @@ func FuzzDecodeConsumerRecord(f *testing.F) {
 			PreviousMemberEpoch: 1, State: MemberUnrevokedPartitions, Assigned: TopicPartitions{tid("t"): {0}},
 			PendingRevocation: TopicPartitions{tid("t"): {1}}}},
 		{Type: cgMemberMetadataType, Group: "g", Member: "m", Tombstone: true},
+		{Type: cgRegularExpressionType, Group: "g", Regex: "t.*", Resolved: &resolvedRegex{Topics: []string{"t", "tt"}, Version: 1, Timestamp: 2}},
 	} {
 		b := r.encode()
 		f.Add(b.Key, b.Value)
@@ -49,6 +50,9 @@ func dumpRecord(r *cgRecord) string {
 	}
 	if c := r.Current; c != nil {
 		s += fmt.Sprintf(" %+v", *c)
+	}
+	if rr := r.Resolved; rr != nil {
+		s += fmt.Sprintf(" %q %q %+v", r.Regex, rr.Topics, *rr)
 	}
 	return s
 }

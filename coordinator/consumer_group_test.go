@@ -61,7 +61,7 @@ func (h *cgHarness) roundTrip(recs []cgRecord) []cgRecord {
 // hb sends a heartbeat; a successful one is "written" and committed.
 func (h *cgHarness) hb(req *kmsg.ConsumerGroupHeartbeatRequest) *kmsg.ConsumerGroupHeartbeatResponse {
 	h.t.Helper()
-	p := h.g.Heartbeat(req, "client", "/127.0.0.1", h.md, func() string { return "server-made-id" })
+	p := h.g.Heartbeat(h.now, req, "client", "/127.0.0.1", h.md, func() string { return "server-made-id" })
 	if p.Resp.ErrorCode == 0 {
 		p.Records = h.roundTrip(p.Records)
 		h.log = append(h.log, p.Records...)
@@ -102,7 +102,7 @@ func (h *cgHarness) checkReplay() {
 }
 
 func dumpGroup(g *ConsumerGroup) string {
-	s := fmt.Sprintf("epoch=%d assignment=%d sub=%v owners=%d", g.Epoch, g.AssignmentEpoch, g.Subscription, len(g.owners))
+	s := fmt.Sprintf("epoch=%d assignment=%d sub=%v owners=%d regexes=%v", g.Epoch, g.AssignmentEpoch, g.Subscription, len(g.owners), g.Resolved)
 	for _, m := range g.sortedMembers() {
 		s += fmt.Sprintf(" [%s e=%d/%d %v a=%v p=%v t=%v subs=%v]", m.ID, m.MemberEpoch, m.PreviousMemberEpoch, m.State,
 			m.Assigned, m.PendingRevocation, g.Target[m.ID], m.SubscribedTopicNames)
@@ -446,11 +446,22 @@ func TestConsumerGroupRegexAndRangeAssignor(t *testing.T) {
 		d.Members[0].Assignment.TopicPartitions[0].Topic != "orders-eu" {
 		t.Fatalf("described %+v", d)
 	}
+	if fmt.Sprint(h.g.Resolved) != "map[orders-.*:[orders-eu orders-us]]" {
+		t.Fatalf("resolved regexes %v", h.g.Resolved)
+	}
 	// A new matching topic joins the subscription.
 	h.md.fakeMetadata["orders-asia"] = 1
 	r = mustOK(t, h.hb(beatReq("a", r.MemberEpoch, got)))
 	if len(assignedOf(r)[tid("orders-asia")]) != 1 {
 		t.Fatalf("new matching topic not assigned: %v", assignedOf(r))
+	}
+	if fmt.Sprint(h.g.Resolved) != "map[orders-.*:[orders-asia orders-eu orders-us]]" {
+		t.Fatalf("resolved regexes %v", h.g.Resolved)
+	}
+	// The last member using the regex leaves: its resolution is tombstoned.
+	mustOK(t, h.hb(beatReq("a", leaveGroupMemberEpoch, nil)))
+	if len(h.g.Resolved) != 0 {
+		t.Fatalf("resolved regexes after the leave: %v", h.g.Resolved)
 	}
 }
 
@@ -480,6 +491,13 @@ func TestConsumerGroupRecordBytes(t *testing.T) {
 	want = "0000" + "00" + "00" + "0263" + "0268" + "02" + "0274" + "00" + "000003e8" + "0672616e6765" + "00"
 	if got := fmt.Sprintf("%x", r.Value); got != want {
 		t.Fatalf("ConsumerGroupMemberMetadataValue = %s, want %s", got, want)
+	}
+	// ConsumerGroupRegularExpression: key type 16 (group, regex); value topics
+	// ["t"], version 0, timestamp 5.
+	r = cgRecord{Type: cgRegularExpressionType, Group: "g", Regex: "t.*", Resolved: &resolvedRegex{Topics: []string{"t"}, Timestamp: 5}}.encode()
+	want = "0010" + "0001" + "67" + "0003" + "742e2a" + "/" + "0000" + "02" + "0274" + "0000000000000000" + "0000000000000005" + "00"
+	if got := fmt.Sprintf("%x/%x", r.Key, r.Value); got != want {
+		t.Fatalf("ConsumerGroupRegularExpression = %s, want %s", got, want)
 	}
 	// Tombstones have a key and no value.
 	r = cgRecord{Type: cgTargetAssignmentMemberType, Group: "g", Member: "m", Tombstone: true}.encode()

@@ -8,8 +8,8 @@ package coordinator
 //
 //	key version 0, 1   OffsetCommitKey   (group, topic, partition)  value OffsetCommitValue
 //	key version 2      GroupMetadataKey  (group)                    value GroupMetadataValue
-//	key version 3-8    KIP-848 consumer group records (consumer_group_records.go)
-//	key version 9+     share / streams group records (skipped)
+//	key version 3-8,16 KIP-848 consumer group records (consumer_group_records.go)
+//	other versions     share / streams group records (skipped)
 //
 // A null value is a tombstone: the offset, or the whole group's metadata, is deleted
 // (compaction later drops the key). We write what Kafka 4.x writes: OffsetCommitKey v1
@@ -160,7 +160,7 @@ func DecodeRecord(key, value []byte) (DecodedRecord, error) {
 			d.GroupValue = v
 		}
 	case cgMetadataType, cgPartitionMetadataType, cgMemberMetadataType, cgTargetAssignmentMetadataType,
-		cgTargetAssignmentMemberType, cgCurrentMemberAssignmentType:
+		cgTargetAssignmentMemberType, cgCurrentMemberAssignmentType, cgRegularExpressionType:
 		cr, err := decodeConsumerRecord(ver, key, value)
 		if err != nil {
 			return d, err
