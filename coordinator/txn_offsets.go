@@ -100,7 +100,19 @@ func (c *GroupCoordinator) TxnOffsetCommit(req *kmsg.TxnOffsetCommitRequest, ver
 		s.groups[req.Group] = g
 		created = true
 	}
-	if code := g.validateTxnOffsetCommit(req.MemberID, req.InstanceID, req.Generation); code != 0 {
+	validate := g.validateTxnOffsetCommit
+	if g.Consumer != nil {
+		// A KIP-848 group: the generation is the member epoch, and a stale one is
+		// ILLEGAL_GENERATION for transactional commits, as ConsumerGroup.validateOffsetCommit.
+		validate = func(member string, _ *string, epoch int32) int16 {
+			code := g.Consumer.ValidateOffsetCommit(member, epoch, 9)
+			if code == kerr.StaleMemberEpoch.Code {
+				code = kerr.IllegalGeneration.Code
+			}
+			return code
+		}
+	}
+	if code := validate(req.MemberID, req.InstanceID, req.Generation); code != 0 {
 		if created {
 			c.removeGroupLocked(s, g)
 		}

@@ -80,6 +80,8 @@ func init() {
 		{key: 61, min: 0, max: 0, handle: handleDescribeProducers},
 		{key: 65, min: 0, max: 0, handle: handleDescribeTransactions},
 		{key: 66, min: 0, max: 2, handle: handleListTransactions},
+		{key: 68, min: 0, max: 1, handle: handleConsumerGroupHeartbeat},
+		{key: 69, min: 0, max: 1, handle: handleConsumerGroupDescribe},
 		{key: 75, min: 0, max: 0, handle: handleDescribeTopicPartitions},
 	})
 }
