@@ -54,10 +54,15 @@ func (e *producerEntry) lastSeq() int32 {
 // truncated (no .snapshot files yet). Guarded by the owning Log's mu.
 type producerState struct {
 	producers map[int64]*producerEntry
+	// ongoing maps the producers with an open transaction to its first offset (Kafka's
+	// ongoingTxns), so the LSO, computed on every fetch, does not walk every producer.
+	// Invariant: ongoing[pid] == producers[pid].currentTxnFirstOffset for exactly the
+	// producers whose currentTxnFirstOffset >= 0.
+	ongoing map[int64]int64
 }
 
 func newProducerState() producerState {
-	return producerState{producers: make(map[int64]*producerEntry)}
+	return producerState{producers: make(map[int64]*producerEntry), ongoing: make(map[int64]int64)}
 }
 
 // inSequence is Kafka's ProducerStateEntry/ProducerAppendInfo.inSequence: next follows
@@ -89,9 +94,9 @@ func (s *producerState) checkMarker(pid int64, epoch int16, coordinatorEpoch int
 // false when none is ongoing. except excludes one producer.
 func (s *producerState) firstUnstableOffset(except int64) (int64, bool) {
 	first, ok := int64(math.MaxInt64), false
-	for pid, e := range s.producers {
-		if pid != except && e.currentTxnFirstOffset >= 0 && e.currentTxnFirstOffset < first {
-			first, ok = e.currentTxnFirstOffset, true
+	for pid, off := range s.ongoing {
+		if pid != except && off < first {
+			first, ok = off, true
 		}
 	}
 	return first, ok
@@ -183,11 +188,13 @@ func (s *producerState) update(b protocol.Batch, controlType int16) (completedTx
 			return completedTxn{}, false
 		}
 		e.currentTxnFirstOffset = -1
+		delete(s.ongoing, pid)
 		return completedTxn{producerID: pid, firstOffset: first, lastOffset: b.LastOffset(),
 			aborted: controlType == protocol.ControlTypeAbort}, true
 	}
 	if b.IsTransactional() && e.currentTxnFirstOffset < 0 {
 		e.currentTxnFirstOffset = b.BaseOffset()
+		s.ongoing[pid] = e.currentTxnFirstOffset
 	}
 	if b.BaseSequence() < 0 {
 		return completedTxn{}, false
