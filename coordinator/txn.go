@@ -555,11 +555,8 @@ func (c *TxnCoordinator) AddPartitions(id string, pid int64, epoch int16, parts 
 }
 
 // AddOffsets handles AddOffsetsToTxn: the group's __consumer_offsets partition joins
-// the transaction.
+// the transaction (as Kafka, the group id is not checked here; TxnOffsetCommit does).
 func (c *TxnCoordinator) AddOffsets(id string, pid int64, epoch int16, group string) int16 {
-	if group == "" {
-		return kerr.InvalidGroupID.Code
-	}
 	return c.AddPartitions(id, pid, epoch, []TopicPartition{{Topic: OffsetsTopic, Partition: c.offsetsPartition(group)}})
 }
 

@@ -3,8 +3,8 @@ package server
 // AddOffsetsToTxn: v0-4.
 //
 // Adds the group's __consumer_offsets partition to the producer's transaction, so a
-// TxnOffsetCommit may follow. Errors as AddPartitionsToTxn; an empty group id is
-// INVALID_GROUP_ID.
+// TxnOffsetCommit may follow. Errors as AddPartitionsToTxn (the group id itself is
+// checked by TxnOffsetCommit, as Kafka).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
