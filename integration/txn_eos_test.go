@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sort"
 	"syscall"
 	"testing"
@@ -14,10 +15,10 @@ import (
 
 // eosSession is one consume-transform-produce worker: it copies "in" to "out" in
 // transactions that also commit the group's offsets.
-func eosSession(t *testing.T, seed string) *kgo.GroupTransactSession {
+func eosSession(t *testing.T, seeds ...string) *kgo.GroupTransactSession {
 	t.Helper()
 	s, err := kgo.NewGroupTransactSession(
-		kgo.SeedBrokers(seed),
+		kgo.SeedBrokers(seeds...),
 		kgo.TransactionalID("eos-worker"), kgo.TransactionTimeout(10*time.Second),
 		kgo.ConsumerGroup("eos"), kgo.ConsumeTopics("in"),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
@@ -30,6 +31,10 @@ func eosSession(t *testing.T, seed string) *kgo.GroupTransactSession {
 	}
 	return s
 }
+
+// tolerateEndErrors lets the cluster test's workers ride out failovers: a failed End
+// leaves the session to abort and retry, which is what exactly-once must survive.
+var tolerateEndErrors bool
 
 // step polls once and copies what it got in one transaction; stopMidway leaves the
 // transaction open after producing (a worker killed mid-transaction).
@@ -57,6 +62,10 @@ func eosStep(t *testing.T, s *kgo.GroupTransactSession, stopMidway bool) int {
 	}
 	committed, err := s.End(context.Background(), kgo.TryCommit)
 	if err != nil {
+		if tolerateEndErrors {
+			t.Logf("end: %v", err)
+			return 0
+		}
 		t.Fatalf("end: %v", err)
 	}
 	if !committed {
@@ -166,5 +175,85 @@ func TestExactlyOnceAcrossBrokerKill9(t *testing.T) {
 	sort.Strings(got)
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("read_committed output after a broker kill has %d records (want each of %d once)", len(got), n)
+	}
+}
+
+// TestExactlyOnceAcrossBrokerKillInCluster: three brokers, replication factor 3. A
+// broker is killed while the worker has a transaction open; the worker is replaced and
+// finishes through the survivors (coordinators and leaders move).
+func TestExactlyOnceAcrossBrokerKillInCluster(t *testing.T) {
+	extra := maps.Clone(fastLifecycle)
+	maps.Copy(extra, map[string]string{
+		"min.insync.replicas": "2", "default.replication.factor": "3",
+		"offsets.topic.num.partitions": "3", "offsets.topic.replication.factor": "3",
+		"transaction.state.log.num.partitions": "3", "transaction.state.log.replication.factor": "3",
+		"transaction.state.log.min.isr": "2", "group.min.session.timeout.ms": "100",
+		"transaction.abort.timed.out.transaction.cleanup.interval.ms": "200",
+	})
+	c := StartCluster(t, map[int32]string{100: "controller", 1: "broker", 2: "broker", 3: "broker"}, extra)
+	ctx := Ctx(t, 90*time.Second)
+	b1 := NewClient(t, c.Nodes[1].Addr)
+	WaitFor(t, 15*time.Second, "3 brokers in metadata", func() bool {
+		_, brokers, _ := partitionState(ctx, b1, "none")
+		return len(brokers) == 3
+	})
+	adm := kadm.NewClient(NewClient(t, c.Nodes[1].Addr, kgo.SeedBrokers(c.Seeds()...)))
+	for _, tp := range []struct {
+		name string
+		n    int32
+	}{{"in", 2}, {"out", 1}} {
+		if _, err := adm.CreateTopic(ctx, tp.n, 3, nil, tp.name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const n = 200
+	in := NewClient(t, c.Nodes[1].Addr, kgo.SeedBrokers(c.Seeds()...), kgo.DefaultProduceTopic("in"))
+	want := make([]string, n)
+	for i := range n {
+		want[i] = fmt.Sprintf("v%03d", i)
+		in.Produce(ctx, kgo.StringRecord(want[i]), nil)
+	}
+	if err := in.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	in.Close()
+
+	tolerateEndErrors = true
+	defer func() { tolerateEndErrors = false }()
+	survivors := []string{c.Nodes[1].Addr, c.Nodes[3].Addr}
+	s1 := eosSession(t, survivors...)
+	done := 0
+	for steps := 0; done < n/3 && steps < 50; steps++ {
+		done += eosStep(t, s1, false)
+	}
+	for i := 0; i < 20 && eosStep(t, s1, true) == 0; i++ {
+	}
+	c.Nodes[2].Kill()
+	go s1.Client().Close()
+
+	s2 := eosSession(t, survivors...)
+	defer s2.Close()
+	var got []string
+	deadline := time.Now().Add(60 * time.Second)
+	for len(got) < n && time.Now().Before(deadline) {
+		eosStep(t, s2, false)
+		got = consumeAll(t, survivors[0], "out", true, n, 300*time.Millisecond)
+	}
+	got = consumeAll(t, survivors[0], "out", true, n+1, 2*time.Second)
+	sort.Strings(got)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		seen := map[string]int{}
+		for _, v := range got {
+			seen[v]++
+		}
+		var dups, missing []string
+		for _, v := range want {
+			if seen[v] == 0 {
+				missing = append(missing, v)
+			} else if seen[v] > 1 {
+				dups = append(dups, v)
+			}
+		}
+		t.Fatalf("read_committed output has %d records: duplicates %v, missing %v\n%s", len(got), dups, missing, c.Logs())
 	}
 }
