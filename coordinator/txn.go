@@ -89,8 +89,11 @@ type TxnMetadata struct {
 	done chan struct{}
 }
 
+// clone copies m for the next state; done belongs to one Prepare state and is not
+// carried over.
 func (m *TxnMetadata) clone() *TxnMetadata {
 	c := *m
+	c.done = nil
 	c.Partitions = make(map[TopicPartition]struct{}, len(m.Partitions))
 	for tp := range m.Partitions {
 		c.Partitions[tp] = struct{}{}
@@ -381,9 +384,6 @@ func (c *TxnCoordinator) writeLocked(s *txnShard, next *TxnMetadata) int16 {
 			return kerr.UnknownServerError.Code
 		}
 	}
-	if old := s.txns[next.TransactionalID]; old != nil && next.done == nil {
-		next.done = old.done
-	}
 	s.txns[next.TransactionalID] = next
 	return 0
 }
@@ -442,7 +442,6 @@ func (c *TxnCoordinator) InitProducerID(id string, timeoutMs int32, expectedPID 
 		return -1, -1, kerr.UnknownServerError.Code
 	}
 	next := m.clone()
-	next.done = nil
 	next.TimeoutMs, next.State, next.LastUpdateTimestamp = timeoutMs, kmsg.TransactionStateEmpty, now
 	next.Partitions = map[TopicPartition]struct{}{}
 	next.StartTimestamp = -1
@@ -487,7 +486,6 @@ func (c *TxnCoordinator) fenceAndAbortLocked(s *txnShard, m *TxnMetadata) int16 
 	if code := c.writeLocked(s, next); code != 0 {
 		return code
 	}
-	s.txns[next.TransactionalID].done = next.done
 	c.startMarkersLocked(s, next)
 	return 0
 }
@@ -541,7 +539,6 @@ func (c *TxnCoordinator) AddPartitions(id string, pid int64, epoch int16, parts 
 		return kerr.UnknownServerError.Code
 	}
 	next := m.clone()
-	next.done = nil
 	now := c.now().UnixMilli()
 	if m.State != kmsg.TransactionStateOngoing {
 		next.Partitions = map[TopicPartition]struct{}{}
@@ -626,7 +623,6 @@ func (c *TxnCoordinator) EndTxn(id string, pid int64, epoch int16, commit bool) 
 		}
 		next.LastUpdateTimestamp = c.now().UnixMilli()
 		if code = c.writeLocked(s, next); code == 0 {
-			s.txns[id].done = next.done
 			done = next.done
 			c.startMarkersLocked(s, next)
 		}
@@ -733,7 +729,6 @@ func (c *TxnCoordinator) completeTxn(s *txnShard, id string, pid int64, epoch in
 			return
 		}
 		next := m.clone()
-		next.done = nil
 		next.State = kmsg.TransactionStateCompleteAbort
 		if commit {
 			next.State = kmsg.TransactionStateCompleteCommit
