@@ -53,14 +53,18 @@ func handleInitProducerID(c *conn, r *request) error {
 		if req.Version >= 3 {
 			pid, epoch = req.ProducerID, req.ProducerEpoch
 		}
-		resp.ProducerID, resp.ProducerEpoch, resp.ErrorCode = c.b.txns.InitProducerID(*req.TransactionalID, req.TransactionTimeoutMillis, pid, epoch)
-		if resp.ErrorCode != 0 {
-			resp.ProducerID, resp.ProducerEpoch = -1, -1
-		}
-		if resp.ErrorCode == kerr.ProducerFenced.Code && req.Version < 4 {
-			// PRODUCER_FENCED is new in v4 (KIP-588); older clients know it as this.
-			resp.ErrorCode = kerr.InvalidProducerEpoch.Code
-		}
+		go func() { // the coordinator's write waits for the HW: not on the read loop
+			resp.ProducerID, resp.ProducerEpoch, resp.ErrorCode = c.b.txns.InitProducerID(*req.TransactionalID, req.TransactionTimeoutMillis, pid, epoch)
+			if resp.ErrorCode != 0 {
+				resp.ProducerID, resp.ProducerEpoch = -1, -1
+			}
+			if resp.ErrorCode == kerr.ProducerFenced.Code && req.Version < 4 {
+				// PRODUCER_FENCED is new in v4 (KIP-588); older clients know it as this.
+				resp.ErrorCode = kerr.InvalidProducerEpoch.Code
+			}
+			r.resp.finish(resp)
+		}()
+		return nil
 	default:
 		id, err := c.b.producerIDs.allocate()
 		if err != nil {

@@ -24,6 +24,11 @@ type txnTopic struct {
 }
 
 func handleAddPartitionsToTxn(c *conn, r *request) error {
+	go addPartitionsToTxn(c, r) // the coordinator's write waits for the HW: not on the read loop
+	return nil
+}
+
+func addPartitionsToTxn(c *conn, r *request) {
 	req := r.req.(*kmsg.AddPartitionsToTxnRequest)
 	resp := kmsg.NewPtrAddPartitionsToTxnResponse()
 	resp.SetVersion(req.Version)
@@ -32,7 +37,7 @@ func handleAddPartitionsToTxn(c *conn, r *request) error {
 		for i, t := range req.Topics {
 			topics[i] = txnTopic{t.Topic, t.Partitions}
 		}
-		codes := c.b.addPartitionsToTxn(req.TransactionalID, req.ProducerID, req.ProducerEpoch, false, topics, req.Version)
+		codes := c.b.addPartitionsToTxnCodes(req.TransactionalID, req.ProducerID, req.ProducerEpoch, false, topics, req.Version)
 		for i, t := range req.Topics {
 			rt := kmsg.NewAddPartitionsToTxnResponseTopic()
 			rt.Topic = t.Topic
@@ -44,14 +49,14 @@ func handleAddPartitionsToTxn(c *conn, r *request) error {
 			resp.Topics = append(resp.Topics, rt)
 		}
 		r.resp.finish(resp)
-		return nil
+		return
 	}
 	for _, tx := range req.Transactions {
 		topics := make([]txnTopic, len(tx.Topics))
 		for i, t := range tx.Topics {
 			topics[i] = txnTopic{t.Topic, t.Partitions}
 		}
-		codes := c.b.addPartitionsToTxn(tx.TransactionalID, tx.ProducerID, tx.ProducerEpoch, tx.VerifyOnly, topics, req.Version)
+		codes := c.b.addPartitionsToTxnCodes(tx.TransactionalID, tx.ProducerID, tx.ProducerEpoch, tx.VerifyOnly, topics, req.Version)
 		rtx := kmsg.NewAddPartitionsToTxnResponseTransaction()
 		rtx.TransactionalID = tx.TransactionalID
 		for i, t := range tx.Topics {
@@ -67,11 +72,10 @@ func handleAddPartitionsToTxn(c *conn, r *request) error {
 		resp.Transactions = append(resp.Transactions, rtx)
 	}
 	r.resp.finish(resp)
-	return nil
 }
 
-// addPartitionsToTxn answers one transaction's partitions (codes in request order).
-func (b *Broker) addPartitionsToTxn(id string, pid int64, epoch int16, verifyOnly bool, topics []txnTopic, version int16) [][]int16 {
+// addPartitionsToTxnCodes answers one transaction's partitions (codes in request order).
+func (b *Broker) addPartitionsToTxnCodes(id string, pid int64, epoch int16, verifyOnly bool, topics []txnTopic, version int16) [][]int16 {
 	codes := make([][]int16, len(topics))
 	var parts []coordinator.TopicPartition
 	img := b.ctl.Image()

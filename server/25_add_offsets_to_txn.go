@@ -15,10 +15,12 @@ func handleAddOffsetsToTxn(c *conn, r *request) error {
 	req := r.req.(*kmsg.AddOffsetsToTxnRequest)
 	resp := kmsg.NewPtrAddOffsetsToTxnResponse()
 	resp.SetVersion(req.Version)
-	resp.ErrorCode = c.b.txns.AddOffsets(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group)
-	if resp.ErrorCode == kerr.ProducerFenced.Code && req.Version < 2 {
-		resp.ErrorCode = kerr.InvalidProducerEpoch.Code
-	}
-	r.resp.finish(resp)
+	go func() { // the coordinator's write waits for the HW: not on the read loop
+		resp.ErrorCode = c.b.txns.AddOffsets(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group)
+		if resp.ErrorCode == kerr.ProducerFenced.Code && req.Version < 2 {
+			resp.ErrorCode = kerr.InvalidProducerEpoch.Code
+		}
+		r.resp.finish(resp)
+	}()
 	return nil
 }
