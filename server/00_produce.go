@@ -210,8 +210,8 @@ func (b *Broker) delayProduce(r *request, resp *kmsg.ProduceResponse, waits []pe
 	b.rm.Purgatory.TryCompleteElseWatch(d, keys, timeout)
 }
 
-// verifyError maps a failed verification to what a producer (or TxnOffsetCommit
-// client) is told, as Kafka's AddPartitionsToTxnManager and ReplicaManager:
+// verifyError maps a failed verification to what a producer is told, as Kafka's
+// AddPartitionsToTxnManager and ReplicaManager:
 // coordinator trouble is retriable (NOT_ENOUGH_REPLICAS), a fenced epoch is
 // INVALID_PRODUCER_EPOCH, TRANSACTION_ABORTABLE is INVALID_TXN_STATE for clients that
 // predate it (oldClient).
