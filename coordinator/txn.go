@@ -10,6 +10,9 @@ package coordinator
 // deletes. The broker leading a partition owns its ids (one shard each, loaded by
 // replaying the partition; the coordinator epoch is the partition's leader epoch).
 //
+// The transitions themselves are pure functions in txn_state.go; this file is the
+// coordinator that applies them: shards, log writes, markers and timers.
+//
 // States: Empty → Ongoing (AddPartitionsToTxn / AddOffsetsToTxn) → PrepareCommit or
 // PrepareAbort (EndTxn, or an abort on timeout or on InitProducerId fencing an open
 // transaction) → CompleteCommit / CompleteAbort once a marker is written to every
@@ -408,61 +411,32 @@ func (c *TxnCoordinator) InitProducerID(id string, timeoutMs int32, expectedPID 
 	defer s.mu.Unlock()
 	now := c.now().UnixMilli()
 	m := s.txns[id]
+	var next *TxnMetadata
+	rotate := false
 	if m == nil {
+		next, rotate = newTxnMetadata(id, -1, timeoutMs, now), true
+	} else if next, rotate, code = initStep(m, timeoutMs, expectedPID, expectedEpoch, now); next == nil {
+		if code != 0 {
+			return -1, -1, code
+		}
+		return m.ProducerID, m.ProducerEpoch, 0 // a retried bump
+	}
+	if code == kerr.ConcurrentTransactions.Code { // next fences the open transaction
+		if wcode := c.writeLocked(s, next); wcode != 0 {
+			return -1, -1, wcode
+		}
+		c.startMarkersLocked(s, next)
+		return -1, -1, code
+	}
+	if rotate {
 		pid, err := c.allocate()
 		if err != nil {
 			return -1, -1, kerr.UnknownServerError.Code
 		}
-		next := &TxnMetadata{TransactionalID: id, ProducerID: pid, LastProducerID: -1, ProducerEpoch: 0,
-			LastProducerEpoch: -1, TimeoutMs: timeoutMs, State: kmsg.TransactionStateEmpty,
-			Partitions: map[TopicPartition]struct{}{}, StartTimestamp: -1, LastUpdateTimestamp: now}
-		if code := c.writeLocked(s, next); code != 0 {
-			return -1, -1, code
-		}
-		return pid, 0, 0
-	}
-	expected := expectedPID >= 0
-	// isValidProducerId.
-	if expected && !(m.ProducerEpoch == -1 || expectedPID == m.ProducerID ||
-		(expectedPID == m.LastProducerID && epochExhausted(expectedEpoch))) {
-		return -1, -1, kerr.ProducerFenced.Code
-	}
-	switch m.State {
-	case kmsg.TransactionStatePrepareCommit, kmsg.TransactionStatePrepareAbort:
-		return -1, -1, kerr.ConcurrentTransactions.Code
-	case kmsg.TransactionStateOngoing:
-		// Fence the current producer and abort its transaction; the client retries
-		// and then gets a second bump.
-		if code := c.fenceAndAbortLocked(s, m); code != 0 {
-			return -1, -1, code
-		}
-		return -1, -1, kerr.ConcurrentTransactions.Code
-	case kmsg.TransactionStateEmpty, kmsg.TransactionStateCompleteCommit, kmsg.TransactionStateCompleteAbort:
-	default:
-		return -1, -1, kerr.UnknownServerError.Code
-	}
-	next := m.clone()
-	next.TimeoutMs, next.State, next.LastUpdateTimestamp = timeoutMs, kmsg.TransactionStateEmpty, now
-	next.Partitions = map[TopicPartition]struct{}{}
-	next.StartTimestamp = -1
-	if epochExhausted(m.ProducerEpoch) && (!expected || expectedEpoch == m.ProducerEpoch) {
-		pid, err := c.allocate()
-		if err != nil {
-			return -1, -1, kerr.UnknownServerError.Code
-		}
-		next.LastProducerID, next.ProducerID, next.ProducerEpoch, next.LastProducerEpoch = m.ProducerID, pid, 0, -1
-	} else {
-		// prepareIncrementProducerEpoch.
-		switch {
-		case !expected:
-			next.ProducerEpoch, next.LastProducerEpoch = m.ProducerEpoch+1, -1
-		case m.ProducerEpoch == -1 || expectedEpoch == m.ProducerEpoch:
-			next.ProducerEpoch, next.LastProducerEpoch = m.ProducerEpoch+1, m.ProducerEpoch
-		case expectedEpoch == m.LastProducerEpoch:
-			// A retry of a bump that succeeded: answer the current epoch.
-			return m.ProducerID, m.ProducerEpoch, 0
-		default:
-			return -1, -1, kerr.ProducerFenced.Code
+		if m == nil {
+			next.ProducerID = pid
+		} else {
+			next.rotateProducerID(m.ProducerID, pid)
 		}
 	}
 	if code := c.writeLocked(s, next); code != 0 {
@@ -471,42 +445,9 @@ func (c *TxnCoordinator) InitProducerID(id string, timeoutMs int32, expectedPID 
 	return next.ProducerID, next.ProducerEpoch, 0
 }
 
-// fenceAndAbortLocked bumps the epoch of m's producer (prepareFenceProducerEpoch) and
-// aborts its open transaction with the new epoch, so the old producer's writes and
-// markers are refused everywhere.
-func (c *TxnCoordinator) fenceAndAbortLocked(s *txnShard, m *TxnMetadata) int16 {
-	next := m.clone()
-	next.done = make(chan struct{})
-	if !epochExhausted(m.ProducerEpoch) {
-		next.ProducerEpoch = m.ProducerEpoch + 1
-	}
-	next.LastProducerEpoch = -1
-	next.State = kmsg.TransactionStatePrepareAbort
-	next.LastUpdateTimestamp = c.now().UnixMilli()
-	if code := c.writeLocked(s, next); code != 0 {
-		return code
-	}
-	c.startMarkersLocked(s, next)
-	return 0
-}
-
-// checkProducer is the common check of AddPartitionsToTxn, AddOffsetsToTxn and
-// EndTxn: the producer id must be the current one (INVALID_PRODUCER_ID_MAPPING), the
-// epoch too (PRODUCER_FENCED).
-func checkProducer(m *TxnMetadata, pid int64, epoch int16) int16 {
-	switch {
-	case m == nil || m.ProducerID != pid:
-		return kerr.InvalidProducerIDMapping.Code
-	case m.ProducerEpoch != epoch:
-		return kerr.ProducerFenced.Code
-	}
-	return 0
-}
-
 // AddPartitions handles AddPartitionsToTxn (and AddOffsetsToTxn, with the group's
-// __consumer_offsets partition), as handleAddPartitionsToTransaction: the transaction
-// becomes Ongoing with the partitions added. The caller checked that the partitions
-// exist.
+// __consumer_offsets partition): see addPartitionsStep. The caller checked that the
+// partitions exist.
 func (c *TxnCoordinator) AddPartitions(id string, pid int64, epoch int16, parts []TopicPartition) int16 {
 	if id == "" {
 		return kerr.InvalidRequest.Code
@@ -516,38 +457,10 @@ func (c *TxnCoordinator) AddPartitions(id string, pid int64, epoch int16, parts 
 		return code
 	}
 	defer s.mu.Unlock()
-	m := s.txns[id]
-	if code := checkProducer(m, pid, epoch); code != 0 {
+	next, code := addPartitionsStep(s.txns[id], pid, epoch, parts, c.now().UnixMilli())
+	if next == nil {
 		return code
 	}
-	switch m.State {
-	case kmsg.TransactionStatePrepareCommit, kmsg.TransactionStatePrepareAbort:
-		return kerr.ConcurrentTransactions.Code
-	case kmsg.TransactionStateOngoing:
-		all := true
-		for _, tp := range parts {
-			if _, ok := m.Partitions[tp]; !ok {
-				all = false
-				break
-			}
-		}
-		if all {
-			return 0
-		}
-	case kmsg.TransactionStateEmpty, kmsg.TransactionStateCompleteCommit, kmsg.TransactionStateCompleteAbort:
-	default:
-		return kerr.UnknownServerError.Code
-	}
-	next := m.clone()
-	now := c.now().UnixMilli()
-	if m.State != kmsg.TransactionStateOngoing {
-		next.Partitions = map[TopicPartition]struct{}{}
-		next.StartTimestamp = now
-	}
-	for _, tp := range parts {
-		next.Partitions[tp] = struct{}{}
-	}
-	next.State, next.LastUpdateTimestamp = kmsg.TransactionStateOngoing, now
 	return c.writeLocked(s, next)
 }
 
@@ -558,14 +471,11 @@ func (c *TxnCoordinator) AddOffsets(id string, pid int64, epoch int16, group str
 }
 
 // VerifyPartitions answers a KIP-890 verification (AddPartitionsToTxn v4+ with
-// verify_only, and the produce and TxnOffsetCommit paths), as
-// handleVerifyPartitionsInTransaction: one code per partition, 0 when the partition is
-// in the producer's transaction, TRANSACTION_ABORTABLE when not (the broker tells old
-// clients INVALID_TXN_STATE instead); the producer checks of AddPartitions, and
-// CONCURRENT_TRANSACTIONS while the transaction ends, apply to all.
+// verify_only, and the produce and TxnOffsetCommit paths): see verifyStep (the broker
+// tells old clients INVALID_TXN_STATE for TRANSACTION_ABORTABLE).
 func (c *TxnCoordinator) VerifyPartitions(id string, pid int64, epoch int16, parts []TopicPartition) []int16 {
-	codes := make([]int16, len(parts))
 	fill := func(code int16) []int16 {
+		codes := make([]int16, len(parts))
 		for i := range codes {
 			codes[i] = code
 		}
@@ -579,25 +489,11 @@ func (c *TxnCoordinator) VerifyPartitions(id string, pid int64, epoch int16, par
 		return fill(code)
 	}
 	defer s.mu.Unlock()
-	m := s.txns[id]
-	if code := checkProducer(m, pid, epoch); code != 0 {
-		return fill(code)
-	}
-	if m.State == kmsg.TransactionStatePrepareCommit || m.State == kmsg.TransactionStatePrepareAbort {
-		return fill(kerr.ConcurrentTransactions.Code)
-	}
-	for i, tp := range parts {
-		if _, ok := m.Partitions[tp]; !ok {
-			codes[i] = kerr.TransactionAbortable.Code
-		}
-	}
-	return codes
+	return verifyStep(s.txns[id], pid, epoch, parts)
 }
 
-// EndTxn handles EndTxn, as handleEndTransaction: an Ongoing transaction goes to
-// PrepareCommit / PrepareAbort (written), its markers are written, then
-// CompleteCommit / CompleteAbort. A retry of an end already done answers 0; of one
-// in progress CONCURRENT_TRANSACTIONS; the opposite end INVALID_TXN_STATE.
+// EndTxn handles EndTxn (see endStep): the Prepare state is written, its markers sent,
+// then the Complete state written; the answer waits for the markers up to MarkerWait.
 func (c *TxnCoordinator) EndTxn(id string, pid int64, epoch int16, commit bool) int16 {
 	if id == "" {
 		return kerr.InvalidRequest.Code
@@ -606,48 +502,13 @@ func (c *TxnCoordinator) EndTxn(id string, pid int64, epoch int16, commit bool) 
 	if code != 0 {
 		return code
 	}
-	m := s.txns[id]
-	if code := checkProducer(m, pid, epoch); code != 0 {
-		s.mu.Unlock()
-		return code
-	}
-	code = 0
+	next, code := endStep(s.txns[id], pid, epoch, commit, c.now().UnixMilli())
 	var done chan struct{}
-	switch m.State {
-	case kmsg.TransactionStateOngoing:
-		next := m.clone()
-		next.done = make(chan struct{})
-		next.State = kmsg.TransactionStatePrepareAbort
-		if commit {
-			next.State = kmsg.TransactionStatePrepareCommit
-		}
-		next.LastUpdateTimestamp = c.now().UnixMilli()
+	if next != nil {
 		if code = c.writeLocked(s, next); code == 0 {
-			done = next.done
 			c.startMarkersLocked(s, next)
+			done = next.done
 		}
-	case kmsg.TransactionStateCompleteCommit:
-		if !commit {
-			code = kerr.InvalidTxnState.Code
-		}
-	case kmsg.TransactionStateCompleteAbort:
-		if commit {
-			code = kerr.InvalidTxnState.Code
-		}
-	case kmsg.TransactionStatePrepareCommit:
-		code = kerr.ConcurrentTransactions.Code
-		if !commit {
-			code = kerr.InvalidTxnState.Code
-		}
-	case kmsg.TransactionStatePrepareAbort:
-		code = kerr.ConcurrentTransactions.Code
-		if commit {
-			code = kerr.InvalidTxnState.Code
-		}
-	case kmsg.TransactionStateEmpty:
-		code = kerr.InvalidTxnState.Code
-	default:
-		code = kerr.UnknownServerError.Code
 	}
 	s.mu.Unlock()
 	if done != nil {
@@ -728,14 +589,7 @@ func (c *TxnCoordinator) completeTxn(s *txnShard, id string, pid int64, epoch in
 			s.mu.Unlock()
 			return
 		}
-		next := m.clone()
-		next.State = kmsg.TransactionStateCompleteAbort
-		if commit {
-			next.State = kmsg.TransactionStateCompleteCommit
-		}
-		next.Partitions = map[TopicPartition]struct{}{}
-		next.LastUpdateTimestamp = c.now().UnixMilli()
-		code := c.writeLocked(s, next)
+		code := c.writeLocked(s, completeStep(m, c.now().UnixMilli()))
 		s.mu.Unlock()
 		if code == 0 {
 			close(done)
@@ -775,13 +629,10 @@ func (c *TxnCoordinator) ExpireTransactionalIDs() {
 			var ids []string
 			var recs []Record
 			for id, m := range s.txns {
-				switch m.State {
-				case kmsg.TransactionStateEmpty, kmsg.TransactionStateCompleteCommit, kmsg.TransactionStateCompleteAbort:
-					if m.LastUpdateTimestamp <= before {
-						ids = append(ids, id)
-						k := kmsg.TxnMetadataKey{Version: 0, TransactionalID: id}
-						recs = append(recs, Record{Key: k.AppendTo(nil)})
-					}
+				if expired(m, before) {
+					ids = append(ids, id)
+					k := kmsg.TxnMetadataKey{Version: 0, TransactionalID: id}
+					recs = append(recs, Record{Key: k.AppendTo(nil)})
 				}
 			}
 			if len(recs) > 0 {
@@ -810,7 +661,10 @@ func (c *TxnCoordinator) AbortTimedOut() {
 				if m.State == kmsg.TransactionStateOngoing && m.StartTimestamp+int64(m.TimeoutMs) < now {
 					c.logger.Info().Str("transactional_id", m.TransactionalID).Int64("producer_id", m.ProducerID).
 						Int16("producer_epoch", m.ProducerEpoch).Msg("aborting timed out transaction")
-					c.fenceAndAbortLocked(s, m)
+					next := fenceStep(m, now)
+					if c.writeLocked(s, next) == 0 {
+						c.startMarkersLocked(s, next)
+					}
 				}
 			}
 		}
