@@ -125,13 +125,15 @@ func (l *brokerLifecycle) start(ctx context.Context) error {
 		close(l.done)
 		return err
 	}
+	// At once: a caught-up broker is unfenced without waiting (a combined node's image
+	// already holds its registration, so Start need not wait at all).
+	l.heartbeat()
 	go l.loop()
 	return nil
 }
 
 func (l *brokerLifecycle) loop() {
 	defer close(l.done)
-	l.heartbeat() // at once: a caught-up broker is unfenced without waiting
 	for {
 		l.mu.Lock()
 		fast := l.mu.fenced || l.mu.wantShutdown
