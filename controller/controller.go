@@ -117,6 +117,10 @@ type Controller struct {
 	waiters map[uint64]chan error
 
 	clusterIDProposed atomic.Bool
+	// legacy holds the records of a pre-Raft metadata log to import into a new Raft
+	// log (read-only after Open).
+	legacy         []Record
+	legacyImported atomic.Bool
 	// alone is set for a single-voter quorum: it campaigns as soon as it has applied
 	// its log (Raft refuses to campaign with unapplied configuration entries) instead
 	// of waiting for an election timeout. campaigned is Ready-loop only.
@@ -171,6 +175,9 @@ func Open(cfg Config) (*Controller, error) {
 	}
 	c.heartbeats.init()
 	c.leaderID.Store(-1)
+	if fresh {
+		c.legacy = readLegacyLog(cfg.Dir)
+	}
 	img := emptyImage(cfg.NodeID)
 	snap, _ := ms.Snapshot()
 	if !raft.IsEmptySnap(snap) {
@@ -206,7 +213,9 @@ func Open(cfg Config) (*Controller, error) {
 	if c.alone {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		if err := c.waitUntil(ctx, func() bool { return c.IsActive() && c.Image().ClusterID != "" }); err != nil {
+		if err := c.waitUntil(ctx, func() bool {
+			return c.IsActive() && c.Image().ClusterID != "" && (len(c.legacy) == 0 || c.legacyImported.Load())
+		}); err != nil {
 			c.Close()
 			return nil, fmt.Errorf("controller: single-voter quorum did not become active: %w", err)
 		}
@@ -477,10 +486,22 @@ func (c *Controller) applyEntries(ents []raftpb.Entry) error {
 		c.pub <- pubItem{prev: prev, next: next, ids: ids}
 	}
 	if c.IsActive() && next.ClusterID == "" && !c.clusterIDProposed.Swap(true) {
-		// The first active controller of a new quorum fixes the cluster id.
+		// The first active controller of a new quorum fixes the cluster id (or imports
+		// the records of a pre-Raft metadata log, cluster id first).
 		go func() {
-			if c.Commit([]Record{{ClusterID: &ClusterIDRecord{ClusterID: newClusterID()}}}) != nil {
+			recs := []Record{{ClusterID: &ClusterIDRecord{ClusterID: newClusterID()}}}
+			if len(c.legacy) > 0 {
+				recs = append(c.legacy, recs...) // the legacy cluster id wins: first one applies
+			}
+			if c.Commit(recs) != nil {
 				c.clusterIDProposed.Store(false)
+				return
+			}
+			if len(c.legacy) > 0 {
+				c.log.Info().Int("records", len(c.legacy)).Msg("imported the pre-Raft metadata log")
+				finishLegacyImport(c.cfg.Dir)
+				c.legacyImported.Store(true)
+				c.broadcast()
 			}
 		}()
 	}

@@ -266,3 +266,38 @@ func TestSnapshotAndReplay(t *testing.T) {
 		t.Fatalf("fetched image at %d (hw %d), controller's at %d; topics %d", img.Offset, hw, final.Offset, len(img.Topics))
 	}
 }
+
+func TestImportsPreRaftMetadataLog(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, MetadataDirName), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	old := `{"cluster_id":{"cluster_id":"old-cluster"}}
+{"register_broker":{"broker_id":1,"broker_epoch":1,"host":"h","port":1,"fenced":false}}
+{"topic":{"name":"kept","id":"AAAAAAAAAAAAAAAAAAAABw"}}
+{"partition":{"topic_id":"AAAAAAAAAAAAAAAAAAAABw","partition":0,"replicas":[1],"isr":[1],"leader":1,"leader_epoch":0,"partition_epoch":0}}
+{"torn`
+	if err := os.WriteFile(filepath.Join(dir, MetadataDirName, legacyLogName), []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Open(Config{NodeID: 1, Dir: dir, Logger: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := c.Image()
+	if img.ClusterID != "old-cluster" || img.Topics["kept"] == nil || img.Topics["kept"].Partitions[0].Leader != 1 {
+		t.Fatalf("import: cluster %q topics %v", img.ClusterID, img.Topics)
+	}
+	c.Close()
+	if _, err := os.Stat(filepath.Join(dir, MetadataDirName, legacyLogName+".imported")); err != nil {
+		t.Fatal("legacy log not renamed")
+	}
+	c, err = Open(Config{NodeID: 1, Dir: dir, Logger: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.Image().ClusterID != "old-cluster" || c.Image().Topics["kept"] == nil {
+		t.Fatal("imported records lost on reopen")
+	}
+}
