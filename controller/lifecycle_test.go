@@ -214,6 +214,20 @@ func TestControlledShutdownMovesLeadershipFirst(t *testing.T) {
 	if resp := c.CreateTopics(req); resp.Topics[0].ErrorCode != kerr.InvalidReplicationFactor.Code {
 		t.Fatalf("rf 3 with a broker down: %v", kerr.ErrorForCode(resp.Topics[0].ErrorCode))
 	}
+	// A manual assignment naming the fenced broker first: the ISR and leadership go to
+	// the active replicas; naming only fenced brokers is refused.
+	if p := createAssigned(t, c, "v", 1, 3, 2).Partitions[0]; p.Leader != 3 || !slices.Equal(p.ISR, []int32{3, 2}) {
+		t.Fatalf("manual assignment with a fenced broker: %+v", p)
+	}
+	rt = kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "w", -1, -1
+	a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+	a.Replicas = []int32{1}
+	rt.ReplicaAssignment = append(rt.ReplicaAssignment, a)
+	req.Topics = []kmsg.CreateTopicsRequestTopic{rt}
+	if resp := c.CreateTopics(req); resp.Topics[0].ErrorCode != kerr.InvalidReplicaAssignment.Code {
+		t.Fatalf("only fenced replicas: %v", kerr.ErrorForCode(resp.Topics[0].ErrorCode))
+	}
 }
 
 func TestSnapshotAndReplay(t *testing.T) {

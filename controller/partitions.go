@@ -141,11 +141,12 @@ func validateManualAssignment(img *MetadataImage, replicas []int32, rf int) *API
 	return nil
 }
 
-// activeReplicas returns the replicas that are registered and unfenced, in order.
+// activeReplicas returns the replicas that are registered, unfenced and not shutting
+// down, in order.
 func activeReplicas(img *MetadataImage, replicas []int32) []int32 {
 	var out []int32
 	for _, r := range replicas {
-		if b, ok := img.Brokers[r]; ok && !b.Fenced {
+		if isActiveBroker(img, r) {
 			out = append(out, r)
 		}
 	}

@@ -93,6 +93,19 @@ func (c *Controller) CreateTopics(req *kmsg.CreateTopicsRequest) *kmsg.CreateTop
 				fail(kerr.InvalidReplicaAssignment.Code, err.Error())
 				continue
 			}
+			// As Kafka: each partition starts with its active replicas as ISR and the
+			// first of them as leader; one with none cannot be created.
+			dead := -1
+			for p, replicas := range assign {
+				if len(activeReplicas(img, replicas)) == 0 {
+					dead = p
+					break
+				}
+			}
+			if dead >= 0 {
+				fail(kerr.InvalidReplicaAssignment.Code, fmt.Sprintf("All brokers specified in the manual partition assignment for partition %d are fenced or in controlled shutdown.", dead))
+				continue
+			}
 		} else {
 			n, rf := t.NumPartitions, t.ReplicationFactor
 			if n == -1 {
@@ -146,9 +159,9 @@ func (c *Controller) CreateTopics(req *kmsg.CreateTopicsRequest) *kmsg.CreateTop
 			recs = append(recs, Record{Config: &ConfigRecord{ResourceType: ResourceTopic, ResourceName: t.Topic, Name: cfg.Name, Value: cfg.Value}})
 		}
 		for p, replicas := range assign {
+			isr := activeReplicas(img, replicas)
 			recs = append(recs, Record{Partition: &PartitionRecord{
-				TopicID: id, Partition: int32(p), Replicas: replicas,
-				ISR: append([]int32(nil), replicas...), Leader: replicas[0],
+				TopicID: id, Partition: int32(p), Replicas: replicas, ISR: isr, Leader: isr[0],
 			}})
 		}
 	}
