@@ -195,6 +195,13 @@ func TestCombinedQuorumFailoverAndRestart(t *testing.T) {
 		return leader >= 0
 	})
 
+	// Combined nodes: Metadata names the active controller, a broker clients can reach.
+	WaitFor(t, 10*time.Second, "Metadata to name the active controller", func() bool {
+		req := kmsg.NewPtrMetadataRequest()
+		r, err := cl.SeedBrokers()[0].Request(ctx, req)
+		return err == nil && r.(*kmsg.MetadataResponse).ControllerID == leader
+	})
+
 	c.Nodes[leader].Kill()
 	var others []string
 	for _, id := range c.Brokers {

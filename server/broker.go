@@ -474,6 +474,7 @@ func (b *Broker) Close() error {
 		b.wg.Wait()
 		if b.lifecycle != nil {
 			<-b.lifecycle.done
+			b.lifecycle.ch.close()
 		}
 		if b.metaDone != nil {
 			<-b.metaDone
