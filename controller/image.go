@@ -1,8 +1,11 @@
 // Package controller keeps the cluster's metadata: a log of metadata records (topics,
 // partitions, partition changes, brokers, configs, producer-id blocks) and the
-// MetadataImage built by applying them. For now one in-process controller persists the
-// records to a local file; the Raft-replicated quorum (issue 3) replaces that store and
-// keeps the records and the image as they are.
+// MetadataImage built by applying them. The records live in a Raft log (etcd's raft,
+// raftlog.go on disk) replicated among the controller quorum; the active controller
+// (controller.go) turns requests into records, runs the broker lifecycle
+// (lifecycle.go: registration, heartbeats, fencing, controlled shutdown, leader
+// election) and validates AlterPartition (alter_partition.go); brokers follow the
+// committed log through metadata fetches (metadata_fetch.go).
 package controller
 
 import (
