@@ -272,3 +272,48 @@ func registrationEpochs(log string, id int32) []int64 {
 	}
 	return out
 }
+
+// TestBrokersFollowControllerFailover: three controller-only voters and two brokers;
+// when the active controller dies the brokers find the new one (heartbeats,
+// metadata, forwarded admin requests) without being fenced.
+func TestBrokersFollowControllerFailover(t *testing.T) {
+	c := StartCluster(t, map[int32]string{100: "controller", 101: "controller", 102: "controller", 1: "broker", 2: "broker"}, fastLifecycle)
+	ctx := Ctx(t, 60*time.Second)
+	b1 := NewClient(t, c.Nodes[1].Addr)
+	WaitFor(t, 10*time.Second, "2 brokers in metadata", func() bool {
+		_, brokers, _ := partitionState(ctx, b1, "none")
+		return len(brokers) == 2
+	})
+	leader := int32(-1)
+	WaitFor(t, 10*time.Second, "an active controller", func() bool {
+		req := kmsg.NewPtrDescribeQuorumRequest()
+		rt := kmsg.NewDescribeQuorumRequestTopic()
+		rt.Topic = "__cluster_metadata"
+		rt.Partitions = append(rt.Partitions, kmsg.NewDescribeQuorumRequestTopicPartition())
+		req.Topics = append(req.Topics, rt)
+		r, err := b1.SeedBrokers()[0].Request(ctx, req)
+		if err != nil || len(r.(*kmsg.DescribeQuorumResponse).Topics) != 1 {
+			return false
+		}
+		p := r.(*kmsg.DescribeQuorumResponse).Topics[0].Partitions[0]
+		leader = p.LeaderID
+		return p.ErrorCode == 0 && leader >= 100
+	})
+	c.Nodes[leader].Kill()
+	adm := kadm.NewClient(b1)
+	WaitFor(t, 20*time.Second, "a topic created through a broker after the failover", func() bool {
+		r, err := adm.CreateTopic(ctx, 1, 2, nil, "after-failover")
+		return err == nil && (r.Err == nil || r.Err == kerr.TopicAlreadyExists)
+	})
+	b2 := NewClient(t, c.Nodes[2].Addr)
+	WaitFor(t, 10*time.Second, "both brokers to see the topic", func() bool {
+		_, _, ok1 := partitionState(ctx, b1, "after-failover")
+		_, brokers, ok2 := partitionState(ctx, b2, "after-failover")
+		return ok1 && ok2 && len(brokers) == 2
+	})
+	for _, id := range []int32{1, 2} {
+		if strings.Contains(c.Nodes[id].Log(), "broker is fenced") {
+			t.Errorf("broker %d was fenced during the controller failover", id)
+		}
+	}
+}
