@@ -72,10 +72,8 @@ func (b *Broker) metadataLoop(ch *controllerChannel, done chan struct{}) {
 		rt.Partitions = append(rt.Partitions, rp)
 		req.Topics = append(req.Topics, rt)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		t0 := time.Now()
 		resp, err := ch.request(ctx, req)
 		cancel()
-		b.log.Debug().Dur("took", time.Since(t0)).Int64("offset", img.Offset+1).AnErr("err", err).Msg("metadata fetch")
 		var batches []controller.MetadataBatch
 		if err == nil {
 			r := resp.(*kmsg.FetchResponse)
