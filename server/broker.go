@@ -227,7 +227,6 @@ func Start(cfg Config) (*Broker, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), regTimeout)
 	defer cancel()
 	if b.localCtl != nil {
-		b.ctl.image.Store(b.localCtl.Image())
 		b.localCtl.Subscribe(b.pub.publish)
 		b.pub.publish(nil, b.localCtl.Image())
 	} else {

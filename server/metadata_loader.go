@@ -26,6 +26,9 @@ type metadataPublisher struct {
 func (p *metadataPublisher) publish(_, next *controller.MetadataImage) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if cur := p.b.ctl.image.Load(); cur != nil && next.Offset < cur.Offset {
+		return // an older image (start-up: the first image races the subscription)
+	}
 	p.b.ctl.image.Store(next)
 	if !p.attached {
 		return
