@@ -1,7 +1,9 @@
 package replication
 
 import (
+	"errors"
 	"sync"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -20,6 +22,17 @@ type ReplicaManager struct {
 	logger    zerolog.Logger
 	// Purgatory is where acks=all produces and long-polling fetches wait.
 	Purgatory *Purgatory
+	// Now is the clock (time.Now unless a test sets it before use).
+	Now func() time.Time
+	// TopicMinISR resolves a topic's min.insync.replicas (1 when nil).
+	TopicMinISR func(*controller.TopicImage) int32
+	// ReplicaLagTimeMaxMs is replica.lag.time.max.ms.
+	ReplicaLagTimeMaxMs int64
+	// Fetchers replicate the partitions this broker follows (nil: none are followed,
+	// as on a single node).
+	Fetchers *FetcherManager
+	// AlterPartitions carries ISR proposals to the controller (nil: none reachable).
+	AlterPartitions *AlterPartitionManager
 
 	mu struct {
 		sync.RWMutex
@@ -29,7 +42,8 @@ type ReplicaManager struct {
 
 // NewReplicaManager returns a manager over logs. logConfig resolves a topic's log config.
 func NewReplicaManager(nodeID int32, logs *storage.LogManager, logConfig func(*controller.TopicImage) storage.LogConfig, logger zerolog.Logger) *ReplicaManager {
-	rm := &ReplicaManager{nodeID: nodeID, logs: logs, logConfig: logConfig, logger: logger, Purgatory: NewPurgatory()}
+	rm := &ReplicaManager{nodeID: nodeID, logs: logs, logConfig: logConfig, logger: logger, Purgatory: NewPurgatory(),
+		Now: time.Now, ReplicaLagTimeMaxMs: 30000}
 	rm.mu.partitions = map[storage.TopicPartition]*partition.Partition{}
 	return rm
 }
@@ -58,11 +72,20 @@ func (rm *ReplicaManager) Partitions() []*partition.Partition {
 func (rm *ReplicaManager) ApplyImage(prev, next *controller.MetadataImage) {
 	rm.mu.Lock()
 	defer rm.mu.Unlock()
+	var follow []FollowedPartition
+	var unfollow []storage.TopicPartition
+	defer func() {
+		if rm.Fetchers != nil {
+			rm.Fetchers.RemovePartitions(unfollow)
+			rm.Fetchers.AddPartitions(follow)
+		}
+	}()
 	for tp, p := range rm.mu.partitions {
 		t := next.Topics[tp.Topic]
 		if t != nil && t.ID == p.TopicID && int(tp.Partition) < len(t.Partitions) {
 			continue
 		}
+		unfollow = append(unfollow, tp)
 		delete(rm.mu.partitions, tp)
 		if err := rm.logs.DeleteLog(tp); err != nil {
 			rm.logger.Error().Err(err).Str("topic", tp.Topic).Int32("partition", tp.Partition).Msg("deleting log")
@@ -78,6 +101,10 @@ func (rm *ReplicaManager) ApplyImage(prev, next *controller.MetadataImage) {
 			continue
 		}
 		cfg := rm.logConfig(t)
+		minISR := int32(1)
+		if rm.TopicMinISR != nil {
+			minISR = rm.TopicMinISR(t)
+		}
 		for i, pi := range t.Partitions {
 			if !hosts(pi.Replicas, rm.nodeID) {
 				continue
@@ -95,14 +122,32 @@ func (rm *ReplicaManager) ApplyImage(prev, next *controller.MetadataImage) {
 			} else {
 				p.Log.SetConfig(cfg)
 			}
+			p.Configure(minISR, rm.ReplicaLagTimeMaxMs, eligibility(next))
 			err := p.ApplyState(partition.State{
 				Replicas: pi.Replicas, ISR: pi.ISR, Leader: pi.Leader,
 				LeaderEpoch: pi.LeaderEpoch, PartitionEpoch: pi.PartitionEpoch,
-			})
+			}, rm.Now())
 			if err != nil {
 				rm.logger.Error().Err(err).Str("topic", name).Int("partition", i).Msg("applying partition state")
+				continue
+			}
+			if p.IsFollower() {
+				follow = append(follow, FollowedPartition{P: p, TopicID: t.ID, Leader: pi.Leader, LeaderEpoch: pi.LeaderEpoch})
+			} else {
+				unfollow = append(unfollow, tp)
 			}
 		}
+	}
+}
+
+// eligibility is Kafka's isReplicaIsrEligible from the metadata image: the broker is
+// registered, unfenced and the broker epoch its fetches carry is the registered one
+// (-1, a fetch without an epoch, is accepted). Controlled shutdown arrives with the
+// cluster's broker lifecycle.
+func eligibility(img *controller.MetadataImage) partition.Eligibility {
+	return func(id int32, epoch int64) bool {
+		b, ok := img.Brokers[id]
+		return ok && !b.Fenced && (epoch == -1 || epoch == b.Epoch)
 	}
 }
 
@@ -113,4 +158,39 @@ func hosts(replicas []int32, id int32) bool {
 		}
 	}
 	return false
+}
+
+// errNoController: no AlterPartition path is configured (a single node, whose ISR is
+// only itself, never needs one).
+var errNoController = errors.New("replication: no controller to send AlterPartition to")
+
+// SubmitISRChange sends a leader's ISR proposal through the AlterPartition manager;
+// without one the change is rolled back at once.
+func (rm *ReplicaManager) SubmitISRChange(p *partition.Partition, prop *partition.Proposal) {
+	if rm.AlterPartitions == nil || !rm.AlterPartitions.Submit(p, p.TopicID, prop) {
+		p.AlterPartitionDone(nil, 0, errNoController, rm.Now())
+	}
+}
+
+// RunISRExpiration checks every led partition for lagging followers every
+// replica.lag.time.max.ms / 2, as Kafka's isr-expiration task, until stop is closed.
+func (rm *ReplicaManager) RunISRExpiration(stop <-chan struct{}) {
+	period := time.Duration(rm.ReplicaLagTimeMaxMs/2) * time.Millisecond
+	if period <= 0 {
+		period = time.Second
+	}
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		for _, p := range rm.Partitions() {
+			if prop := p.MaybeShrinkISR(rm.Now()); prop != nil {
+				rm.SubmitISRChange(p, prop)
+			}
+		}
+	}
 }

@@ -153,17 +153,33 @@ func (b *Broker) delayProduce(r *request, resp *kmsg.ProduceResponse, waits []pe
 	for i, w := range waits {
 		keys[i] = w.p.TP
 	}
-	d := replication.NewDelayed(func() bool {
-		for _, w := range waits {
-			if w.p.HighWatermark() < w.requiredOffset {
-				return false
+	// Each wait starts as REQUEST_TIMED_OUT (what a timeout answers) and is cleared,
+	// or set to the partition's error, once it is done, as Kafka's DelayedProduce.
+	pending := make([]bool, len(waits))
+	for i := range waits {
+		pending[i] = true
+	}
+	check := func() bool {
+		all := true
+		for i, w := range waits {
+			if !pending[i] {
+				continue
 			}
+			done, err := w.p.EnoughReplicas(w.requiredOffset)
+			if !done {
+				all = false
+				continue
+			}
+			pending[i] = false
+			w.out.ErrorCode = errorCode(err)
 		}
-		return true
-	}, func(expired bool) {
+		return all
+	}
+	d := replication.NewDelayed(check, func(expired bool) {
 		if expired {
-			for _, w := range waits {
-				if w.p.HighWatermark() < w.requiredOffset {
+			check()
+			for i, w := range waits {
+				if pending[i] {
 					w.out.ErrorCode = kerr.RequestTimedOut.Code
 				}
 			}

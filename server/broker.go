@@ -314,6 +314,10 @@ func (b *Broker) startBroker(ctx context.Context) error {
 	b.rm = replication.NewReplicaManager(cfg.NodeID, logs, func(t *controller.TopicImage) storage.LogConfig {
 		return b.cfg.logConfig(t.Configs)
 	}, cfg.Logger)
+	b.rm.Now = cfg.Now
+	b.rm.ReplicaLagTimeMaxMs = cfg.ReplicaLagTimeMaxMs
+	b.rm.TopicMinISR = func(t *controller.TopicImage) int32 { return b.cfg.topicConfig(t.Configs).MinInsyncReplicas }
+	b.startReplication()
 	b.producerIDs.ctl, b.producerIDs.nodeID = b.ctl, cfg.NodeID
 	b.groups = coordinator.New(groupConfig(cfg.Broker), offsetsLog{b}, groupMetadata{b}, cfg.Now,
 		cfg.Logger.With().Str("component", "group-coordinator").Logger())
@@ -471,6 +475,9 @@ func (b *Broker) Close() error {
 		}
 		b.connsMu.Unlock()
 		b.wg.Wait()
+		if b.rm != nil && b.rm.Fetchers != nil {
+			b.rm.Fetchers.Close()
+		}
 		if b.lifecycle != nil {
 			<-b.lifecycle.done
 			b.lifecycle.ch.close()

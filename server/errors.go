@@ -16,6 +16,8 @@ func errorCode(err error) int16 {
 		return 0
 	case errors.Is(err, partition.ErrNotLeaderOrFollower):
 		return kerr.NotLeaderForPartition.Code
+	case errors.Is(err, partition.ErrNotEnoughReplicasAfterAppend):
+		return kerr.NotEnoughReplicasAfterAppend.Code
 	case errors.Is(err, partition.ErrNotEnoughReplicas):
 		return kerr.NotEnoughReplicas.Code
 	case errors.Is(err, partition.ErrFencedLeaderEpoch):
