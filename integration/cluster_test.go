@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -319,4 +320,38 @@ func TestBrokersFollowControllerFailover(t *testing.T) {
 			t.Errorf("broker %d was fenced during the controller failover", id)
 		}
 	}
+}
+
+// TestLeaderKillKeepsAcknowledgedRecords: with replication factor 3 and
+// min.insync.replicas=2, every acks=all record survives a SIGKILL of the leader: the
+// controller fences it and elects an ISR member, which has them all and takes new
+// writes.
+func TestLeaderKillKeepsAcknowledgedRecords(t *testing.T) {
+	extra := maps.Clone(fastLifecycle)
+	extra["min.insync.replicas"] = "2"
+	c := StartCluster(t, map[int32]string{100: "controller", 1: "broker", 2: "broker", 3: "broker"}, extra)
+	ctx := Ctx(t, 60*time.Second)
+	b3 := NewClient(t, c.Nodes[3].Addr)
+	WaitFor(t, 10*time.Second, "3 brokers in metadata", func() bool {
+		_, brokers, _ := partitionState(ctx, b3, "none")
+		return len(brokers) == 3
+	})
+	cl := NewClient(t, c.Seeds()[0], kgo.SeedBrokers(c.Seeds()...), kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	createAssigned(t, cl, "ha", 1, 2, 3)
+	WaitFor(t, 10*time.Second, "broker 1 to lead ha with a full ISR", func() bool {
+		p, _, ok := partitionState(ctx, b3, "ha")
+		return ok && p.Leader == 1 && len(p.ISR) == 3
+	})
+	produceSeq(t, cl, "ha", 0, 100)
+	c.Nodes[1].Kill()
+	WaitFor(t, 10*time.Second, "broker 2 to lead ha", func() bool {
+		p, _, ok := partitionState(ctx, b3, "ha")
+		return ok && p.Leader == 2 && !contains(p.ISR, 1)
+	})
+	others := []string{c.Nodes[2].Addr, c.Nodes[3].Addr}
+	cl2 := NewClient(t, others[0], kgo.SeedBrokers(others...), kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	produceSeq(t, cl2, "ha", 100, 150)
+	checkOffsets(t, others[0], "ha", 150)
 }
