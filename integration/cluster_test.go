@@ -6,6 +6,7 @@ import (
 	"maps"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -354,4 +355,31 @@ func TestLeaderKillKeepsAcknowledgedRecords(t *testing.T) {
 		kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	produceSeq(t, cl2, "ha", 100, 150)
 	checkOffsets(t, others[0], "ha", 150)
+}
+
+// TestPausedBrokerIsFencedAndComesBack: a SIGSTOPped broker misses its heartbeats and
+// is fenced (its partition, with no other replica, goes leaderless); on SIGCONT its
+// heartbeats, same broker epoch, unfence it and it leads again.
+func TestPausedBrokerIsFencedAndComesBack(t *testing.T) {
+	c := StartCluster(t, map[int32]string{100: "controller", 1: "broker"}, fastLifecycle)
+	ctx := Ctx(t, 60*time.Second)
+	cl := NewClient(t, c.Nodes[1].Addr)
+	createAssigned(t, cl, "solo", 1)
+	WaitFor(t, 10*time.Second, "broker 1 to lead solo", func() bool {
+		p, _, ok := partitionState(ctx, cl, "solo")
+		return ok && p.Leader == 1
+	})
+	before, _, _ := partitionState(ctx, cl, "solo")
+	c.Nodes[1].Signal(syscall.SIGSTOP)
+	WaitFor(t, 10*time.Second, "broker 1 fenced", func() bool {
+		return strings.Contains(c.Nodes[100].Log(), "broker fenced: session expired")
+	})
+	c.Nodes[1].Signal(syscall.SIGCONT)
+	WaitFor(t, 10*time.Second, "broker 1 to lead solo again", func() bool {
+		p, brokers, ok := partitionState(ctx, cl, "solo")
+		return ok && p.Leader == 1 && contains(brokers, 1) && p.LeaderEpoch > before.LeaderEpoch
+	})
+	if epochs := registrationEpochs(c.Nodes[100].Log(), 1); len(epochs) != 1 {
+		t.Fatalf("broker 1 registered %d times, want once (its epoch stays valid)", len(epochs))
+	}
 }
