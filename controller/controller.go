@@ -47,6 +47,9 @@ type Config struct {
 	SessionTimeout time.Duration
 	// SnapshotEntries is how many applied entries trigger a snapshot (default 10000).
 	SnapshotEntries uint64
+	// SnapshotKeep is how many entries a snapshot leaves in the log (default 1000), so
+	// that a voter or broker slightly behind catches up from entries, not a snapshot.
+	SnapshotKeep uint64
 	// DefaultPartitions and DefaultReplicationFactor are num.partitions and
 	// default.replication.factor, used when a CreateTopics asks for -1.
 	DefaultPartitions        int32
@@ -157,6 +160,9 @@ func Open(cfg Config) (*Controller, error) {
 	}
 	if cfg.SnapshotEntries == 0 {
 		cfg.SnapshotEntries = 10000
+	}
+	if cfg.SnapshotKeep == 0 {
+		cfg.SnapshotKeep = 1000
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
