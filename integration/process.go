@@ -293,3 +293,24 @@ func (c *Cluster) Logs() string {
 	}
 	return sb.String()
 }
+
+// Pause freezes the process (SIGSTOP) and returns once the kernel reports it stopped,
+// so nothing it had in flight is still being processed.
+func (p *Process) Pause() {
+	p.t.Helper()
+	p.Signal(syscall.SIGSTOP)
+	stat := fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid)
+	WaitFor(p.t, 5*time.Second, "the process to stop", func() bool {
+		b, err := os.ReadFile(stat)
+		if err != nil {
+			return false
+		}
+		// "pid (comm) S ...": the state follows the last ')'.
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		return i >= 0 && i+2 < len(s) && (s[i+2] == 'T' || s[i+2] == 't')
+	})
+}
+
+// Resume continues a paused process (SIGCONT).
+func (p *Process) Resume() { p.Signal(syscall.SIGCONT) }

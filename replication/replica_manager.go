@@ -3,6 +3,7 @@ package replication
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -33,6 +34,9 @@ type ReplicaManager struct {
 	Fetchers *FetcherManager
 	// AlterPartitions carries ISR proposals to the controller (nil: none reachable).
 	AlterPartitions *AlterPartitionManager
+
+	// image is the last metadata image applied; eligibility reads it live.
+	image atomic.Pointer[controller.MetadataImage]
 
 	mu struct {
 		sync.RWMutex
@@ -70,16 +74,25 @@ func (rm *ReplicaManager) Partitions() []*partition.Partition {
 // set includes this broker get a log and their state; topics that are gone (or whose id
 // changed) have their logs deleted; changed topic configs reach the logs.
 func (rm *ReplicaManager) ApplyImage(prev, next *controller.MetadataImage) {
+	rm.image.Store(next)
 	rm.mu.Lock()
-	defer rm.mu.Unlock()
-	var follow []FollowedPartition
-	var unfollow []storage.TopicPartition
-	defer func() {
-		if rm.Fetchers != nil {
-			rm.Fetchers.RemovePartitions(unfollow)
-			rm.Fetchers.AddPartitions(follow)
-		}
-	}()
+	follow, unfollow, wake := rm.applyImageLocked(prev, next)
+	rm.mu.Unlock()
+	// Outside the lock: fetchers and waiting requests call back into the manager.
+	if rm.Fetchers != nil {
+		rm.Fetchers.RemovePartitions(unfollow)
+		rm.Fetchers.AddPartitions(follow)
+	}
+	for _, tp := range wake {
+		rm.Purgatory.CheckAndComplete(tp)
+	}
+}
+
+// applyImageLocked does ApplyImage's work and returns the partitions to follow, to stop
+// following, and whose waiting requests to re-check (deleted partitions; led ones
+// whose ISR or HW may have moved, as Kafka's makeLeader completes delayed requests).
+// Lock should be held.
+func (rm *ReplicaManager) applyImageLocked(prev, next *controller.MetadataImage) (follow []FollowedPartition, unfollow, wake []storage.TopicPartition) {
 	for tp, p := range rm.mu.partitions {
 		t := next.Topics[tp.Topic]
 		if t != nil && t.ID == p.TopicID && int(tp.Partition) < len(t.Partitions) {
@@ -90,7 +103,7 @@ func (rm *ReplicaManager) ApplyImage(prev, next *controller.MetadataImage) {
 		if err := rm.logs.DeleteLog(tp); err != nil {
 			rm.logger.Error().Err(err).Str("topic", tp.Topic).Int32("partition", tp.Partition).Msg("deleting log")
 		}
-		rm.Purgatory.CheckAndComplete(tp)
+		wake = append(wake, tp)
 	}
 	for name, t := range next.Topics {
 		var old *controller.TopicImage
@@ -122,7 +135,7 @@ func (rm *ReplicaManager) ApplyImage(prev, next *controller.MetadataImage) {
 			} else {
 				p.Log.SetConfig(cfg)
 			}
-			p.Configure(minISR, rm.ReplicaLagTimeMaxMs, eligibility(next))
+			p.Configure(minISR, rm.ReplicaLagTimeMaxMs, rm.eligible)
 			err := p.ApplyState(partition.State{
 				Replicas: pi.Replicas, ISR: pi.ISR, Leader: pi.Leader,
 				LeaderEpoch: pi.LeaderEpoch, PartitionEpoch: pi.PartitionEpoch,
@@ -136,19 +149,22 @@ func (rm *ReplicaManager) ApplyImage(prev, next *controller.MetadataImage) {
 			} else {
 				unfollow = append(unfollow, tp)
 			}
+			wake = append(wake, tp)
 		}
 	}
+	return follow, unfollow, wake
 }
 
-// eligibility is Kafka's isReplicaIsrEligible from the metadata image: the broker is
-// registered, unfenced and the broker epoch its fetches carry is the registered one
-// (-1, a fetch without an epoch, is accepted). Controlled shutdown arrives with the
-// cluster's broker lifecycle.
-func eligibility(img *controller.MetadataImage) partition.Eligibility {
-	return func(id int32, epoch int64) bool {
-		b, ok := img.Brokers[id]
-		return ok && !b.Fenced && (epoch == -1 || epoch == b.Epoch)
+// eligible is Kafka's isReplicaIsrEligible against the current metadata image: the
+// broker is registered, unfenced, not shutting down, and the broker epoch its fetches carry is the
+// registered one (-1, a fetch without an epoch, is accepted).
+func (rm *ReplicaManager) eligible(id int32, epoch int64) bool {
+	img := rm.image.Load()
+	if img == nil {
+		return false
 	}
+	b, ok := img.Brokers[id]
+	return ok && !b.Fenced && !b.InControlledShutdown && (epoch == -1 || epoch == b.Epoch)
 }
 
 func hosts(replicas []int32, id int32) bool {

@@ -295,7 +295,9 @@ func (b *Broker) startBroker(ctx context.Context) error {
 	logs, err := storage.OpenLogManager(storage.LogManagerConfig{
 		Dir: cfg.logDir(), NodeID: cfg.NodeID, ClusterID: img.ClusterID,
 		RetentionCheckInterval:  time.Duration(cfg.LogRetentionCheckIntervalMs) * time.Millisecond,
-		FlushCheckpointInterval: time.Duration(cfg.LogFlushOffsetCheckpointIntervalMs) * time.Millisecond,
+		// The checkpoints are written together; the high watermarks' interval
+		// (replica.high.watermark.checkpoint.interval.ms, 5 s) is the shorter.
+		FlushCheckpointInterval: time.Duration(min(cfg.LogFlushOffsetCheckpointIntervalMs, cfg.ReplicaHighWatermarkCheckpointIntervalMs)) * time.Millisecond,
 		Logger:                  cfg.Logger.With().Str("component", "log-manager").Logger(), Now: cfg.Now,
 		ProducerIDExpiration: time.Duration(cfg.ProducerIDExpirationMs) * time.Millisecond,
 		Decompress: func(codec int8, src []byte) ([]byte, error) {
