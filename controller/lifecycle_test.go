@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -158,6 +159,15 @@ func TestFencingMovesLeadershipAndUnfencingRestoresIt(t *testing.T) {
 	if r := alterISR(c, 2, epochs[2], tp, 1, 0, 2, 3); r.Topics[0].Partitions[0].ErrorCode != kerr.InvalidUpdateVersion.Code {
 		t.Errorf("stale partition epoch: %v", kerr.ErrorForCode(r.Topics[0].Partitions[0].ErrorCode))
 	}
+	if r := alterISR(c, 2, epochs[2], tp, 1, 2, 2, 3); r.Topics[0].Partitions[0].ErrorCode != kerr.NotController.Code {
+		t.Errorf("partition epoch ahead of the controller's: %v", kerr.ErrorForCode(r.Topics[0].Partitions[0].ErrorCode))
+	}
+	if r := alterISR(c, 2, epochs[2], tp, 2, 1, 2, 3); r.Topics[0].Partitions[0].ErrorCode != kerr.NotController.Code {
+		t.Errorf("leader epoch ahead of the controller's: %v", kerr.ErrorForCode(r.Topics[0].Partitions[0].ErrorCode))
+	}
+	if r := alterISR(c, 2, epochs[2], tp, 1, 1, 3); r.Topics[0].Partitions[0].ErrorCode != kerr.InvalidRequest.Code {
+		t.Errorf("ISR without the leader: %v", kerr.ErrorForCode(r.Topics[0].Partitions[0].ErrorCode))
+	}
 	if r := alterISR(c, 2, epochs[2], tp, 1, 1, 1, 2, 3); r.Topics[0].Partitions[0].ErrorCode != kerr.IneligibleReplica.Code {
 		t.Errorf("fenced replica into ISR: %v", kerr.ErrorForCode(r.Topics[0].Partitions[0].ErrorCode))
 	}
@@ -313,5 +323,28 @@ func TestImportsPreRaftMetadataLog(t *testing.T) {
 	defer c.Close()
 	if c.Image().ClusterID != "old-cluster" || c.Image().Topics["kept"] == nil {
 		t.Fatal("imported records lost on reopen")
+	}
+}
+
+func TestExcessivePartitionsPerRequest(t *testing.T) {
+	c := newTestController(t, 1)
+	req := kmsg.NewPtrCreateTopicsRequest()
+	for _, n := range []int32{6000, 5000} {
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = fmt.Sprintf("big%d", n), n, 1
+		req.Topics = append(req.Topics, rt)
+	}
+	resp := c.CreateTopics(req)
+	for _, rt := range resp.Topics {
+		if rt.ErrorCode != kerr.PolicyViolation.Code || rt.ErrorMessage == nil || *rt.ErrorMessage != errTooManyPartitions {
+			t.Fatalf("%s: %v", rt.Topic, kerr.ErrorForCode(rt.ErrorCode))
+		}
+	}
+	createTopic(t, c, "small", 1, 1, nil)
+	if r := c.CreatePartitions(createPartitionsReq("small", 1<<30)); r.Topics[0].ErrorCode != kerr.PolicyViolation.Code {
+		t.Fatalf("huge CreatePartitions: %v", kerr.ErrorForCode(r.Topics[0].ErrorCode))
+	}
+	if len(c.Image().Topics) != 1 {
+		t.Fatal("a refused request created topics")
 	}
 }

@@ -46,6 +46,16 @@ func (c *Controller) CreateTopics(req *kmsg.CreateTopicsRequest) *kmsg.CreateTop
 	resp := kmsg.NewPtrCreateTopicsResponse()
 	resp.SetVersion(req.Version)
 
+	if n := requestedPartitions(req, c.cfg.DefaultPartitions); n > MaxPartitionsPerBatch {
+		// Kafka's validateTotalNumberOfPartitions: the whole request fails.
+		for _, t := range req.Topics {
+			rt := kmsg.NewCreateTopicsResponseTopic()
+			rt.Topic, rt.NumPartitions, rt.ReplicationFactor = t.Topic, -1, -1
+			rt.ErrorCode, rt.ErrorMessage = kerr.PolicyViolation.Code, strp(errTooManyPartitions)
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return resp
+	}
 	seen := map[string]int{}
 	for _, t := range req.Topics {
 		seen[t.Topic]++
@@ -175,6 +185,29 @@ func (c *Controller) CreateTopics(req *kmsg.CreateTopicsRequest) *kmsg.CreateTop
 		}
 	}
 	return resp
+}
+
+// MaxPartitionsPerBatch is how many partitions one request may create (Kafka's
+// ReplicationControlManager.MAX_PARTITIONS_PER_BATCH).
+const MaxPartitionsPerBatch = 10_000
+
+const errTooManyPartitions = "Excessively large number of partitions per request."
+
+// requestedPartitions counts the partitions a CreateTopics request asks for, as
+// Kafka's validateTotalNumberOfPartitions does.
+func requestedPartitions(req *kmsg.CreateTopicsRequest, defaultPartitions int32) int64 {
+	var total int64
+	for _, t := range req.Topics {
+		switch {
+		case len(t.ReplicaAssignment) > 0:
+			total += int64(len(t.ReplicaAssignment))
+		case t.NumPartitions == -1:
+			total += int64(defaultPartitions)
+		case t.NumPartitions > 0:
+			total += int64(t.NumPartitions)
+		}
+	}
+	return total
 }
 
 // checkAssignment validates an explicit replica assignment (kafka-topics

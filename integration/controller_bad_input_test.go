@@ -96,9 +96,18 @@ func TestControllerRefusesStaleAndFencedBrokers(t *testing.T) {
 		}
 		return kerr.ErrorForCode(r.Topics[0].Partitions[0].ErrorCode)
 	}
-	if err := code(alter(1, b.BrokerEpoch(), p.LeaderEpoch, p.PartitionEpoch+1, 1)); err != kerr.InvalidUpdateVersion {
+	if err := code(alter(1, b.BrokerEpoch(), p.LeaderEpoch, p.PartitionEpoch+1, 1)); err != kerr.NotController {
+		t.Errorf("partition epoch ahead of the controller's: %v", err)
+	}
+	// A valid change: the ISR shrinks to the leader…
+	if err := code(alter(1, b.BrokerEpoch(), p.LeaderEpoch, p.PartitionEpoch, 1)); err != nil {
+		t.Fatalf("shrink to [1]: %v", err)
+	}
+	// …after which the old partition epoch is stale.
+	if err := code(alter(1, b.BrokerEpoch(), p.LeaderEpoch, p.PartitionEpoch, 1, 2)); err != kerr.InvalidUpdateVersion {
 		t.Errorf("stale partition epoch: %v", err)
 	}
+	p = b.Controller().Image().Topics["ap"].Partitions[0]
 	if err := code(alter(1, b.BrokerEpoch()-1, p.LeaderEpoch, p.PartitionEpoch, 1)); err != kerr.StaleBrokerEpoch {
 		t.Errorf("stale broker epoch: %v", err)
 	}
@@ -106,8 +115,8 @@ func TestControllerRefusesStaleAndFencedBrokers(t *testing.T) {
 		t.Errorf("from a follower: %v", err)
 	}
 
-	// Broker 2 goes silent: fenced after the session, out of the ISR; the leader may
-	// not put it back, and it may not change the ISR itself.
+	// Broker 2 goes silent: fenced after the session; the leader may not put it
+	// back into the ISR, and it may not change the ISR itself.
 	WaitFor(t, 10*time.Second, "broker 2 fenced", func() bool { return b.Controller().Image().Brokers[2].Fenced })
 	p = b.Controller().Image().Topics["ap"].Partitions[0]
 	if len(p.ISR) != 1 || p.ISR[0] != 1 || p.Leader != 1 {

@@ -294,7 +294,7 @@ func (b *Broker) startBroker(ctx context.Context) error {
 	img := b.ctl.Image()
 	logs, err := storage.OpenLogManager(storage.LogManagerConfig{
 		Dir: cfg.logDir(), NodeID: cfg.NodeID, ClusterID: img.ClusterID,
-		RetentionCheckInterval:  time.Duration(cfg.LogRetentionCheckIntervalMs) * time.Millisecond,
+		RetentionCheckInterval: time.Duration(cfg.LogRetentionCheckIntervalMs) * time.Millisecond,
 		// The checkpoints are written together; the high watermarks' interval
 		// (replica.high.watermark.checkpoint.interval.ms, 5 s) is the shorter.
 		FlushCheckpointInterval: time.Duration(min(cfg.LogFlushOffsetCheckpointIntervalMs, cfg.ReplicaHighWatermarkCheckpointIntervalMs)) * time.Millisecond,
