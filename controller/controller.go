@@ -184,10 +184,10 @@ func Open(cfg Config) (*Controller, error) {
 	if fresh {
 		c.legacy = readLegacyLog(cfg.Dir)
 	}
-	img := emptyImage(cfg.NodeID)
+	img := emptyImage()
 	snap, _ := ms.Snapshot()
 	if !raft.IsEmptySnap(snap) {
-		if img, err = imageFromSnapshot(cfg.NodeID, snap); err != nil {
+		if img, err = imageFromSnapshot(snap); err != nil {
 			wal.close()
 			return nil, err
 		}
@@ -231,7 +231,7 @@ func Open(cfg Config) (*Controller, error) {
 	return c, nil
 }
 
-func emptyImage(nodeID int32) *MetadataImage {
+func emptyImage() *MetadataImage {
 	return &MetadataImage{
 		ControllerID: -1,
 		Brokers:      map[int32]BrokerImage{},
@@ -398,7 +398,7 @@ func (c *Controller) handleReady(rd raft.Ready) error {
 		if err := c.wal.saveSnapshot(rd.Snapshot, rd.HardState, c.ms); err != nil {
 			return err
 		}
-		img, err := imageFromSnapshot(c.cfg.NodeID, rd.Snapshot)
+		img, err := imageFromSnapshot(rd.Snapshot)
 		if err != nil {
 			return err
 		}

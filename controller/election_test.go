@@ -9,7 +9,7 @@ import (
 // imageWith builds an image with brokers 1..5 (fenced / shutting down as given) and one
 // topic "t" whose partition 0 has the given state.
 func imageWith(replicas, isr []int32, leader int32, fenced, shutting []int32) *MetadataImage {
-	img := emptyImage(-1)
+	img := emptyImage()
 	for id := int32(1); id <= 5; id++ {
 		img.Brokers[id] = BrokerImage{ID: id, Epoch: int64(id), Fenced: slices.Contains(fenced, id), InControlledShutdown: slices.Contains(shutting, id)}
 	}

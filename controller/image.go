@@ -70,6 +70,8 @@ type BrokerImage struct {
 // every committed change builds a new one (copy on write of what changed).
 type MetadataImage struct {
 	ClusterID    string
+	// ControllerID is unused (-1): who is active is Raft's state, not the log's
+	// (Controller.LeaderID).
 	ControllerID int32
 	Brokers      map[int32]BrokerImage
 	Topics       map[string]*TopicImage

@@ -72,10 +72,10 @@ func ImageRecords(img *MetadataImage) []Record {
 
 // ImageFromRecords builds the image at offset from snapshot records.
 func ImageFromRecords(offset int64, recs []Record) *MetadataImage {
-	return applyBatch(emptyImage(-1), offset, recs)
+	return applyBatch(emptyImage(), offset, recs)
 }
 
-func imageFromSnapshot(nodeID int32, snap raftpb.Snapshot) (*MetadataImage, error) {
+func imageFromSnapshot(snap raftpb.Snapshot) (*MetadataImage, error) {
 	var d entryData
 	if err := json.Unmarshal(snap.Data, &d); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCorruptSnapshot, err)
