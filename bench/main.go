@@ -98,6 +98,19 @@ func run() error {
 	}
 	add("gokafkad consume", cr)
 
+	// Three brokers (and one controller): replication factor 3, min.insync.replicas=2,
+	// acks=all, idempotent producer.
+	cl3, err := startCluster3()
+	if err != nil {
+		return err
+	}
+	r3, err := produce(cl3.seeds, "bench-rf3", kgo.AllISRAcks())
+	cl3.stop()
+	if err != nil {
+		return err
+	}
+	add("gokafkad 3 brokers RF3 min ISR 2 acks=all", r3.String())
+
 	// kfake, in memory, same producer.
 	kf, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "bench-acks-1"))
 	if err != nil {
@@ -200,7 +213,7 @@ func (r prodResult) String() string {
 }
 
 func produce(addr, topic string, acks kgo.Acks) (prodResult, error) {
-	opts := []kgo.Opt{kgo.SeedBrokers(addr), kgo.AllowAutoTopicCreation(), kgo.RequiredAcks(acks),
+	opts := []kgo.Opt{kgo.SeedBrokers(strings.Split(addr, ",")...), kgo.AllowAutoTopicCreation(), kgo.RequiredAcks(acks),
 		kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.MaxBufferedRecords(100000), kgo.DefaultProduceTopic(topic)}
 	if acks != kgo.AllISRAcks() {
 		opts = append(opts, kgo.DisableIdempotentWrite())
@@ -319,3 +332,79 @@ func numCPU() int {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// cluster3 is one controller and three brokers as processes.
+type cluster3 struct {
+	procs []*exec.Cmd
+	dir   string
+	seeds string
+}
+
+func (c *cluster3) stop() {
+	for _, p := range c.procs {
+		p.Process.Signal(syscall.SIGTERM)
+	}
+	for _, p := range c.procs {
+		p.Wait()
+	}
+	os.RemoveAll(c.dir)
+}
+
+// startCluster3 starts node 100 as the controller and brokers 1..3, with
+// default.replication.factor=3 and min.insync.replicas=2, and waits until a
+// replicated topic can be written.
+func startCluster3() (*cluster3, error) {
+	dir, err := os.MkdirTemp("", "gokafkad-bench3")
+	if err != nil {
+		return nil, err
+	}
+	c := &cluster3{dir: dir}
+	cport := freePort()
+	voters := fmt.Sprintf("100@127.0.0.1:%d", cport)
+	var seeds []string
+	start := func(id int, props string) error {
+		path := filepath.Join(dir, fmt.Sprintf("node-%d.properties", id))
+		common := fmt.Sprintf("node.id=%d\ncontroller.quorum.voters=%s\ncontroller.listener.names=CONTROLLER\nlistener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT\nlog.dirs=%s\ndefault.replication.factor=3\nmin.insync.replicas=2\n",
+			id, voters, filepath.Join(dir, fmt.Sprintf("data-%d", id)))
+		if err := os.WriteFile(path, []byte(common+props), 0o644); err != nil {
+			return err
+		}
+		cmd := exec.Command(*bin, path)
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		c.procs = append(c.procs, cmd)
+		return nil
+	}
+	if err := start(100, fmt.Sprintf("process.roles=controller\nlisteners=CONTROLLER://127.0.0.1:%d\n", cport)); err != nil {
+		c.stop()
+		return nil, err
+	}
+	for id := 1; id <= 3; id++ {
+		port := freePort()
+		seeds = append(seeds, fmt.Sprintf("127.0.0.1:%d", port))
+		if err := start(id, fmt.Sprintf("process.roles=broker\nlisteners=PLAINTEXT://127.0.0.1:%d\nadvertised.listeners=PLAINTEXT://127.0.0.1:%d\n", port, port)); err != nil {
+			c.stop()
+			return nil, err
+		}
+	}
+	c.seeds = strings.Join(seeds, ",")
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.AllowAutoTopicCreation())
+	if err != nil {
+		c.stop()
+		return nil, err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for {
+		err := cl.ProduceSync(ctx, &kgo.Record{Topic: "bench-rf3", Value: []byte("warm")}).FirstErr()
+		if err == nil {
+			return c, nil
+		}
+		if ctx.Err() != nil {
+			c.stop()
+			return nil, fmt.Errorf("3-broker cluster did not take writes: %v", err)
+		}
+	}
+}

@@ -227,11 +227,16 @@ func (c *GroupCoordinator) load(s *shard) {
 				}
 				g.Offsets[tp] = OffsetAndMetadata{Offset: v.Offset, LeaderEpoch: v.LeaderEpoch,
 					Metadata: v.Metadata, CommitTimestamp: v.CommitTimestamp, ExpireTimestamp: exp}
+			case d.Consumer != nil:
+				replayConsumerRecord(get(d.Consumer.Group), d.Consumer, &c.cfg)
 			case d.GroupKey != nil:
 				old := groups[d.GroupKey.Group]
 				g := NewGroup(d.GroupKey.Group, &c.cfg, start)
 				if old != nil {
 					g.Offsets = old.Offsets
+					if d.GroupValue == nil {
+						g.Consumer = old.Consumer
+					}
 				}
 				groups[g.ID] = g
 				if d.GroupValue != nil {
@@ -252,8 +257,9 @@ func (c *GroupCoordinator) load(s *shard) {
 		c.logger.Error().Err(err).Int32("partition", s.partition).Msg("loading __consumer_offsets partition failed")
 		return
 	}
+	finishConsumerGroupsLoad(groups, start, &c.cfg)
 	for id, g := range groups {
-		if g.State == Empty && g.ProtocolType == "" && g.Generation == 0 && len(g.Offsets) == 0 {
+		if g.Consumer == nil && g.State == Empty && g.ProtocolType == "" && g.Generation == 0 && len(g.Offsets) == 0 {
 			delete(groups, id) // only tombstones were left
 		}
 	}
@@ -406,7 +412,9 @@ func errorReply(m kmsg.Response, code int16) kmsg.Response {
 // scheduleLocked arms the group's timer for its next deadline (and logs the group's
 // state if it changed: it is called after every change).
 func (c *GroupCoordinator) scheduleLocked(s *shard, g *Group) {
-	if v := (groupView{g.State, g.Generation, len(g.Members)}); s.seen[g.ID] != v {
+	if g.Consumer != nil {
+		c.logConsumerGroupLocked(g)
+	} else if v := (groupView{g.State, g.Generation, len(g.Members)}); s.seen[g.ID] != v {
 		s.seen[g.ID] = v
 		c.logger.Info().Str("group", g.ID).Str("state", g.State.String()).Int32("generation", g.Generation).
 			Int("members", len(g.Members)).Str("protocol", g.Protocol).Str("leader", g.Leader).Msg("group changed")
@@ -493,6 +501,12 @@ func (c *GroupCoordinator) JoinGroup(req *kmsg.JoinGroupRequest, clientID, clien
 		g = NewGroup(req.Group, &c.cfg, now)
 		s.groups[req.Group] = g
 	}
+	if g.Consumer != nil {
+		if code := c.classicJoinConsumerGroupLocked(s, g); code != 0 {
+			w(joinError(req.MemberID, code))
+			return
+		}
+	}
 	jr := JoinRequest{
 		MemberID: req.MemberID, InstanceID: req.InstanceID, ClientID: clientID, ClientHost: clientHost,
 		SessionTimeoutMs: req.SessionTimeoutMillis, RebalanceTimeoutMs: req.RebalanceTimeoutMillis,
@@ -515,7 +529,7 @@ func (c *GroupCoordinator) JoinGroup(req *kmsg.JoinGroupRequest, clientID, clien
 // existed in the log (created by a join that failed, or whose only member was told
 // MEMBER_ID_REQUIRED and never came back).
 func (c *GroupCoordinator) scheduleOrForgetLocked(s *shard, g *Group) {
-	if g.State == Empty && g.IsEmpty() && g.Generation == 0 && len(g.Offsets) == 0 {
+	if g.Consumer == nil && g.State == Empty && g.IsEmpty() && g.Generation == 0 && len(g.Offsets) == 0 {
 		c.removeGroupLocked(s, g)
 		return
 	}
@@ -631,13 +645,16 @@ func (c *GroupCoordinator) DescribeGroups(groups []string, version int16) []kmsg
 			continue
 		}
 		g := s.groups[id]
-		if g != nil {
+		if g != nil && g.Consumer == nil {
 			d = g.Describe()
 		} else {
 			d.State = Dead.String()
 			if version >= 6 {
 				d.ErrorCode = kerr.GroupIDNotFound.Code
 				msg := "Group " + id + " not found."
+				if g != nil {
+					msg = "Group " + id + " is not a classic group."
+				}
 				d.ErrorMessage = &msg
 			}
 		}
@@ -676,11 +693,12 @@ func (c *GroupCoordinator) ListGroups(states, types []string) (int16, []kmsg.Lis
 			code = kerr.CoordinatorLoadInProgress.Code
 		}
 		for _, g := range s.groups {
-			if g.State == Dead || !want(states, g.State.String()) || !want(types, "classic") {
+			state, typ, protocolType := g.listing()
+			if g.State == Dead || !want(states, state) || !want(types, typ) {
 				continue
 			}
 			lg := kmsg.NewListGroupsResponseGroup()
-			lg.Group, lg.ProtocolType, lg.GroupState, lg.GroupType = g.ID, g.ProtocolType, g.State.String(), "classic"
+			lg.Group, lg.ProtocolType, lg.GroupState, lg.GroupType = g.ID, protocolType, state, typ
 			out = append(out, lg)
 		}
 		s.mu.Unlock()
@@ -715,7 +733,7 @@ func (c *GroupCoordinator) deleteGroup(id string) int16 {
 	switch {
 	case g == nil || g.State == Dead:
 		return kerr.GroupIDNotFound.Code
-	case g.State != Empty:
+	case g.State != Empty || !g.IsEmpty():
 		return kerr.NonEmptyGroup.Code
 	}
 	now := c.now()

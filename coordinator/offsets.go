@@ -55,7 +55,13 @@ func (c *GroupCoordinator) OffsetCommit(req *kmsg.OffsetCommitRequest) *kmsg.Off
 		s.groups[req.Group] = g
 		created = true
 	}
-	if code := g.ValidateOffsetCommit(req.MemberID, req.InstanceID, req.Generation); code != 0 {
+	validate := g.ValidateOffsetCommit
+	if g.Consumer != nil {
+		validate = func(member string, _ *string, epoch int32) int16 {
+			return g.Consumer.ValidateOffsetCommit(member, epoch, req.Version)
+		}
+	}
+	if code := validate(req.MemberID, req.InstanceID, req.Generation); code != 0 {
 		if created {
 			c.removeGroupLocked(s, g)
 		}
@@ -137,6 +143,12 @@ func (c *GroupCoordinator) OffsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.Offse
 				for _, t := range rg.Topics {
 					topics = append(topics, fetchTopic{name: t.Topic, id: t.TopicID, partitions: t.Partitions})
 				}
+			}
+			if code := c.validateOffsetFetch(rg.Group, rg.MemberID, rg.MemberEpoch); code != 0 {
+				fg := kmsg.NewOffsetFetchResponseGroup()
+				fg.Group, fg.ErrorCode = rg.Group, code
+				resp.Groups = append(resp.Groups, fg)
+				continue
 			}
 			resp.Groups = append(resp.Groups, c.fetchGroup(rg.Group, topics, req.Version))
 		}

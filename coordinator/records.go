@@ -8,7 +8,8 @@ package coordinator
 //
 //	key version 0, 1   OffsetCommitKey   (group, topic, partition)  value OffsetCommitValue
 //	key version 2      GroupMetadataKey  (group)                    value GroupMetadataValue
-//	key version 3+     KIP-848 / share-group records (skipped by the classic coordinator)
+//	key version 3-8,16 KIP-848 consumer group records (consumer_group_records.go)
+//	other versions     share / streams group records (skipped)
 //
 // A null value is a tombstone: the offset, or the whole group's metadata, is deleted
 // (compaction later drops the key). We write what Kafka 4.x writes: OffsetCommitKey v1
@@ -110,14 +111,16 @@ func GroupTombstone(group string) Record {
 	return Record{Key: k.AppendTo(nil)}
 }
 
-// DecodedRecord is one __consumer_offsets record after decoding. Exactly one of
-// OffsetKey / GroupKey is set; the matching value is nil for a tombstone. Both are nil
-// for record types the classic coordinator does not read (KIP-848 and share groups).
+// DecodedRecord is one __consumer_offsets record after decoding. At most one of
+// OffsetKey / GroupKey / Consumer is set; a classic value is nil for a tombstone. All
+// are nil for record types the coordinator does not read (share and streams groups).
 type DecodedRecord struct {
 	OffsetKey   *kmsg.OffsetCommitKey
 	OffsetValue *kmsg.OffsetCommitValue
 	GroupKey    *kmsg.GroupMetadataKey
 	GroupValue  *kmsg.GroupMetadataValue
+	// Consumer is a KIP-848 consumer group record (consumer_group_records.go).
+	Consumer *cgRecord
 }
 
 // DecodeRecord decodes one record's key and value.
@@ -156,6 +159,13 @@ func DecodeRecord(key, value []byte) (DecodedRecord, error) {
 			}
 			d.GroupValue = v
 		}
+	case cgMetadataType, cgPartitionMetadataType, cgMemberMetadataType, cgTargetAssignmentMetadataType,
+		cgTargetAssignmentMemberType, cgCurrentMemberAssignmentType, cgRegularExpressionType:
+		cr, err := decodeConsumerRecord(ver, key, value)
+		if err != nil {
+			return d, err
+		}
+		d.Consumer = cr
 	default:
 		if ver < 0 {
 			return d, fmt.Errorf("%w: key version %d", ErrCorruptRecord, ver)

@@ -7,6 +7,7 @@ package integration
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"maps"
@@ -403,4 +404,58 @@ func TestNoAcknowledgedWriteLostWhileBrokersDie(t *testing.T) {
 		return len(a) > 0 && bytes.Equal(a, segmentOf(c.Nodes[2], "chaos")) && bytes.Equal(a, segmentOf(c.Nodes[3], "chaos"))
 	})
 	t.Logf("%d acknowledged, %d records in the log", len(acked), len(recs))
+}
+
+// TestFarBehindFollowerCatchesUpAndRejoins: a follower frozen while many records
+// arrive leaves the ISR; on SIGCONT it fetches its way through the backlog (many
+// fetches, several segments) and rejoins, with a log identical to the leader's.
+func TestFarBehindFollowerCatchesUpAndRejoins(t *testing.T) {
+	c, b1 := threeBrokers(t, map[string]string{
+		"replica.lag.time.max.ms": "1000", "replica.fetch.wait.max.ms": "100",
+		"broker.session.timeout.ms": "30000", "replica.fetch.max.bytes": "65536",
+		"log.segment.bytes": "1048576",
+	})
+	createAssigned(t, b1, "behind", 1, 2, 3)
+	ctx := Ctx(t, 120*time.Second)
+	c.Nodes[3].Pause()
+	one := producer(t, c, "1")
+	for i := 0; i < 6000; i += 500 { // ~6 MB (random, so compression keeps it): several 1 MiB segments
+		var batch []*kgo.Record
+		for j := 0; j < 500; j++ {
+			value := make([]byte, 1000)
+			rand.Read(value)
+			batch = append(batch, &kgo.Record{Topic: "behind", Partition: 0, Value: value})
+		}
+		if err := one.ProduceSync(ctx, batch...).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	WaitFor(t, 10*time.Second, "the frozen follower to leave the ISR", func() bool {
+		return slices.Equal(isrOf(t, b1, "behind"), []int32{1, 2})
+	})
+	c.Nodes[3].Resume()
+	WaitFor(t, 60*time.Second, "the follower to catch up and rejoin", func() bool {
+		return slices.Equal(isrOf(t, b1, "behind"), []int32{1, 2, 3})
+	})
+	dirs := func(id int32) []string {
+		m, _ := filepath.Glob(filepath.Join(c.Nodes[id].Props["log.dirs"], "behind-0", "*.log"))
+		return m
+	}
+	if len(dirs(1)) < 3 {
+		t.Fatalf("leader has %d segments, want several", len(dirs(1)))
+	}
+	WaitFor(t, 10*time.Second, "identical segments on the caught-up follower", func() bool {
+		l, f := dirs(1), dirs(3)
+		if len(l) != len(f) {
+			return false
+		}
+		for i := range l {
+			a, _ := os.ReadFile(l[i])
+			b, _ := os.ReadFile(f[i])
+			if !bytes.Equal(a, b) {
+				return false
+			}
+		}
+		return true
+	})
 }

@@ -72,6 +72,8 @@ func init() {
 		{key: 47, min: 0, max: 0, handle: handleOffsetDelete},
 		{key: 60, min: 0, max: 2, handle: handleDescribeCluster},
 		{key: 55, min: 0, max: 2, handle: handleDescribeQuorum},
+		{key: 68, min: 0, max: 1, handle: handleConsumerGroupHeartbeat},
+		{key: 69, min: 0, max: 1, handle: handleConsumerGroupDescribe},
 		{key: 75, min: 0, max: 0, handle: handleDescribeTopicPartitions},
 	})
 }

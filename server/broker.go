@@ -115,6 +115,7 @@ func groupConfig(b *config.Broker) coordinator.Config {
 	c.OffsetMetadataMaxBytes = int(b.OffsetMetadataMaxBytes)
 	c.OffsetsRetention = time.Duration(b.OffsetsRetentionMinutes) * time.Minute
 	c.OffsetsRetentionCheckInterval = time.Duration(b.OffsetsRetentionCheckIntervalMs) * time.Millisecond
+	c.Consumer = consumerGroupConfig(b)
 	return c
 }
 
