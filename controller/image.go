@@ -69,7 +69,7 @@ type BrokerImage struct {
 // MetadataImage is an immutable snapshot of the cluster metadata. Readers share it;
 // every committed change builds a new one (copy on write of what changed).
 type MetadataImage struct {
-	ClusterID    string
+	ClusterID string
 	// ControllerID is unused (-1): who is active is Raft's state, not the log's
 	// (Controller.LeaderID).
 	ControllerID int32
