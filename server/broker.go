@@ -488,6 +488,8 @@ func (b *Broker) Close() error {
 		if b.metaDone != nil {
 			<-b.metaDone
 		}
+		// No image reaches the replica manager or the coordinator once they close.
+		b.pub.detach()
 		if b.ctl != nil {
 			b.ctl.ch.close()
 		}

@@ -49,6 +49,13 @@ func (p *metadataPublisher) attach() {
 	p.applied = img
 }
 
+// detach stops publishing to the subsystems (Close), after any publication under way.
+func (p *metadataPublisher) detach() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.attached = false
+}
+
 // metadataLoop follows the metadata log of the controller quorum (broker-only nodes):
 // Fetch of __cluster_metadata from the controllers, batches applied to the image in
 // offset order, each new image published.
