@@ -23,8 +23,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 var (
@@ -105,11 +107,18 @@ func run() error {
 		return err
 	}
 	r3, err := produce(cl3.seeds, "bench-rf3", kgo.AllISRAcks())
+	if err != nil {
+		cl3.stop()
+		return err
+	}
+	add("gokafkad 3 brokers RF3 min ISR 2 acks=all", r3.String())
+	usable, election, err := cl3.controlPlane()
 	cl3.stop()
 	if err != nil {
 		return err
 	}
-	add("gokafkad 3 brokers RF3 min ISR 2 acks=all", r3.String())
+	add("topic created → led on every broker", fmt.Sprintf("%.1f ms", ms(usable)))
+	add("leader killed → new leader in metadata", fmt.Sprintf("%.0f ms (broker.session.timeout.ms 9000 + heartbeat 2000)", ms(election)))
 
 	// kfake, in memory, same producer.
 	kf, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "bench-acks-1"))
@@ -406,5 +415,70 @@ func startCluster3() (*cluster3, error) {
 			c.stop()
 			return nil, fmt.Errorf("3-broker cluster did not take writes: %v", err)
 		}
+	}
+}
+
+// controlPlane measures, on the running cluster, how long a created topic takes to have
+// a leader in every broker's metadata, and how long after a SIGKILL of a partition's
+// leader another broker reports a new leader (Kafka's defaults: fencing after
+// broker.session.timeout.ms of silence).
+func (c *cluster3) controlPlane() (usable, election time.Duration, err error) {
+	seeds := strings.Split(c.seeds, ",")
+	var per []*kgo.Client
+	for _, s := range seeds {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(s))
+		if err != nil {
+			return 0, 0, err
+		}
+		defer cl.Close()
+		per = append(per, cl)
+	}
+	leaderOn := func(cl *kgo.Client, topic string) int32 {
+		req := kmsg.NewPtrMetadataRequest()
+		t := kmsg.NewMetadataRequestTopic()
+		t.Topic = kmsg.StringPtr(topic)
+		req.Topics = append(req.Topics, t)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		r, err := cl.SeedBrokers()[0].Request(ctx, req)
+		if err != nil {
+			return -1
+		}
+		resp := r.(*kmsg.MetadataResponse)
+		if len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != 0 || len(resp.Topics[0].Partitions) == 0 {
+			return -1
+		}
+		return resp.Topics[0].Partitions[0].Leader
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	start := time.Now()
+	if _, err := kadm.NewClient(per[0]).CreateTopic(ctx, 1, 3, nil, "bench-usable"); err != nil {
+		return 0, 0, err
+	}
+	for _, cl := range per {
+		for leaderOn(cl, "bench-usable") < 0 {
+			if ctx.Err() != nil {
+				return 0, 0, ctx.Err()
+			}
+		}
+	}
+	usable = time.Since(start)
+
+	old := leaderOn(per[0], "bench-usable")
+	if old < 1 || old > 3 {
+		return usable, 0, fmt.Errorf("no leader for bench-usable")
+	}
+	c.procs[old].Process.Kill() // procs[0] is the controller, procs[i] broker i
+	killed := time.Now()
+	other := per[old%3] // a broker that stays up
+	for {
+		if l := leaderOn(other, "bench-usable"); l >= 1 && l != old {
+			return usable, time.Since(killed), nil
+		}
+		if ctx.Err() != nil {
+			return usable, 0, ctx.Err()
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -15,11 +15,12 @@ import (
 //   - a broker that is not registered with that epoch: STALE_BROKER_EPOCH (whole request);
 //   - per partition: an unknown topic is UNKNOWN_TOPIC_ID (v2+, by id) or
 //     UNKNOWN_TOPIC_OR_PARTITION (by name), an unknown partition
-//     UNKNOWN_TOPIC_OR_PARTITION; a leader epoch older than the partition's is
-//     FENCED_LEADER_EPOCH, newer NOT_CONTROLLER (this controller is behind); a request
-//     from a broker that is not the leader INVALID_REQUEST; another partition epoch
-//     INVALID_UPDATE_VERSION; a new ISR with duplicates, replicas outside the
-//     assignment, or without the leader INVALID_REQUEST; ISR members that are not
+//     UNKNOWN_TOPIC_OR_PARTITION; a leader or partition epoch newer than the
+//     partition's is NOT_CONTROLLER (this controller is behind), an older leader epoch
+//     FENCED_LEADER_EPOCH; a request from a broker that is not the leader
+//     INVALID_REQUEST; an older partition epoch INVALID_UPDATE_VERSION; a new ISR with
+//     duplicates, replicas outside the assignment, or without the leader, or a leader
+//     recovery state other than RECOVERED, INVALID_REQUEST; ISR members that are not
 //     active brokers (fenced, shutting down, unknown, or — v3+ — of another broker
 //     epoch) INELIGIBLE_REPLICA (OPERATION_NOT_ATTEMPTED before v1);
 //   - otherwise one PartitionChangeRecord (none when the ISR is unchanged), and the
@@ -105,17 +106,17 @@ func (c *Controller) HandleAlterPartition(req *kmsg.AlterPartitionRequest) *kmsg
 // validateAlterPartition checks one partition's proposed ISR; it returns the new ISR
 // or a Kafka error code.
 func validateAlterPartition(img *MetadataImage, req *kmsg.AlterPartitionRequest, rp kmsg.AlterPartitionRequestTopicPartition, p PartitionImage) ([]int32, int16) {
+	// In Kafka's order (validateAlterPartitionData): epochs newer than ours mean this
+	// controller is behind (NOT_CONTROLLER: the leader looks for another one).
 	switch {
+	case rp.LeaderEpoch > p.LeaderEpoch, rp.PartitionEpoch > p.PartitionEpoch:
+		return nil, kerr.NotController.Code
 	case rp.LeaderEpoch < p.LeaderEpoch:
 		return nil, kerr.FencedLeaderEpoch.Code
-	case rp.LeaderEpoch > p.LeaderEpoch:
-		return nil, kerr.NotController.Code
 	case req.BrokerID != p.Leader:
 		return nil, kerr.InvalidRequest.Code
-	case rp.PartitionEpoch != p.PartitionEpoch:
+	case rp.PartitionEpoch < p.PartitionEpoch:
 		return nil, kerr.InvalidUpdateVersion.Code
-	case rp.LeaderRecoveryState != 0 && rp.LeaderRecoveryState != 1:
-		return nil, kerr.InvalidRequest.Code
 	}
 	var isr []int32
 	epochs := map[int32]int64{}
@@ -129,16 +130,21 @@ func validateAlterPartition(img *MetadataImage, req *kmsg.AlterPartitionRequest,
 	}
 	sorted := slices.Clone(isr)
 	slices.Sort(sorted)
-	if len(slices.Compact(sorted)) != len(isr) || !slices.Contains(isr, p.Leader) {
-		return nil, kerr.InvalidRequest.Code
-	}
-	if rp.LeaderRecoveryState == 1 && len(isr) > 1 {
+	if len(isr) == 0 || len(slices.Compact(sorted)) != len(isr) {
 		return nil, kerr.InvalidRequest.Code
 	}
 	for _, r := range isr {
 		if !slices.Contains(p.Replicas, r) {
 			return nil, kerr.InvalidRequest.Code
 		}
+	}
+	if !slices.Contains(isr, p.Leader) {
+		return nil, kerr.InvalidRequest.Code
+	}
+	// Leader recovery state: 0 RECOVERED, 1 RECOVERING. Without unclean elections
+	// every partition is RECOVERED, and may not go back to RECOVERING.
+	if rp.LeaderRecoveryState != 0 {
+		return nil, kerr.InvalidRequest.Code
 	}
 	for _, r := range isr {
 		b, ok := img.Brokers[r]

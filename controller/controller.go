@@ -47,6 +47,9 @@ type Config struct {
 	SessionTimeout time.Duration
 	// SnapshotEntries is how many applied entries trigger a snapshot (default 10000).
 	SnapshotEntries uint64
+	// SnapshotKeep is how many entries a snapshot leaves in the log (default 1000), so
+	// that a voter or broker slightly behind catches up from entries, not a snapshot.
+	SnapshotKeep uint64
 	// DefaultPartitions and DefaultReplicationFactor are num.partitions and
 	// default.replication.factor, used when a CreateTopics asks for -1.
 	DefaultPartitions        int32
@@ -117,6 +120,10 @@ type Controller struct {
 	waiters map[uint64]chan error
 
 	clusterIDProposed atomic.Bool
+	// legacy holds the records of a pre-Raft metadata log to import into a new Raft
+	// log (read-only after Open).
+	legacy         []Record
+	legacyImported atomic.Bool
 	// alone is set for a single-voter quorum: it campaigns as soon as it has applied
 	// its log (Raft refuses to campaign with unapplied configuration entries) instead
 	// of waiting for an election timeout. campaigned is Ready-loop only.
@@ -154,6 +161,9 @@ func Open(cfg Config) (*Controller, error) {
 	if cfg.SnapshotEntries == 0 {
 		cfg.SnapshotEntries = 10000
 	}
+	if cfg.SnapshotKeep == 0 {
+		cfg.SnapshotKeep = 1000
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -171,10 +181,13 @@ func Open(cfg Config) (*Controller, error) {
 	}
 	c.heartbeats.init()
 	c.leaderID.Store(-1)
-	img := emptyImage(cfg.NodeID)
+	if fresh {
+		c.legacy = readLegacyLog(cfg.Dir)
+	}
+	img := emptyImage()
 	snap, _ := ms.Snapshot()
 	if !raft.IsEmptySnap(snap) {
-		if img, err = imageFromSnapshot(cfg.NodeID, snap); err != nil {
+		if img, err = imageFromSnapshot(snap); err != nil {
 			wal.close()
 			return nil, err
 		}
@@ -206,7 +219,9 @@ func Open(cfg Config) (*Controller, error) {
 	if c.alone {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		if err := c.waitUntil(ctx, func() bool { return c.IsActive() && c.Image().ClusterID != "" }); err != nil {
+		if err := c.waitUntil(ctx, func() bool {
+			return c.IsActive() && c.Image().ClusterID != "" && (len(c.legacy) == 0 || c.legacyImported.Load())
+		}); err != nil {
 			c.Close()
 			return nil, fmt.Errorf("controller: single-voter quorum did not become active: %w", err)
 		}
@@ -216,7 +231,7 @@ func Open(cfg Config) (*Controller, error) {
 	return c, nil
 }
 
-func emptyImage(nodeID int32) *MetadataImage {
+func emptyImage() *MetadataImage {
 	return &MetadataImage{
 		ControllerID: -1,
 		Brokers:      map[int32]BrokerImage{},
@@ -383,7 +398,7 @@ func (c *Controller) handleReady(rd raft.Ready) error {
 		if err := c.wal.saveSnapshot(rd.Snapshot, rd.HardState, c.ms); err != nil {
 			return err
 		}
-		img, err := imageFromSnapshot(c.cfg.NodeID, rd.Snapshot)
+		img, err := imageFromSnapshot(rd.Snapshot)
 		if err != nil {
 			return err
 		}
@@ -477,10 +492,22 @@ func (c *Controller) applyEntries(ents []raftpb.Entry) error {
 		c.pub <- pubItem{prev: prev, next: next, ids: ids}
 	}
 	if c.IsActive() && next.ClusterID == "" && !c.clusterIDProposed.Swap(true) {
-		// The first active controller of a new quorum fixes the cluster id.
+		// The first active controller of a new quorum fixes the cluster id (or imports
+		// the records of a pre-Raft metadata log, cluster id first).
 		go func() {
-			if c.Commit([]Record{{ClusterID: &ClusterIDRecord{ClusterID: newClusterID()}}}) != nil {
+			recs := []Record{{ClusterID: &ClusterIDRecord{ClusterID: newClusterID()}}}
+			if len(c.legacy) > 0 {
+				recs = append(c.legacy, recs...) // the legacy cluster id wins: first one applies
+			}
+			if c.Commit(recs) != nil {
 				c.clusterIDProposed.Store(false)
+				return
+			}
+			if len(c.legacy) > 0 {
+				c.log.Info().Int("records", len(c.legacy)).Msg("imported the pre-Raft metadata log")
+				finishLegacyImport(c.cfg.Dir)
+				c.legacyImported.Store(true)
+				c.broadcast()
 			}
 		}()
 	}

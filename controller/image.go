@@ -1,8 +1,11 @@
 // Package controller keeps the cluster's metadata: a log of metadata records (topics,
 // partitions, partition changes, brokers, configs, producer-id blocks) and the
-// MetadataImage built by applying them. For now one in-process controller persists the
-// records to a local file; the Raft-replicated quorum (issue 3) replaces that store and
-// keeps the records and the image as they are.
+// MetadataImage built by applying them. The records live in a Raft log (etcd's raft,
+// raftlog.go on disk) replicated among the controller quorum; the active controller
+// (controller.go) turns requests into records, runs the broker lifecycle
+// (lifecycle.go: registration, heartbeats, fencing, controlled shutdown, leader
+// election) and validates AlterPartition (alter_partition.go); brokers follow the
+// committed log through metadata fetches (metadata_fetch.go).
 package controller
 
 import (
@@ -66,7 +69,9 @@ type BrokerImage struct {
 // MetadataImage is an immutable snapshot of the cluster metadata. Readers share it;
 // every committed change builds a new one (copy on write of what changed).
 type MetadataImage struct {
-	ClusterID    string
+	ClusterID string
+	// ControllerID is unused (-1): who is active is Raft's state, not the log's
+	// (Controller.LeaderID).
 	ControllerID int32
 	Brokers      map[int32]BrokerImage
 	Topics       map[string]*TopicImage

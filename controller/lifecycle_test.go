@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -158,6 +159,15 @@ func TestFencingMovesLeadershipAndUnfencingRestoresIt(t *testing.T) {
 	if r := alterISR(c, 2, epochs[2], tp, 1, 0, 2, 3); r.Topics[0].Partitions[0].ErrorCode != kerr.InvalidUpdateVersion.Code {
 		t.Errorf("stale partition epoch: %v", kerr.ErrorForCode(r.Topics[0].Partitions[0].ErrorCode))
 	}
+	if r := alterISR(c, 2, epochs[2], tp, 1, 2, 2, 3); r.Topics[0].Partitions[0].ErrorCode != kerr.NotController.Code {
+		t.Errorf("partition epoch ahead of the controller's: %v", kerr.ErrorForCode(r.Topics[0].Partitions[0].ErrorCode))
+	}
+	if r := alterISR(c, 2, epochs[2], tp, 2, 1, 2, 3); r.Topics[0].Partitions[0].ErrorCode != kerr.NotController.Code {
+		t.Errorf("leader epoch ahead of the controller's: %v", kerr.ErrorForCode(r.Topics[0].Partitions[0].ErrorCode))
+	}
+	if r := alterISR(c, 2, epochs[2], tp, 1, 1, 3); r.Topics[0].Partitions[0].ErrorCode != kerr.InvalidRequest.Code {
+		t.Errorf("ISR without the leader: %v", kerr.ErrorForCode(r.Topics[0].Partitions[0].ErrorCode))
+	}
 	if r := alterISR(c, 2, epochs[2], tp, 1, 1, 1, 2, 3); r.Topics[0].Partitions[0].ErrorCode != kerr.IneligibleReplica.Code {
 		t.Errorf("fenced replica into ISR: %v", kerr.ErrorForCode(r.Topics[0].Partitions[0].ErrorCode))
 	}
@@ -214,6 +224,20 @@ func TestControlledShutdownMovesLeadershipFirst(t *testing.T) {
 	if resp := c.CreateTopics(req); resp.Topics[0].ErrorCode != kerr.InvalidReplicationFactor.Code {
 		t.Fatalf("rf 3 with a broker down: %v", kerr.ErrorForCode(resp.Topics[0].ErrorCode))
 	}
+	// A manual assignment naming the fenced broker first: the ISR and leadership go to
+	// the active replicas; naming only fenced brokers is refused.
+	if p := createAssigned(t, c, "v", 1, 3, 2).Partitions[0]; p.Leader != 3 || !slices.Equal(p.ISR, []int32{3, 2}) {
+		t.Fatalf("manual assignment with a fenced broker: %+v", p)
+	}
+	rt = kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "w", -1, -1
+	a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+	a.Replicas = []int32{1}
+	rt.ReplicaAssignment = append(rt.ReplicaAssignment, a)
+	req.Topics = []kmsg.CreateTopicsRequestTopic{rt}
+	if resp := c.CreateTopics(req); resp.Topics[0].ErrorCode != kerr.InvalidReplicaAssignment.Code {
+		t.Fatalf("only fenced replicas: %v", kerr.ErrorForCode(resp.Topics[0].ErrorCode))
+	}
 }
 
 func TestSnapshotAndReplay(t *testing.T) {
@@ -264,5 +288,63 @@ func TestSnapshotAndReplay(t *testing.T) {
 	if img.Offset != final.Offset || hw != final.Offset+1 || len(img.Topics) != 7 ||
 		img.Topics["tg"].Partitions[0].Leader != 2 || img.Brokers[3].Epoch != final.Brokers[3].Epoch {
 		t.Fatalf("fetched image at %d (hw %d), controller's at %d; topics %d", img.Offset, hw, final.Offset, len(img.Topics))
+	}
+}
+
+func TestImportsPreRaftMetadataLog(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, MetadataDirName), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	old := `{"cluster_id":{"cluster_id":"old-cluster"}}
+{"register_broker":{"broker_id":1,"broker_epoch":1,"host":"h","port":1,"fenced":false}}
+{"topic":{"name":"kept","id":"AAAAAAAAAAAAAAAAAAAABw"}}
+{"partition":{"topic_id":"AAAAAAAAAAAAAAAAAAAABw","partition":0,"replicas":[1],"isr":[1],"leader":1,"leader_epoch":0,"partition_epoch":0}}
+{"torn`
+	if err := os.WriteFile(filepath.Join(dir, MetadataDirName, legacyLogName), []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Open(Config{NodeID: 1, Dir: dir, Logger: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := c.Image()
+	if img.ClusterID != "old-cluster" || img.Topics["kept"] == nil || img.Topics["kept"].Partitions[0].Leader != 1 {
+		t.Fatalf("import: cluster %q topics %v", img.ClusterID, img.Topics)
+	}
+	c.Close()
+	if _, err := os.Stat(filepath.Join(dir, MetadataDirName, legacyLogName+".imported")); err != nil {
+		t.Fatal("legacy log not renamed")
+	}
+	c, err = Open(Config{NodeID: 1, Dir: dir, Logger: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.Image().ClusterID != "old-cluster" || c.Image().Topics["kept"] == nil {
+		t.Fatal("imported records lost on reopen")
+	}
+}
+
+func TestExcessivePartitionsPerRequest(t *testing.T) {
+	c := newTestController(t, 1)
+	req := kmsg.NewPtrCreateTopicsRequest()
+	for _, n := range []int32{6000, 5000} {
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = fmt.Sprintf("big%d", n), n, 1
+		req.Topics = append(req.Topics, rt)
+	}
+	resp := c.CreateTopics(req)
+	for _, rt := range resp.Topics {
+		if rt.ErrorCode != kerr.PolicyViolation.Code || rt.ErrorMessage == nil || *rt.ErrorMessage != errTooManyPartitions {
+			t.Fatalf("%s: %v", rt.Topic, kerr.ErrorForCode(rt.ErrorCode))
+		}
+	}
+	createTopic(t, c, "small", 1, 1, nil)
+	if r := c.CreatePartitions(createPartitionsReq("small", 1<<30)); r.Topics[0].ErrorCode != kerr.PolicyViolation.Code {
+		t.Fatalf("huge CreatePartitions: %v", kerr.ErrorForCode(r.Topics[0].ErrorCode))
+	}
+	if len(c.Image().Topics) != 1 {
+		t.Fatal("a refused request created topics")
 	}
 }

@@ -147,10 +147,10 @@ func DecodeMetadataBatches(b []byte) ([]MetadataBatch, error) {
 // ApplyMetadataBatch returns the image after batch (a snapshot replaces img).
 func ApplyMetadataBatch(img *MetadataImage, batch MetadataBatch) *MetadataImage {
 	if batch.Snapshot || img == nil {
-		img = emptyImage(-1)
+		img = emptyImage()
 	}
 	return applyBatch(img, batch.Offset, batch.Records)
 }
 
 // EmptyImage is the image of an empty metadata log.
-func EmptyImage() *MetadataImage { return emptyImage(-1) }
+func EmptyImage() *MetadataImage { return emptyImage() }

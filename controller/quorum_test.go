@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -41,10 +42,14 @@ func (t memTransport) Send(msgs []raftpb.Message) {
 	}
 }
 
-func (n *memNetwork) open(t *testing.T, id int32, dirs map[int32]string, voters []Voter) *Controller {
+func (n *memNetwork) open(t *testing.T, id int32, dirs map[int32]string, voters []Voter, mod ...func(*Config)) *Controller {
 	t.Helper()
-	c, err := Open(Config{NodeID: id, Dir: dirs[id], Voters: voters, Transport: memTransport{n, id},
-		TickInterval: 10 * time.Millisecond, Logger: zerolog.Nop()})
+	cfg := Config{NodeID: id, Dir: dirs[id], Voters: voters, Transport: memTransport{n, id},
+		TickInterval: 10 * time.Millisecond, Logger: zerolog.Nop()}
+	for _, m := range mod {
+		m(&cfg)
+	}
+	c, err := Open(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,5 +134,59 @@ func TestThreeVoterFailover(t *testing.T) {
 	}
 	if re.Image().Topics["before"].ID != second.Image().Topics["before"].ID {
 		t.Fatal("restarted voter disagrees on topic ids")
+	}
+}
+
+// TestLaggingVoterCatchesUpFromSnapshot: a voter cut off while the others compact
+// their logs gets the leader's snapshot (MsgSnap) and then the entries after it.
+func TestLaggingVoterCatchesUpFromSnapshot(t *testing.T) {
+	n := &memNetwork{nodes: map[int32]*Controller{}, down: map[int32]bool{}}
+	voters := []Voter{{ID: 1}, {ID: 2}, {ID: 3}}
+	dirs := map[int32]string{1: t.TempDir(), 2: t.TempDir(), 3: t.TempDir()}
+	small := func(c *Config) { c.SnapshotEntries, c.SnapshotKeep = 5, 2 }
+	for _, v := range voters {
+		c := n.open(t, v.ID, dirs, voters, small)
+		t.Cleanup(func() { c.Close() })
+	}
+	leader := waitActive(t, n, -1)
+	for id := int32(1); id <= 3; id++ {
+		if _, err := leader.RegisterBroker(id, "h", 1, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var lagging int32
+	for _, v := range voters {
+		if v.ID != leader.NodeID() {
+			lagging = v.ID
+			break
+		}
+	}
+	n.mu.Lock()
+	n.down[lagging] = true
+	n.mu.Unlock()
+	for i := 0; i < 20; i++ {
+		createAssigned(t, leader, fmt.Sprintf("t%02d", i), 1, 2, 3)
+	}
+	if first, _ := leader.ms.FirstIndex(); first <= 2 {
+		t.Fatalf("leader did not compact its log (first index %d)", first)
+	}
+	n.mu.Lock()
+	n.down[lagging] = false
+	lag := n.nodes[lagging]
+	n.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := lag.waitUntil(ctx, func() bool { return lag.Image().Topics["t19"] != nil }); err != nil {
+		t.Fatalf("lagging voter did not catch up: %v", err)
+	}
+	if lag.Image().Topics["t00"].ID != leader.Image().Topics["t00"].ID || lag.Image().Brokers[3].Epoch != leader.Image().Brokers[3].Epoch {
+		t.Fatal("lagging voter's image differs")
+	}
+	// What it received survives its restart.
+	lag.Close()
+	re := n.open(t, lagging, dirs, voters, small)
+	t.Cleanup(func() { re.Close() })
+	if err := re.waitUntil(ctx, func() bool { return re.Image().Topics["t19"] != nil && re.Image().Topics["t00"] != nil }); err != nil {
+		t.Fatalf("restarted voter lost the snapshot: %v", err)
 	}
 }

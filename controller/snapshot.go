@@ -2,9 +2,11 @@ package controller
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 
+	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
 )
 
@@ -70,20 +72,16 @@ func ImageRecords(img *MetadataImage) []Record {
 
 // ImageFromRecords builds the image at offset from snapshot records.
 func ImageFromRecords(offset int64, recs []Record) *MetadataImage {
-	return applyBatch(emptyImage(-1), offset, recs)
+	return applyBatch(emptyImage(), offset, recs)
 }
 
-func imageFromSnapshot(nodeID int32, snap raftpb.Snapshot) (*MetadataImage, error) {
+func imageFromSnapshot(snap raftpb.Snapshot) (*MetadataImage, error) {
 	var d entryData
 	if err := json.Unmarshal(snap.Data, &d); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCorruptSnapshot, err)
 	}
 	return ImageFromRecords(int64(snap.Metadata.Index), d.Records), nil
 }
-
-// snapshotKeep is how many entries a snapshot leaves in the log, so that a voter or
-// broker slightly behind can still catch up from entries.
-const snapshotKeep = 1000
 
 // maybeSnapshot snapshots the applied image once SnapshotEntries entries were applied
 // since the last snapshot, and compacts the log. Ready loop only.
@@ -102,8 +100,8 @@ func (c *Controller) maybeSnapshot() error {
 	if err != nil {
 		return err
 	}
-	if applied > snapshotKeep {
-		if err := c.ms.Compact(applied - snapshotKeep); err != nil {
+	if keep := c.cfg.SnapshotKeep; applied > keep {
+		if err := c.ms.Compact(applied - keep); err != nil && !errors.Is(err, raft.ErrCompacted) {
 			return err
 		}
 	}

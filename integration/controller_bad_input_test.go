@@ -96,9 +96,18 @@ func TestControllerRefusesStaleAndFencedBrokers(t *testing.T) {
 		}
 		return kerr.ErrorForCode(r.Topics[0].Partitions[0].ErrorCode)
 	}
-	if err := code(alter(1, b.BrokerEpoch(), p.LeaderEpoch, p.PartitionEpoch+1, 1)); err != kerr.InvalidUpdateVersion {
+	if err := code(alter(1, b.BrokerEpoch(), p.LeaderEpoch, p.PartitionEpoch+1, 1)); err != kerr.NotController {
+		t.Errorf("partition epoch ahead of the controller's: %v", err)
+	}
+	// A valid change: the ISR shrinks to the leader…
+	if err := code(alter(1, b.BrokerEpoch(), p.LeaderEpoch, p.PartitionEpoch, 1)); err != nil {
+		t.Fatalf("shrink to [1]: %v", err)
+	}
+	// …after which the old partition epoch is stale.
+	if err := code(alter(1, b.BrokerEpoch(), p.LeaderEpoch, p.PartitionEpoch, 1, 2)); err != kerr.InvalidUpdateVersion {
 		t.Errorf("stale partition epoch: %v", err)
 	}
+	p = b.Controller().Image().Topics["ap"].Partitions[0]
 	if err := code(alter(1, b.BrokerEpoch()-1, p.LeaderEpoch, p.PartitionEpoch, 1)); err != kerr.StaleBrokerEpoch {
 		t.Errorf("stale broker epoch: %v", err)
 	}
@@ -106,8 +115,8 @@ func TestControllerRefusesStaleAndFencedBrokers(t *testing.T) {
 		t.Errorf("from a follower: %v", err)
 	}
 
-	// Broker 2 goes silent: fenced after the session, out of the ISR; the leader may
-	// not put it back, and it may not change the ISR itself.
+	// Broker 2 goes silent: fenced after the session; the leader may not put it
+	// back into the ISR, and it may not change the ISR itself.
 	WaitFor(t, 10*time.Second, "broker 2 fenced", func() bool { return b.Controller().Image().Brokers[2].Fenced })
 	p = b.Controller().Image().Topics["ap"].Partitions[0]
 	if len(p.ISR) != 1 || p.ISR[0] != 1 || p.Leader != 1 {
@@ -160,5 +169,51 @@ func TestControllerListenerSurvivesMalformedRequests(t *testing.T) {
 	}
 	if !b.Controller().IsActive() {
 		t.Fatal("controller no longer active")
+	}
+}
+
+// TestDescribeQuorumAndControllerEndpoints: a single combined node describes its
+// quorum through the broker (forwarded) and the controller listener, and its
+// controller listener answers DescribeCluster for controllers (KIP-919).
+func TestDescribeQuorumAndControllerEndpoints(t *testing.T) {
+	b := StartBroker(t)
+	for name, cl := range map[string]*kgo.Client{"broker": b.Client(), "controller": controllerClient(t, b)} {
+		req := kmsg.NewPtrDescribeQuorumRequest()
+		rt := kmsg.NewDescribeQuorumRequestTopic()
+		rt.Topic = "__cluster_metadata"
+		rt.Partitions = append(rt.Partitions, kmsg.NewDescribeQuorumRequestTopicPartition())
+		req.Topics = append(req.Topics, rt)
+		resp := ctlRequest(t, cl, req).(*kmsg.DescribeQuorumResponse)
+		if resp.ErrorCode != 0 || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+			t.Fatalf("%s: %+v", name, resp)
+		}
+		p := resp.Topics[0].Partitions[0]
+		if p.ErrorCode != 0 || p.LeaderID != 1 || p.LeaderEpoch < 1 || p.HighWatermark <= 0 ||
+			len(p.CurrentVoters) != 1 || p.CurrentVoters[0].ReplicaID != 1 || p.CurrentVoters[0].LogEndOffset != p.HighWatermark {
+			t.Fatalf("%s: quorum %+v", name, p)
+		}
+		if resp.Version >= 2 && (len(resp.Nodes) != 1 || resp.Nodes[0].NodeID != 1) {
+			t.Fatalf("%s: nodes %+v", name, resp.Nodes)
+		}
+	}
+	// Another topic is not the metadata log.
+	req := kmsg.NewPtrDescribeQuorumRequest()
+	rt := kmsg.NewDescribeQuorumRequestTopic()
+	rt.Topic = "other"
+	rt.Partitions = append(rt.Partitions, kmsg.NewDescribeQuorumRequestTopicPartition())
+	req.Topics = append(req.Topics, rt)
+	if r := ctlRequest(t, controllerClient(t, b), req).(*kmsg.DescribeQuorumResponse); r.ErrorCode != kerr.UnknownTopicOrPartition.Code {
+		t.Fatalf("other topic: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+
+	dc := kmsg.NewPtrDescribeClusterRequest()
+	dc.EndpointType = 2
+	r := ctlRequest(t, controllerClient(t, b), dc).(*kmsg.DescribeClusterResponse)
+	if r.ErrorCode != 0 || r.ControllerID != 1 || len(r.Brokers) != 1 || r.Brokers[0].NodeID != 1 || r.ClusterID == "" {
+		t.Fatalf("controller DescribeCluster: %+v", r)
+	}
+	dc.EndpointType = 1
+	if r := ctlRequest(t, controllerClient(t, b), dc).(*kmsg.DescribeClusterResponse); r.ErrorCode != kerr.MismatchedEndpointType.Code {
+		t.Fatalf("broker endpoints from a controller: %v", kerr.ErrorForCode(r.ErrorCode))
 	}
 }

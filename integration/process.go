@@ -114,6 +114,7 @@ func (p *Process) launch() {
 	}
 	p.cmd = exec.Command(Binary(p.t), propsPath)
 	p.cmd.Stdout, p.cmd.Stderr = logf, logf
+	dieWithParent(p.cmd)
 	if err := p.cmd.Start(); err != nil {
 		p.t.Fatal(err)
 	}

@@ -230,7 +230,6 @@ func Start(cfg Config) (*Broker, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), regTimeout)
 	defer cancel()
 	if b.localCtl != nil {
-		b.ctl.image.Store(b.localCtl.Image())
 		b.localCtl.Subscribe(b.pub.publish)
 		b.pub.publish(nil, b.localCtl.Image())
 	} else {
@@ -298,7 +297,7 @@ func (b *Broker) startBroker(ctx context.Context) error {
 	img := b.ctl.Image()
 	logs, err := storage.OpenLogManager(storage.LogManagerConfig{
 		Dir: cfg.logDir(), NodeID: cfg.NodeID, ClusterID: img.ClusterID,
-		RetentionCheckInterval:  time.Duration(cfg.LogRetentionCheckIntervalMs) * time.Millisecond,
+		RetentionCheckInterval: time.Duration(cfg.LogRetentionCheckIntervalMs) * time.Millisecond,
 		// The checkpoints are written together; the high watermarks' interval
 		// (replica.high.watermark.checkpoint.interval.ms, 5 s) is the shorter.
 		FlushCheckpointInterval: time.Duration(min(cfg.LogFlushOffsetCheckpointIntervalMs, cfg.ReplicaHighWatermarkCheckpointIntervalMs)) * time.Millisecond,
@@ -487,10 +486,13 @@ func (b *Broker) Close() error {
 		}
 		if b.lifecycle != nil {
 			<-b.lifecycle.done
+			b.lifecycle.ch.close()
 		}
 		if b.metaDone != nil {
 			<-b.metaDone
 		}
+		// No image reaches the replica manager or the coordinator once they close.
+		b.pub.detach()
 		if b.ctl != nil {
 			b.ctl.ch.close()
 		}

@@ -21,7 +21,11 @@ import (
 // and on shutdown asks for a controlled shutdown and waits until the controller has
 // moved its leaderships away.
 type brokerLifecycle struct {
-	b           *Broker
+	b *Broker
+	// ch is the lifecycle's own channel to the controller, so that heartbeats never
+	// queue behind a forwarded admin request waiting for a commit (Kafka's separate
+	// heartbeat channel).
+	ch          *controllerChannel
 	incarnation [16]byte
 	interval    time.Duration
 
@@ -39,6 +43,7 @@ type brokerLifecycle struct {
 
 func newBrokerLifecycle(b *Broker) *brokerLifecycle {
 	l := &brokerLifecycle{b: b, interval: time.Duration(b.cfg.BrokerHeartbeatIntervalMs) * time.Millisecond,
+		ch:   newControllerChannel(b.localCtl, b.cfg.voters(), "gokafkad-broker-"+strconv.Itoa(int(b.cfg.NodeID))+"-heartbeat", b.closing, b.log),
 		kick: make(chan struct{}, 1), done: make(chan struct{})}
 	_, _ = rand.Read(l.incarnation[:])
 	l.mu.epoch = -1
@@ -92,7 +97,7 @@ func (l *brokerLifecycle) register(ctx context.Context) error {
 		req.Rack = &l.b.cfg.BrokerRack
 	}
 	for {
-		resp, err := l.b.ctl.ch.request(ctx, req)
+		resp, err := l.ch.request(ctx, req)
 		if err != nil {
 			return err
 		}
@@ -125,13 +130,15 @@ func (l *brokerLifecycle) start(ctx context.Context) error {
 		close(l.done)
 		return err
 	}
+	// At once: a caught-up broker is unfenced without waiting (a combined node's image
+	// already holds its registration, so Start need not wait at all).
+	l.heartbeat()
 	go l.loop()
 	return nil
 }
 
 func (l *brokerLifecycle) loop() {
 	defer close(l.done)
-	l.heartbeat() // at once: a caught-up broker is unfenced without waiting
 	for {
 		l.mu.Lock()
 		fast := l.mu.fenced || l.mu.wantShutdown
@@ -161,7 +168,7 @@ func (l *brokerLifecycle) heartbeat() {
 	req.WantShutdown = shutdown
 	ctx, cancel := context.WithTimeout(context.Background(), max(l.interval, time.Second))
 	defer cancel()
-	resp, err := l.b.ctl.ch.request(ctx, req)
+	resp, err := l.ch.request(ctx, req)
 	if err != nil {
 		l.b.log.Debug().Err(err).Msg("heartbeat failed")
 		return

@@ -26,6 +26,9 @@ type metadataPublisher struct {
 func (p *metadataPublisher) publish(_, next *controller.MetadataImage) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if cur := p.b.ctl.image.Load(); cur != nil && next.Offset < cur.Offset {
+		return // an older image (start-up: the first image races the subscription)
+	}
 	p.b.ctl.image.Store(next)
 	if !p.attached {
 		return
@@ -46,6 +49,13 @@ func (p *metadataPublisher) attach() {
 	p.b.applyGroupImage(nil, img)
 	p.b.applyTxnImage(nil, img)
 	p.applied = img
+}
+
+// detach stops publishing to the subsystems (Close), after any publication under way.
+func (p *metadataPublisher) detach() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.attached = false
 }
 
 // metadataLoop follows the metadata log of the controller quorum (broker-only nodes):
@@ -74,10 +84,8 @@ func (b *Broker) metadataLoop(ch *controllerChannel, done chan struct{}) {
 		rt.Partitions = append(rt.Partitions, rp)
 		req.Topics = append(req.Topics, rt)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		t0 := time.Now()
 		resp, err := ch.request(ctx, req)
 		cancel()
-		b.log.Debug().Dur("took", time.Since(t0)).Int64("offset", img.Offset+1).AnErr("err", err).Msg("metadata fetch")
 		var batches []controller.MetadataBatch
 		if err == nil {
 			r := resp.(*kmsg.FetchResponse)
