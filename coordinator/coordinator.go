@@ -70,6 +70,16 @@ type shard struct {
 	// seen is what was last logged of each group (state, generation, size), so only
 	// changes are logged.
 	seen map[string]groupView
+	// lateMarkers are transaction markers written to the partition while it was being
+	// loaded (the replay may have stopped before them); they are applied when the load
+	// ends. Applying one the replay also saw is harmless: no transactional offsets can
+	// be written while loading.
+	lateMarkers []lateMarker
+}
+
+type lateMarker struct {
+	pid    int64
+	commit bool
 }
 
 type groupView struct {
@@ -272,6 +282,12 @@ func (c *GroupCoordinator) load(s *shard) {
 			delete(groups, id) // only tombstones were left
 		}
 	}
+	for _, m := range s.lateMarkers {
+		for _, g := range groups {
+			g.completeTxn(m.pid, m.commit)
+		}
+	}
+	s.lateMarkers = nil
 	s.groups = groups
 	s.loaded = true
 	for _, g := range groups {

@@ -195,8 +195,11 @@ func (c *GroupCoordinator) CompleteTxn(partition int32, pid int64, commit bool) 
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.gone || !s.loaded {
-		// A shard still loading sees the marker when it replays the log.
+	if s.gone {
+		return
+	}
+	if !s.loaded {
+		s.lateMarkers = append(s.lateMarkers, lateMarker{pid: pid, commit: commit})
 		return
 	}
 	for _, g := range s.groups {

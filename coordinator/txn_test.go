@@ -341,3 +341,31 @@ func TestTxnCoordinatorReloadsOnNewCoordinatorEpoch(t *testing.T) {
 		t.Fatalf("markers: %v", got)
 	}
 }
+
+// TestTxnMarkerDuringGroupLoad: a marker written while the __consumer_offsets
+// partition is still being replayed (after the replay read past where it lands) is
+// applied once the load ends.
+func TestTxnMarkerDuringGroupLoad(t *testing.T) {
+	log := newMemLog()
+	p := PartitionFor("g", 4)
+	om := OffsetAndMetadata{Offset: 77, LeaderEpoch: -1, CommitTimestamp: 1, ExpireTimestamp: -1}
+	if err := log.Append(p, EncodeTxnBatch([]Record{OffsetCommitRecord("g", "t", 1, &om)}, 1, 42, 0)); err != nil {
+		t.Fatal(err)
+	}
+	log.block = make(chan struct{})
+	c := New(testConfig(), log, fakeMetadata{OffsetsTopic: 4, "t": 3}, nil, zerolog.Nop())
+	t.Cleanup(c.Close)
+	c.BecomeLeader(p)
+	c.CompleteTxn(p, 42, true) // the replay has not read anything yet: it will not see it
+	close(log.block)
+	deadline := time.Now().Add(5 * time.Second)
+	for !c.Loaded(p) {
+		if time.Now().After(deadline) {
+			t.Fatal("not loaded")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if got := c.GroupOffsets("g"); got[TopicPartition{"t", 1}].Offset != 77 {
+		t.Fatalf("offsets after a marker during the load: %+v", got)
+	}
+}
