@@ -178,14 +178,21 @@ func (b *Broker) applyGroupImage(_, next *controller.MetadataImage) {
 // offsets.topic.replication.factor replicas, compacted.
 func (b *Broker) createOffsetsTopic() int16 {
 	gc := groupConfig(b.cfg.Broker)
-	req := kmsg.NewPtrCreateTopicsRequest()
-	t := kmsg.NewCreateTopicsRequestTopic()
-	t.Topic, t.NumPartitions, t.ReplicationFactor = coordinator.OffsetsTopic, gc.OffsetsTopicNumPartitions, gc.OffsetsTopicReplicationFactor
-	for _, kv := range [][2]string{
+	return b.createInternalTopic(coordinator.OffsetsTopic, gc.OffsetsTopicNumPartitions, gc.OffsetsTopicReplicationFactor, [][2]string{
 		{"cleanup.policy", "compact"},
 		{"compression.type", "producer"},
 		{"segment.bytes", strconv.FormatInt(gc.OffsetsTopicSegmentBytes, 10)},
-	} {
+	})
+}
+
+// createInternalTopic creates a coordinator's topic through the controller and logs
+// the outcome; a topic that already exists is success (0), as for Kafka's
+// AutoTopicCreationManager, since another broker may have created it first.
+func (b *Broker) createInternalTopic(name string, partitions int32, replicationFactor int16, configs [][2]string) int16 {
+	req := kmsg.NewPtrCreateTopicsRequest()
+	t := kmsg.NewCreateTopicsRequestTopic()
+	t.Topic, t.NumPartitions, t.ReplicationFactor = name, partitions, replicationFactor
+	for _, kv := range configs {
 		c := kmsg.NewCreateTopicsRequestTopicConfig()
 		c.Name, c.Value = kv[0], kmsg.StringPtr(kv[1])
 		t.Configs = append(t.Configs, c)
@@ -195,7 +202,7 @@ func (b *Broker) createOffsetsTopic() int16 {
 	code := resp.Topics[0].ErrorCode
 	switch code {
 	case 0:
-		b.log.Info().Int32("partitions", gc.OffsetsTopicNumPartitions).Msg("created " + coordinator.OffsetsTopic)
+		b.log.Info().Int32("partitions", partitions).Msg("created " + name)
 	case kerr.TopicAlreadyExists.Code:
 		code = 0
 	default:
@@ -203,7 +210,7 @@ func (b *Broker) createOffsetsTopic() int16 {
 		if m := resp.Topics[0].ErrorMessage; m != nil {
 			msg = *m
 		}
-		b.log.Warn().Str("error", kerr.ErrorForCode(code).Error()).Str("message", msg).Msg("creating " + coordinator.OffsetsTopic + " failed")
+		b.log.Warn().Str("error", kerr.ErrorForCode(code).Error()).Str("message", msg).Msg("creating " + name + " failed")
 	}
 	return code
 }

@@ -183,37 +183,14 @@ func (b *Broker) applyTxnImage(_, next *controller.MetadataImage) {
 // transaction.state.log.replication.factor replicas, compacted, min.insync.replicas
 // transaction.state.log.min.isr.
 func (b *Broker) createTxnStateTopic() int16 {
-	req := kmsg.NewPtrCreateTopicsRequest()
-	t := kmsg.NewCreateTopicsRequestTopic()
-	t.Topic = coordinator.TransactionStateTopic
-	t.NumPartitions, t.ReplicationFactor = b.cfg.TransactionStateLogNumPartitions, b.cfg.TransactionStateLogReplicationFactor
-	for _, kv := range [][2]string{
-		{"cleanup.policy", "compact"},
-		{"compression.type", "uncompressed"},
-		{"min.insync.replicas", strconv.Itoa(int(b.cfg.TransactionStateLogMinISR))},
-		{"segment.bytes", strconv.Itoa(int(b.cfg.TransactionStateLogSegmentBytes))},
-		{"unclean.leader.election.enable", "false"},
-	} {
-		c := kmsg.NewCreateTopicsRequestTopicConfig()
-		c.Name, c.Value = kv[0], kmsg.StringPtr(kv[1])
-		t.Configs = append(t.Configs, c)
-	}
-	req.Topics = append(req.Topics, t)
-	resp := b.ctl.CreateTopics(req)
-	code := resp.Topics[0].ErrorCode
-	switch code {
-	case 0:
-		b.log.Info().Int32("partitions", t.NumPartitions).Msg("created " + coordinator.TransactionStateTopic)
-	case kerr.TopicAlreadyExists.Code:
-		code = 0
-	default:
-		msg := ""
-		if m := resp.Topics[0].ErrorMessage; m != nil {
-			msg = *m
-		}
-		b.log.Warn().Str("error", kerr.ErrorForCode(code).Error()).Str("message", msg).Msg("creating " + coordinator.TransactionStateTopic + " failed")
-	}
-	return code
+	return b.createInternalTopic(coordinator.TransactionStateTopic,
+		b.cfg.TransactionStateLogNumPartitions, b.cfg.TransactionStateLogReplicationFactor, [][2]string{
+			{"cleanup.policy", "compact"},
+			{"compression.type", "uncompressed"},
+			{"min.insync.replicas", strconv.Itoa(int(b.cfg.TransactionStateLogMinISR))},
+			{"segment.bytes", strconv.Itoa(int(b.cfg.TransactionStateLogSegmentBytes))},
+			{"unclean.leader.election.enable", "false"},
+		})
 }
 
 // TxnCoordinator returns the broker's transaction coordinator.
