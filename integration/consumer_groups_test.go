@@ -97,24 +97,12 @@ func TestConsumerProtocolSplitsRebalancesAndResumes(t *testing.T) {
 	waitSplit(t, 6, m1)
 
 	// Everything consumed is committed; a new member resumes after it.
-	WaitFor(t, 30*time.Second, "offsets committed to the end", func() bool {
-		os, err := adm.FetchOffsets(Ctx(t, 5*time.Second), "g")
-		if err != nil {
-			return false
-		}
-		var sum int64
-		os.Each(func(o kadm.OffsetResponse) { sum += o.At })
-		return sum == 60
-	})
+	WaitFor(t, 30*time.Second, "offsets committed to the end", committedSum(t, adm, "g", 60))
 	m1.close()
 	WaitFor(t, 10*time.Second, "group Empty", func() bool { return describe848(t, adm, "g").State == "Empty" })
 	produceValues(t, prod, "orders", 60, 70)
 	m4 := start848(t, b.Addr(), "g", "orders")
-	WaitFor(t, 30*time.Second, "new records consumed", func() bool { return m4.count() >= 10 })
-	time.Sleep(300 * time.Millisecond)
-	if n := m4.count(); n != 10 {
-		t.Fatalf("resumed member consumed %d records, want only the 10 new ones", n)
-	}
+	waitResumed(t, m4, 10)
 }
 
 func TestConsumerProtocolSurvivesRestart(t *testing.T) {
@@ -127,23 +115,12 @@ func TestConsumerProtocolSurvivesRestart(t *testing.T) {
 	if err := adm.CommitAllOffsets(Ctx(t, 10*time.Second), "simple", os); err != nil {
 		t.Fatal(err)
 	}
-	committed := func(adm *kadm.Client, want int64) func() bool {
-		return func() bool {
-			o, err := adm.FetchOffsets(Ctx(t, 5*time.Second), "consumers")
-			if err != nil {
-				return false
-			}
-			var sum int64
-			o.Each(func(o kadm.OffsetResponse) { sum += o.At })
-			return sum == want
-		}
-	}
 
 	// A live member across a restart: it keeps heartbeating at its epoch (the group
 	// is reloaded with it), keeps its partitions, and consumes on without repeats.
 	m := start848(t, b.Addr(), "consumers", "r")
 	WaitFor(t, 30*time.Second, "consumed", func() bool { return m.count() == 20 })
-	WaitFor(t, 30*time.Second, "committed", committed(adm, 20))
+	WaitFor(t, 30*time.Second, "committed", committedSum(t, adm, "consumers", 20))
 	before := describe848(t, adm, "consumers")
 	b = b.Restart()
 	adm = b.Admin()
@@ -156,7 +133,7 @@ func TestConsumerProtocolSurvivesRestart(t *testing.T) {
 	if d := describe848(t, adm, "consumers"); d.Members[0].MemberID != before.Members[0].MemberID {
 		t.Fatalf("member changed across the restart: %s -> %s", before.Members[0].MemberID, d.Members[0].MemberID)
 	}
-	WaitFor(t, 30*time.Second, "committed after restart", committed(adm, 30))
+	WaitFor(t, 30*time.Second, "committed after restart", committedSum(t, adm, "consumers", 30))
 	m.close()
 	WaitFor(t, 10*time.Second, "group Empty", func() bool { return describe848(t, adm, "consumers").State == "Empty" })
 
@@ -167,18 +144,14 @@ func TestConsumerProtocolSurvivesRestart(t *testing.T) {
 		l, err := adm.ListGroups(Ctx(t, 5*time.Second))
 		return err == nil && l["simple"].GroupType == "classic" && l["consumers"].GroupType == "consumer" && l["consumers"].State == "Empty"
 	})
-	WaitFor(t, 10*time.Second, "offsets after restart", committed(adm, 30))
+	WaitFor(t, 10*time.Second, "offsets after restart", committedSum(t, adm, "consumers", 30))
 	s, _ := adm.FetchOffsets(Ctx(t, 5*time.Second), "simple")
 	if o, ok := s.Lookup("r", 0); !ok || o.At != 3 || o.Metadata != "keep" {
 		t.Fatalf("simple offset after restart: %+v", o)
 	}
 	produceValues(t, b.Client(), "r", 30, 35)
 	m2 := start848(t, b.Addr(), "consumers", "r")
-	WaitFor(t, 30*time.Second, "resumed", func() bool { return m2.count() >= 5 })
-	time.Sleep(300 * time.Millisecond)
-	if n := m2.count(); n != 5 {
-		t.Fatalf("consumed %d after restart, want 5", n)
-	}
+	waitResumed(t, m2, 5)
 }
 
 func TestConsumerProtocolRangeAssignorAndNewPartitions(t *testing.T) {
