@@ -58,15 +58,9 @@ type GroupCoordinator struct {
 
 // shard is one __consumer_offsets partition's groups.
 type shard struct {
-	partition int32
-	mu        sync.Mutex
-	// loaded is false while the partition is being replayed.
-	loaded bool
-	// gone is set when the broker stopped leading the partition; timers that still
-	// fire find it and do nothing.
-	gone   bool
-	groups map[string]*Group
-	timers map[string]*time.Timer
+	shardState // its mu guards the fields below too
+	groups     map[string]*Group
+	timers     map[string]*time.Timer
 	// seen is what was last logged of each group (state, generation, size), so only
 	// changes are logged.
 	seen map[string]groupView
@@ -75,6 +69,49 @@ type shard struct {
 	// ends. Applying one the replay also saw is harmless: no transactional offsets can
 	// be written while loading.
 	lateMarkers []lateMarker
+}
+
+// shardState is what both coordinators keep of each partition of their topic that
+// this broker leads: whether it is loaded and whether it is still led. Embedded in
+// shard and txnShard.
+type shardState struct {
+	partition int32
+	mu        sync.Mutex
+	// loaded is false while the partition is being replayed.
+	loaded bool
+	// gone is set when the broker stopped leading the partition; timers and
+	// background work that still hold the shard find it and do nothing.
+	gone bool
+}
+
+// lockLoaded locks s when it is loaded and still led, and returns 0; otherwise it leaves
+// s unlocked and returns the code to answer with: NOT_COORDINATOR once gone (the client
+// looks for the new coordinator), COORDINATOR_LOAD_IN_PROGRESS while loading.
+func (s *shardState) lockLoaded() int16 {
+	s.mu.Lock()
+	switch {
+	case s.gone:
+		s.mu.Unlock()
+		return kerr.NotCoordinator.Code
+	case !s.loaded:
+		s.mu.Unlock()
+		return kerr.CoordinatorLoadInProgress.Code
+	}
+	return 0
+}
+
+// isLoaded reports whether the partition has been loaded.
+func (s *shardState) isLoaded() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.loaded
+}
+
+// markGone records that the broker no longer leads the partition.
+func (s *shardState) markGone() {
+	s.mu.Lock()
+	s.gone = true
+	s.mu.Unlock()
 }
 
 type lateMarker struct {
@@ -137,7 +174,7 @@ func (c *GroupCoordinator) BecomeLeader(partition int32) {
 		c.mu.Unlock()
 		return
 	}
-	s := &shard{partition: partition, groups: map[string]*Group{}, timers: map[string]*time.Timer{}, seen: map[string]groupView{}}
+	s := &shard{shardState: shardState{partition: partition}, groups: map[string]*Group{}, timers: map[string]*time.Timer{}, seen: map[string]groupView{}}
 	c.mu.shards[partition] = s
 	c.mu.Unlock()
 	c.wg.Add(1)
@@ -171,12 +208,7 @@ func (c *GroupCoordinator) Loaded(partition int32) bool {
 	c.mu.Lock()
 	s := c.mu.shards[partition]
 	c.mu.Unlock()
-	if s == nil {
-		return false
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.loaded
+	return s != nil && s.isLoaded()
 }
 
 func (c *GroupCoordinator) unload(s *shard) {
@@ -352,14 +384,8 @@ func (c *GroupCoordinator) shardFor(groupID string) (*shard, int16) {
 	if s == nil {
 		return nil, kerr.NotCoordinator.Code
 	}
-	s.mu.Lock()
-	if s.gone {
-		s.mu.Unlock()
-		return nil, kerr.NotCoordinator.Code
-	}
-	if !s.loaded {
-		s.mu.Unlock()
-		return nil, kerr.CoordinatorLoadInProgress.Code
+	if code := s.lockLoaded(); code != 0 {
+		return nil, code
 	}
 	return s, 0
 }

@@ -192,11 +192,9 @@ type TxnCoordinator struct {
 }
 
 type txnShard struct {
-	partition int32
+	shardState // its mu guards txns too
 	// coordinatorEpoch is the partition's leader epoch when this broker took it.
 	coordinatorEpoch int32
-	mu               sync.Mutex
-	loaded, gone     bool
 	txns             map[string]*TxnMetadata
 }
 
@@ -242,9 +240,7 @@ func (c *TxnCoordinator) Close() {
 	c.mu.Unlock()
 	close(c.stop)
 	for _, s := range shards {
-		s.mu.Lock()
-		s.gone = true
-		s.mu.Unlock()
+		s.markGone()
 	}
 	c.wg.Wait()
 }
@@ -257,15 +253,13 @@ func (c *TxnCoordinator) BecomeLeader(partition, coordinatorEpoch int32) {
 	c.mu.Lock()
 	if old := c.mu.shards[partition]; old != nil && old.coordinatorEpoch < coordinatorEpoch {
 		delete(c.mu.shards, partition)
-		old.mu.Lock()
-		old.gone = true
-		old.mu.Unlock()
+		old.markGone()
 	}
 	if c.mu.closed || c.mu.shards[partition] != nil {
 		c.mu.Unlock()
 		return
 	}
-	s := &txnShard{partition: partition, coordinatorEpoch: coordinatorEpoch, txns: map[string]*TxnMetadata{}}
+	s := &txnShard{shardState: shardState{partition: partition}, coordinatorEpoch: coordinatorEpoch, txns: map[string]*TxnMetadata{}}
 	c.mu.shards[partition] = s
 	c.wg.Add(1)
 	c.mu.Unlock()
@@ -282,9 +276,7 @@ func (c *TxnCoordinator) Resign(partition int32) {
 	delete(c.mu.shards, partition)
 	c.mu.Unlock()
 	if s != nil {
-		s.mu.Lock()
-		s.gone = true
-		s.mu.Unlock()
+		s.markGone()
 	}
 }
 
@@ -300,12 +292,7 @@ func (c *TxnCoordinator) Loaded(partition int32) bool {
 	c.mu.Lock()
 	s := c.mu.shards[partition]
 	c.mu.Unlock()
-	if s == nil {
-		return false
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.loaded
+	return s != nil && s.isLoaded()
 }
 
 func (c *TxnCoordinator) load(s *txnShard) {
@@ -357,14 +344,8 @@ func (c *TxnCoordinator) shardFor(id string) (*txnShard, int16) {
 	if s == nil {
 		return nil, kerr.NotCoordinator.Code
 	}
-	s.mu.Lock()
-	switch {
-	case s.gone:
-		s.mu.Unlock()
-		return nil, kerr.NotCoordinator.Code
-	case !s.loaded:
-		s.mu.Unlock()
-		return nil, kerr.CoordinatorLoadInProgress.Code
+	if code := s.lockLoaded(); code != 0 {
+		return nil, code
 	}
 	return s, 0
 }
