@@ -74,6 +74,28 @@ func eosStep(t *testing.T, s *kgo.GroupTransactSession, stopMidway bool) int {
 	return len(recs)
 }
 
+// exactlyOnceDiff compares the sorted read_committed output with want, the input
+// records each of which must come out exactly once; "" when they match, else which
+// records came out twice and which never did.
+func exactlyOnceDiff(got, want []string) string {
+	if fmt.Sprint(got) == fmt.Sprint(want) {
+		return ""
+	}
+	seen := map[string]int{}
+	for _, v := range got {
+		seen[v]++
+	}
+	var dups, missing []string
+	for _, v := range want {
+		if seen[v] == 0 {
+			missing = append(missing, v)
+		} else if seen[v] > 1 {
+			dups = append(dups, v)
+		}
+	}
+	return fmt.Sprintf("read_committed output has %d records: duplicates %v, missing %v", len(got), dups, missing)
+}
+
 func TestExactlyOnceConsumeTransformProduceAcrossRestart(t *testing.T) {
 	b := StartBroker(t, fastTxns)
 	createTopic(t, b.Admin(), "in", 2)
@@ -110,20 +132,8 @@ func TestExactlyOnceConsumeTransformProduceAcrossRestart(t *testing.T) {
 	}
 	got = consumeAll(t, b.Addr(), "out", true, n+1, 2*time.Second) // nothing more may come
 	sort.Strings(got)
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		seen := map[string]int{}
-		for _, v := range got {
-			seen[v]++
-		}
-		var dups, missing []string
-		for _, v := range want {
-			if seen[v] == 0 {
-				missing = append(missing, v)
-			} else if seen[v] > 1 {
-				dups = append(dups, v)
-			}
-		}
-		t.Fatalf("read_committed output has %d records: duplicates %v, missing %v", len(got), dups, missing)
+	if diff := exactlyOnceDiff(got, want); diff != "" {
+		t.Fatal(diff)
 	}
 	// The aborted copies are in the log for read_uncommitted readers.
 	if all := consumeAll(t, b.Addr(), "out", false, n+1, 3*time.Second); len(all) <= n {
@@ -241,19 +251,7 @@ func TestExactlyOnceAcrossBrokerKillInCluster(t *testing.T) {
 	}
 	got = consumeAll(t, survivors[0], "out", true, n+1, 2*time.Second)
 	sort.Strings(got)
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		seen := map[string]int{}
-		for _, v := range got {
-			seen[v]++
-		}
-		var dups, missing []string
-		for _, v := range want {
-			if seen[v] == 0 {
-				missing = append(missing, v)
-			} else if seen[v] > 1 {
-				dups = append(dups, v)
-			}
-		}
-		t.Fatalf("read_committed output has %d records: duplicates %v, missing %v\n%s", len(got), dups, missing, c.Logs())
+	if diff := exactlyOnceDiff(got, want); diff != "" {
+		t.Fatalf("%s\n%s", diff, c.Logs())
 	}
 }
