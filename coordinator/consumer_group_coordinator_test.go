@@ -178,15 +178,7 @@ func startCoordinatorWith(t *testing.T, cfg Config, md Metadata, now func() time
 	for p := int32(0); p < cfg.OffsetsTopicNumPartitions; p++ {
 		c.BecomeLeader(p)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for p := int32(0); p < cfg.OffsetsTopicNumPartitions; p++ {
-		for !c.Loaded(p) {
-			if time.Now().After(deadline) {
-				t.Fatalf("partition %d not loaded", p)
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}
+	waitLoaded(t, c.Loaded, cfg.OffsetsTopicNumPartitions)
 	return c
 }
 

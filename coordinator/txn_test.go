@@ -58,15 +58,7 @@ func startTxnCoordinator(t *testing.T, log *memLog, markers *markerLog, now func
 	for p := int32(0); p < 4; p++ {
 		c.BecomeLeader(p, 7)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for p := int32(0); p < 4; p++ {
-		for !c.Loaded(p) {
-			if time.Now().After(deadline) {
-				t.Fatalf("partition %d not loaded", p)
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}
+	waitLoaded(t, c.Loaded, 4)
 	return c
 }
 
