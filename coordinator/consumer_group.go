@@ -28,6 +28,7 @@ package coordinator
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"time"
 
@@ -309,7 +310,7 @@ func (g *ConsumerGroup) Heartbeat(now time.Time, req *kmsg.ConsumerGroupHeartbea
 	if isNew || !upd.memberMetadata.equal(old.memberMetadata) {
 		m := upd.memberMetadata
 		recs = append(recs, cgRecord{Type: cgMemberMetadataType, Group: g.ID, Member: memberID, Member5: &m})
-		if !equalStrings(upd.SubscribedTopicNames, old.SubscribedTopicNames) ||
+		if !slices.Equal(upd.SubscribedTopicNames, old.SubscribedTopicNames) ||
 			!equalStringPtr(upd.SubscribedTopicRegex, old.SubscribedTopicRegex) {
 			bump = true
 		}
@@ -744,7 +745,7 @@ func (g *ConsumerGroup) regexRecords(members []*ConsumerMember, names []string, 
 			}
 		}
 		sort.Strings(topics)
-		if old, ok := g.Resolved[re]; !ok || !equalStrings(old, topics) {
+		if old, ok := g.Resolved[re]; !ok || !slices.Equal(old, topics) {
 			recs = append(recs, cgRecord{Type: cgRegularExpressionType, Group: g.ID, Regex: re,
 				Resolved: &resolvedRegex{Topics: topics, Timestamp: nowMs}})
 		}
@@ -911,7 +912,7 @@ func (m memberMetadata) clone() memberMetadata {
 func (m memberMetadata) equal(o memberMetadata) bool {
 	return equalStringPtr(m.InstanceID, o.InstanceID) && equalStringPtr(m.RackID, o.RackID) &&
 		m.ClientID == o.ClientID && m.ClientHost == o.ClientHost &&
-		equalStrings(m.SubscribedTopicNames, o.SubscribedTopicNames) &&
+		slices.Equal(m.SubscribedTopicNames, o.SubscribedTopicNames) &&
 		equalStringPtr(m.SubscribedTopicRegex, o.SubscribedTopicRegex) &&
 		m.RebalanceTimeoutMs == o.RebalanceTimeoutMs && equalStringPtr(m.ServerAssignor, o.ServerAssignor)
 }
@@ -928,7 +929,7 @@ func equalTopicPartitions(a, b TopicPartitions) bool {
 			continue
 		}
 		n++
-		if !equalInt32s(ps, b[id]) {
+		if !slices.Equal(ps, b[id]) {
 			return false
 		}
 	}
@@ -938,30 +939,6 @@ func equalTopicPartitions(a, b TopicPartitions) bool {
 		}
 	}
 	return n == 0
-}
-
-func equalInt32s(a, b []int32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func equalStringPtr(a, b *string) bool {
