@@ -133,8 +133,8 @@ func New(cfg Config, log PartitionLog, md Metadata, now func() time.Time, logger
 	c := &GroupCoordinator{cfg: cfg, log: log, md: md, now: now, logger: logger, stop: make(chan struct{})}
 	c.mu.shards = map[int32]*shard{}
 	if cfg.OffsetsRetentionCheckInterval > 0 {
-		c.wg.Add(1)
-		go c.retentionLoop()
+		c.wg.Add(1) // expire offsets every offsets.retention.check.interval.ms
+		go every(&c.wg, c.stop, cfg.OffsetsRetentionCheckInterval, c.ExpireOffsets)
 	}
 	return c
 }
@@ -801,17 +801,18 @@ func (c *GroupCoordinator) deleteGroup(id string) int16 {
 	return 0
 }
 
-// retentionLoop expires offsets every offsets.retention.check.interval.ms.
-func (c *GroupCoordinator) retentionLoop() {
-	defer c.wg.Done()
-	t := time.NewTicker(c.cfg.OffsetsRetentionCheckInterval)
+// every runs fn every d until stop is closed, then marks wg done: the background
+// work of both coordinators (offset expiry, transaction timeouts and expiry).
+func every(wg *sync.WaitGroup, stop <-chan struct{}, d time.Duration, fn func()) {
+	defer wg.Done()
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
-		case <-c.stop:
+		case <-stop:
 			return
 		case <-t.C:
-			c.ExpireOffsets()
+			fn()
 		}
 	}
 }

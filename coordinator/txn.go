@@ -215,11 +215,11 @@ func NewTxnCoordinator(cfg TxnConfig, log PartitionLog, md Metadata, markers Mar
 	c.mu.shards = map[int32]*txnShard{}
 	if cfg.AbortTimedOutInterval > 0 {
 		c.wg.Add(1)
-		go c.every(cfg.AbortTimedOutInterval, c.AbortTimedOut)
+		go every(&c.wg, c.stop, cfg.AbortTimedOutInterval, c.AbortTimedOut)
 	}
 	if cfg.RemoveExpiredInterval > 0 && cfg.TransactionalIDExpiration > 0 {
 		c.wg.Add(1)
-		go c.every(cfg.RemoveExpiredInterval, c.ExpireTransactionalIDs)
+		go every(&c.wg, c.stop, cfg.RemoveExpiredInterval, c.ExpireTransactionalIDs)
 	}
 	return c
 }
@@ -580,21 +580,6 @@ func (c *TxnCoordinator) completeTxn(s *txnShard, id string, pid int64, epoch in
 		case <-c.stop:
 			return
 		case <-time.After(c.cfg.MarkerRetryBackoff):
-		}
-	}
-}
-
-// every runs fn every d until the coordinator closes.
-func (c *TxnCoordinator) every(d time.Duration, fn func()) {
-	defer c.wg.Done()
-	t := time.NewTicker(d)
-	defer t.Stop()
-	for {
-		select {
-		case <-c.stop:
-			return
-		case <-t.C:
-			fn()
 		}
 	}
 }
