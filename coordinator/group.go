@@ -242,18 +242,21 @@ func (g *Group) supportsProtocols(protocolType string, protocols []Protocol) boo
 		return false
 	}
 	for _, p := range protocols {
-		all := true
-		for _, m := range g.Members {
-			if !hasProtocol(m.Protocols, p.Name) {
-				all = false
-				break
-			}
-		}
-		if all {
+		if g.allSupport(p.Name) {
 			return true
 		}
 	}
 	return false
+}
+
+// allSupport reports whether every member lists the protocol name.
+func (g *Group) allSupport(name string) bool {
+	for _, m := range g.Members {
+		if !hasProtocol(m.Protocols, name) {
+			return false
+		}
+	}
+	return true
 }
 
 func hasProtocol(ps []Protocol, name string) bool {
@@ -282,14 +285,7 @@ func (g *Group) selectProtocol() string {
 		return ""
 	}
 	for _, p := range ref.Protocols {
-		all := true
-		for _, m := range g.Members {
-			if !hasProtocol(m.Protocols, p.Name) {
-				all = false
-				break
-			}
-		}
-		if all {
+		if g.allSupport(p.Name) {
 			candidates = append(candidates, p.Name)
 		}
 	}
