@@ -74,6 +74,35 @@ func eosStep(t *testing.T, s *kgo.GroupTransactSession, stopMidway bool) int {
 	return len(recs)
 }
 
+// eosStopMidway runs worker s until about a third of the n input records are copied
+// (at most 50 steps), then leaves it inside an open transaction: the state of a worker
+// killed mid-transaction.
+func eosStopMidway(t *testing.T, s *kgo.GroupTransactSession, n int) {
+	t.Helper()
+	done := 0
+	for steps := 0; done < n/3 && steps < 50; steps++ {
+		done += eosStep(t, s, false)
+	}
+	for i := 0; i < 20 && eosStep(t, s, true) == 0; i++ {
+	}
+}
+
+// eosFinish runs worker s until read_committed readers at seed see n records in "out"
+// or timeout passes, then reads "out" once more for long enough that an (n+1)th record
+// would show, and returns what it read, sorted.
+func eosFinish(t *testing.T, s *kgo.GroupTransactSession, seed string, n int, timeout time.Duration) []string {
+	t.Helper()
+	var got []string
+	deadline := time.Now().Add(timeout)
+	for len(got) < n && time.Now().Before(deadline) {
+		eosStep(t, s, false)
+		got = consumeAll(t, seed, "out", true, n, 300*time.Millisecond)
+	}
+	got = consumeAll(t, seed, "out", true, n+1, 2*time.Second)
+	sort.Strings(got)
+	return got
+}
+
 // exactlyOnceDiff compares the sorted read_committed output with want, the input
 // records each of which must come out exactly once; "" when they match, else which
 // records came out twice and which never did.
@@ -113,25 +142,13 @@ func TestExactlyOnceConsumeTransformProduceAcrossRestart(t *testing.T) {
 
 	// The first worker commits a few transactions, then dies inside one.
 	s1 := eosSession(t, b.Addr())
-	done := 0
-	for steps := 0; done < n/3 && steps < 50; steps++ {
-		done += eosStep(t, s1, false)
-	}
-	for i := 0; i < 20 && eosStep(t, s1, true) == 0; i++ {
-	}
+	eosStopMidway(t, s1, n)
 	s1.Client().Close() // killed: its transaction stays open until fenced
 
 	// A restarted worker fences it (aborting its transaction) and finishes the input.
 	s2 := eosSession(t, b.Addr())
 	defer s2.Close()
-	got := consumeAll(t, b.Addr(), "out", true, n, 100*time.Millisecond)
-	deadline := time.Now().Add(30 * time.Second)
-	for len(got) < n && time.Now().Before(deadline) {
-		eosStep(t, s2, false)
-		got = consumeAll(t, b.Addr(), "out", true, n, 300*time.Millisecond)
-	}
-	got = consumeAll(t, b.Addr(), "out", true, n+1, 2*time.Second) // nothing more may come
-	sort.Strings(got)
+	got := eosFinish(t, s2, b.Addr(), n, 30*time.Second)
 	if diff := exactlyOnceDiff(got, want); diff != "" {
 		t.Fatal(diff)
 	}
@@ -162,12 +179,7 @@ func TestExactlyOnceAcrossBrokerKill9(t *testing.T) {
 	in.Close()
 
 	s1 := eosSession(t, p.Addr)
-	done := 0
-	for steps := 0; done < n/3 && steps < 50; steps++ {
-		done += eosStep(t, s1, false)
-	}
-	for i := 0; i < 20 && eosStep(t, s1, true) == 0; i++ {
-	}
+	eosStopMidway(t, s1, n)
 	p.Signal(syscall.SIGKILL) // the broker dies with a transaction open
 	p.wait(10 * time.Second)
 	p.Start()
@@ -175,14 +187,7 @@ func TestExactlyOnceAcrossBrokerKill9(t *testing.T) {
 
 	s2 := eosSession(t, p.Addr)
 	defer s2.Close()
-	var got []string
-	deadline := time.Now().Add(40 * time.Second)
-	for len(got) < n && time.Now().Before(deadline) {
-		eosStep(t, s2, false)
-		got = consumeAll(t, p.Addr, "out", true, n, 300*time.Millisecond)
-	}
-	got = consumeAll(t, p.Addr, "out", true, n+1, 2*time.Second)
-	sort.Strings(got)
+	got := eosFinish(t, s2, p.Addr, n, 40*time.Second)
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("read_committed output after a broker kill has %d records (want each of %d once)", len(got), n)
 	}
@@ -232,25 +237,13 @@ func TestExactlyOnceAcrossBrokerKillInCluster(t *testing.T) {
 	defer func() { tolerateEndErrors = false }()
 	survivors := []string{c.Nodes[1].Addr, c.Nodes[3].Addr}
 	s1 := eosSession(t, survivors...)
-	done := 0
-	for steps := 0; done < n/3 && steps < 50; steps++ {
-		done += eosStep(t, s1, false)
-	}
-	for i := 0; i < 20 && eosStep(t, s1, true) == 0; i++ {
-	}
+	eosStopMidway(t, s1, n)
 	c.Nodes[2].Kill()
 	go s1.Client().Close()
 
 	s2 := eosSession(t, survivors...)
 	defer s2.Close()
-	var got []string
-	deadline := time.Now().Add(60 * time.Second)
-	for len(got) < n && time.Now().Before(deadline) {
-		eosStep(t, s2, false)
-		got = consumeAll(t, survivors[0], "out", true, n, 300*time.Millisecond)
-	}
-	got = consumeAll(t, survivors[0], "out", true, n+1, 2*time.Second)
-	sort.Strings(got)
+	got := eosFinish(t, s2, survivors[0], n, 60*time.Second)
 	if diff := exactlyOnceDiff(got, want); diff != "" {
 		t.Fatalf("%s\n%s", diff, c.Logs())
 	}
