@@ -47,6 +47,8 @@ type Log struct {
 	flushMu sync.Mutex
 	// flushes counts running background flushes.
 	flushes sync.WaitGroup
+	// cleanMu serializes cleanings (cleaner.go); taken before mu.
+	cleanMu sync.Mutex
 
 	mu struct {
 		sync.RWMutex
@@ -80,6 +82,12 @@ type Log struct {
 		// truncations counts truncations; a background flush started before one does
 		// not move the recovery point (the offsets it covered may have been rewritten).
 		truncations uint64
+		// cleanerCheckpoint is the first dirty offset: the cleaner cleaned everything
+		// below it (Kafka's cleaner-offset-checkpoint entry; not persisted yet).
+		cleanerCheckpoint int64
+		// cleanerDeleteHorizon is the earliest delete horizon of a tombstone or marker
+		// the last cleaning kept (-1: none): the log is cleaned again once it passes.
+		cleanerDeleteHorizon int64
 	}
 }
 
@@ -199,10 +207,10 @@ func (l *Log) AppendAsLeaderVerified(batch []byte, leaderEpoch int32, now time.T
 // epochs kept), updating the epoch cache from each batch's partitionLeaderEpoch and the
 // producer state (without sequence checks, as Kafka's REPLICATION origin).
 //
-// Every batch must pass its header and CRC check (ErrCorruptBatch) and the first must
-// start at the LEO, each next one right after the previous one (ErrInvalidOffset).
-// Nothing is written unless every batch is good. Note that Kafka accepts gaps here
-// (compacted logs have them); gokafkad does not compact yet, so a gap is a bug.
+// Every batch must pass its header and CRC check (ErrCorruptBatch); the first must start
+// at or after the LEO and each next one after the previous one (ErrInvalidOffset). Gaps
+// are accepted, as Kafka does: a compacted leader's log has them, and the follower's
+// log must end identical to it. Nothing is written unless every batch is good.
 func (l *Log) AppendAsFollower(batches []byte) (AppendInfo, error) {
 	var list []protocol.Batch
 	info := AppendInfo{MaxTimestamp: -1, LogAppendTime: -1}
@@ -221,7 +229,7 @@ func (l *Log) AppendAsFollower(batches []byte) (AppendInfo, error) {
 		if b.LastOffsetDelta() < 0 {
 			return AppendInfo{}, fmt.Errorf("%w: negative lastOffsetDelta", ErrCorruptBatch)
 		}
-		if n := len(list); n > 0 && b.BaseOffset() != list[n-1].LastOffset()+1 {
+		if n := len(list); n > 0 && b.BaseOffset() <= list[n-1].LastOffset() {
 			return AppendInfo{}, fmt.Errorf("%w: batch at %d does not follow %d", ErrInvalidOffset, b.BaseOffset(), list[n-1].LastOffset())
 		}
 		list = append(list, b)
@@ -240,7 +248,7 @@ func (l *Log) AppendAsFollower(batches []byte) (AppendInfo, error) {
 		info.FirstOffset, info.LastOffset = leo, leo-1
 		return info, nil
 	}
-	if list[0].BaseOffset() != leo {
+	if list[0].BaseOffset() < leo {
 		return AppendInfo{}, fmt.Errorf("%w: first batch at %d, log end offset %d", ErrInvalidOffset, list[0].BaseOffset(), leo)
 	}
 	for _, b := range list {

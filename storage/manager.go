@@ -35,6 +35,8 @@ type LogManager struct {
 	lockFile *os.File
 	stop     chan struct{}
 	done     chan struct{}
+	// cleanerDone is closed when the cleaner goroutine returns.
+	cleanerDone chan struct{}
 
 	mu struct {
 		sync.Mutex
@@ -62,6 +64,11 @@ type LogManagerConfig struct {
 	// producer state older than this is dropped (checked with retention), and on open
 	// only segments newer than this are read to rebuild it.
 	ProducerIDExpiration time.Duration
+	// CleanerBackoff is log.cleaner.backoff.ms (default 15000): how often the cleaner
+	// looks for compacted logs to clean.
+	CleanerBackoff time.Duration
+	// DisableCleaner is log.cleaner.enable=false.
+	DisableCleaner bool
 	// Decompress, when set, decompresses the records of a compressed batch (codec from
 	// the attributes); FetchOffsetByTimestamp uses it to find the exact record.
 	Decompress func(codec int8, src []byte) ([]byte, error)
@@ -129,11 +136,14 @@ func OpenLogManager(cfg LogManagerConfig, cfgFor func(topic string) LogConfig) (
 	if cfg.ProducerIDExpiration <= 0 {
 		cfg.ProducerIDExpiration = 24 * time.Hour
 	}
+	if cfg.CleanerBackoff <= 0 {
+		cfg.CleanerBackoff = 15 * time.Second
+	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrStorage, err)
 	}
 	m := &LogManager{cfg: cfg, cfgFor: cfgFor, deleter: newDeleter(), cleanShutdownEpoch: -1,
-		stop: make(chan struct{}), done: make(chan struct{})}
+		stop: make(chan struct{}), done: make(chan struct{}), cleanerDone: make(chan struct{})}
 	m.mu.logs = make(map[TopicPartition]*Log)
 	m.mu.brokerEpoch = -1
 	lock, err := lockDir(cfg.Dir)
@@ -211,6 +221,7 @@ func OpenLogManager(cfg LogManagerConfig, cfgFor func(topic string) LogConfig) (
 		return nil, fmt.Errorf("%w: %v", ErrStorage, err)
 	}
 	go m.background()
+	go m.cleanerLoop()
 	ok = true
 	return m, nil
 }
@@ -398,6 +409,51 @@ func (m *LogManager) RunRetention() (int, error) {
 	return total, first
 }
 
+// RunCleaner compacts every log whose config says compact and that Kafka's
+// LogCleanerManager would pick now (dirty ratio, max.compaction.lag.ms, a passed
+// delete horizon), as one round of Kafka's cleaner threads. Returns the number of logs
+// cleaned.
+func (m *LogManager) RunCleaner() (int, error) {
+	n := 0
+	var first error
+	for _, l := range m.Logs() {
+		select {
+		case <-m.stop:
+			return n, first
+		default:
+		}
+		st, err := l.maybeClean()
+		if st.Cleaned {
+			n++
+		}
+		if err != nil && !errors.Is(err, ErrLogClosed) && !errors.Is(err, ErrCleanAborted) && first == nil {
+			first = err
+		}
+	}
+	return n, first
+}
+
+// cleanerLoop runs RunCleaner every CleanerBackoff (log.cleaner.backoff.ms), in its own
+// goroutine so a long cleaning delays neither retention nor checkpoints.
+func (m *LogManager) cleanerLoop() {
+	defer close(m.cleanerDone)
+	if m.cfg.DisableCleaner {
+		return
+	}
+	t := time.NewTicker(m.cfg.CleanerBackoff)
+	defer t.Stop()
+	for {
+		select {
+		case <-m.stop:
+			return
+		case <-t.C:
+			if _, err := m.RunCleaner(); err != nil {
+				m.cfg.Logger.Error().Err(err).Msg("log cleaner")
+			}
+		}
+	}
+}
+
 // SetBrokerEpoch sets the broker epoch written into .kafka_cleanshutdown on Close.
 func (m *LogManager) SetBrokerEpoch(epoch int64) {
 	m.mu.Lock()
@@ -458,6 +514,7 @@ func (m *LogManager) Close() error {
 	m.mu.Unlock()
 	close(m.stop)
 	<-m.done
+	<-m.cleanerDone
 	clean := true
 	var first error
 	for _, l := range m.Logs() {
