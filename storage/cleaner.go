@@ -9,7 +9,7 @@ package storage
 //     that. gokafkad cleans whole segments only: a segment is cleanable when the next
 //     segment starts at or below that offset.
 //   - The dirty section is the cleanable part from the cleaner checkpoint (first dirty
-//     offset, kept in memory: after a restart the whole log counts as dirty) on. The
+//     offset, written to cleaner-offset-checkpoint with the other checkpoints) on. The
 //     log is cleaned when dirty bytes / cleanable bytes >= min.cleanable.dirty.ratio, when
 //     a dirty segment's first batch is older than max.compaction.lag.ms, or when the
 //     delete horizon of a retained tombstone or marker passed.
@@ -31,10 +31,10 @@ package storage
 //     stay valid), then the ".swap" files renamed to their final names. Recovery removes
 //     ".cleaned" files and finishes a swap whose .log.swap exists (completeSwaps).
 //
-// Not done: the offset map is a Go map (no log.cleaner.dedupe.buffer.size bound), the
-// cleaner checkpoint (cleaner-offset-checkpoint) is not persisted, records without a
-// key are discarded by the cleaner (as Kafka) but not refused at produce time, there is
-// one cleaner goroutine per log dir and no log.cleaner.io.max.bytes.per.second.
+// Not done: the offset map is a Go map (no log.cleaner.dedupe.buffer.size bound);
+// records without a key are discarded by the cleaner (as Kafka) but not refused at
+// produce time; there is one cleaner goroutine per log dir and no
+// log.cleaner.io.max.bytes.per.second.
 
 import (
 	"bufio"
@@ -137,11 +137,13 @@ func (l *Log) clean(force bool) (CleanStats, error) {
 	for _, s := range l.mu.segments {
 		aborted = append(aborted, s.txn.entries...)
 	}
-	lastOfProducer := make(map[int64]int64, len(l.mu.producers.producers))
+	lastOfProducer := make(map[int64]producerLast, len(l.mu.producers.producers))
 	for pid, e := range l.mu.producers.producers {
+		last := producerLast{lastDataOffset: -1, epoch: e.epoch}
 		if n := len(e.batches); n > 0 {
-			lastOfProducer[pid] = e.batches[n-1].lastOffset
+			last.lastDataOffset = e.batches[n-1].lastOffset
 		}
+		lastOfProducer[pid] = last
 	}
 	l.mu.RUnlock()
 
@@ -442,6 +444,14 @@ func (m *cleanedTxnMeta) onControlBatchRead(b protocol.Batch) bool {
 	return false
 }
 
+// producerLast is what the cleaner keeps of an active producer: the last offset of its
+// last data batch (-1 when it has none, e.g. only markers since its epoch began) and its
+// epoch.
+type producerLast struct {
+	lastDataOffset int64
+	epoch          int16
+}
+
 // cleaner holds one cleaning's decisions.
 type cleaner struct {
 	l              *Log
@@ -449,7 +459,7 @@ type cleaner struct {
 	nowMs          int64
 	offsets        map[string]int64
 	latest         int64 // the last offset the map covers (records after it are kept)
-	lastOfProducer map[int64]int64
+	lastOfProducer map[int64]producerLast
 	// minHorizon is the earliest delete horizon of a kept batch (-1 when none): the
 	// log is cleaned again once it passes.
 	minHorizon int64
@@ -484,10 +494,17 @@ func (c *cleaner) filterBatch(b protocol.Batch, meta *cleanedTxnMeta) (protocol.
 	if isControl {
 		discardRecords = canDiscard && hasDeleteHorizon(b) && c.nowMs >= b.BaseTimestamp()
 	}
+	// isBatchLastRecordOfProducer: the batch holding an active producer's last sequence
+	// (or, when it has no data batch, its marker of the current epoch) is kept, empty if
+	// need be, so the producer's state survives a rebuild from the log.
 	retainEmpty := false
 	if pid := b.ProducerID(); pid >= 0 {
-		if last, ok := c.lastOfProducer[pid]; ok && last == b.LastOffset() {
-			retainEmpty = true // retainLastBatchSequence
+		if last, ok := c.lastOfProducer[pid]; ok {
+			if last.lastDataOffset >= 0 {
+				retainEmpty = b.LastOffset() == last.lastDataOffset
+			} else {
+				retainEmpty = isControl && b.ProducerEpoch() == last.epoch
+			}
 		}
 	}
 	if discardRecords && !retainEmpty {

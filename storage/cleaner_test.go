@@ -580,3 +580,119 @@ func checkCleanProperty(t *testing.T, seed int64) {
 		}
 	}
 }
+
+func TestCleanKeepsOutstandingSlicesReadable(t *testing.T) {
+	cfg := compactConfig(t)
+	cfg.FileDeleteDelayMs = 3_600_000
+	e := newEnv(t, cfg)
+	l := e.log()
+	put(t, e, l, 0, kv{"a", val("1")}, kv{"a", val("2")}, kv{"a", val("3")}, kv{"a", val("4")})
+	l.SetHighWatermark(l.LogEndOffset())
+	r, err := l.Read(0, 1<<20, 4, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := readSlice(t, r)
+	if _, err := l.Clean(); err != nil {
+		t.Fatal(err)
+	}
+	if after := readSlice(t, r); string(after) != string(before) {
+		t.Fatal("a slice handed out before cleaning changed")
+	}
+	if _, err := os.Stat(segmentPath(partDir(e), 0, logSuffix) + deletedSuffix); err != nil {
+		t.Fatalf("replaced segment not kept as .deleted: %v", err)
+	}
+}
+
+func TestCleanerPicksLogsAsKafka(t *testing.T) {
+	cfg := compactConfig(t)
+	cfg.MinCleanableDirtyRatio = 0.5
+	e := newEnv(t, cfg)
+	l := e.log()
+	put(t, e, l, 0, kv{"a", val("1")}, kv{"b", val("1")}, kv{"c", val("1")}, kv{"d", val("1")})
+	// Not compacted (policy delete): never cleaned.
+	l.SetConfig(testLogConfig())
+	l.SetHighWatermark(l.LogEndOffset())
+	if st, err := l.maybeClean(); err != nil || st.Cleaned {
+		t.Fatalf("delete policy cleaned: %+v %v", st, err)
+	}
+	l.SetConfig(cfg)
+	// Everything dirty: ratio 1.
+	if st, err := l.maybeClean(); err != nil || !st.Cleaned {
+		t.Fatalf("%+v %v", st, err)
+	}
+	// Nothing new: ratio 0, and the checkpoint survives a reopen.
+	if st, _ := l.maybeClean(); st.Cleaned {
+		t.Fatal("cleaned again without dirty data")
+	}
+	e.reopen()
+	l = e.log()
+	l.SetHighWatermark(l.LogEndOffset())
+	if st, _ := l.maybeClean(); st.Cleaned {
+		t.Fatal("cleaned after reopen without dirty data: cleaner-offset-checkpoint lost")
+	}
+	// min.compaction.lag.ms keeps young segments out of reach.
+	put(t, e, l, 0, kv{"a", val("2")}, kv{"b", val("2")}, kv{"c", val("2")}, kv{"d", val("2")})
+	l.SetHighWatermark(l.LogEndOffset())
+	cfg.MinCompactionLagMs = 60_000
+	l.SetConfig(cfg)
+	if st, _ := l.maybeClean(); st.Cleaned && st.FirstUncleanableOffset > 3 {
+		t.Fatalf("min.compaction.lag.ms ignored: %+v", st)
+	}
+	e.clock.Advance(time.Minute + time.Second)
+	if st, err := l.maybeClean(); err != nil || !st.Cleaned {
+		t.Fatalf("after the lag: %+v %v", st, err)
+	}
+	// a@0 and b@1 are shadowed by a@4 and b@5; c and d's later values are in the active
+	// segment, which the map does not cover.
+	got := recordsOf(t, readAll(t, l))
+	if len(got) != 6 || got[0].offset != 2 || got[5].offset != 7 {
+		t.Fatalf("after cleaning: %+v", got)
+	}
+}
+
+func TestCleanKeepsAbortMarkerAndTxnIndexWhileDataRemains(t *testing.T) {
+	cfg := compactConfig(t)
+	cfg.SegmentBytes = 1 << 20
+	e := newEnv(t, cfg)
+	l := e.log()
+	txnBatch := func(k string, seq int32) []byte {
+		b := keyedBatch(t, e.clock.Now().UnixMilli(), 0, kv{k, val("aborted")})
+		binary.BigEndian.PutUint16(b[21:], protocol.AttrTransactional)
+		binary.BigEndian.PutUint64(b[43:], 9)
+		binary.BigEndian.PutUint16(b[51:], 0)
+		binary.BigEndian.PutUint32(b[53:], uint32(seq))
+		protocol.Batch(b).UpdateCRC()
+		return b
+	}
+	for i, k := range []string{"a", "b"} {
+		if _, err := l.AppendAsLeader(txnBatch(k, int32(i)), 0, e.clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := l.AppendTxnMarker(9, 0, 0, false, 0, e.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.roll(); err != nil {
+		t.Fatal(err)
+	}
+	put(t, e, l, 0, kv{"x", val("1")}, kv{"y", val("1")}, kv{"z", val("1")}, kv{"w", val("1")})
+	l.SetHighWatermark(l.LogEndOffset())
+	if _, err := l.Clean(); err != nil {
+		t.Fatal(err)
+	}
+	bs := readAll(t, l)
+	// b's batch is the producer's last: kept empty; a's batch is gone; the marker stays
+	// (data of its transaction remains) and so does its .txnindex entry.
+	if bs[0].BaseOffset() != 1 || bs[0].RecordCount() != 0 || !bs[1].IsControl() || bs[1].BaseOffset() != 2 {
+		t.Fatalf("first batches: %d(%d records) %d", bs[0].BaseOffset(), bs[0].RecordCount(), bs[1].BaseOffset())
+	}
+	if got := l.CollectAbortedTxns(0, l.LogEndOffset()); len(got) != 1 || got[0].LastOffset != 2 || got[0].FirstOffset != 0 {
+		t.Fatalf("aborted txns after cleaning: %+v", got)
+	}
+	e.reopen()
+	l = e.log()
+	if got := l.CollectAbortedTxns(0, l.LogEndOffset()); len(got) != 1 || got[0].LastOffset != 2 {
+		t.Fatalf("aborted txns after reopen: %+v", got)
+	}
+}

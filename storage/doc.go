@@ -7,6 +7,7 @@
 //	recovery-point-offset-checkpoint    "0\n<n>\n<topic> <partition> <offset>\n"...
 //	log-start-offset-checkpoint         same format
 //	replication-offset-checkpoint       same format (high watermarks)
+//	cleaner-offset-checkpoint           same format (first dirty offset of compacted logs)
 //	.kafka_cleanshutdown                {"version":0,"brokerEpoch":N}, written on clean close
 //	<topic>-<partition>/                one Log
 //

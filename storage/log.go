@@ -83,7 +83,7 @@ type Log struct {
 		// not move the recovery point (the offsets it covered may have been rewritten).
 		truncations uint64
 		// cleanerCheckpoint is the first dirty offset: the cleaner cleaned everything
-		// below it (Kafka's cleaner-offset-checkpoint entry; not persisted yet).
+		// below it (Kafka's cleaner-offset-checkpoint entry). Invariant: <= LEO.
 		cleanerCheckpoint int64
 		// cleanerDeleteHorizon is the earliest delete horizon of a tombstone or marker
 		// the last cleaning kept (-1: none): the log is cleaned again once it passes.

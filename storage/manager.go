@@ -186,6 +186,11 @@ func OpenLogManager(cfg LogManagerConfig, cfgFor func(topic string) LogConfig) (
 		cfg.Logger.Warn().Err(err).Msg("ignoring unreadable replication offset checkpoint")
 		hws = nil
 	}
+	cleanerOffsets, err := ReadOffsetCheckpoint(filepath.Join(cfg.Dir, cleanerCheckpointFile))
+	if err != nil {
+		cfg.Logger.Warn().Err(err).Msg("ignoring unreadable cleaner offset checkpoint: compacted logs count as dirty")
+		cleanerOffsets = nil
+	}
 	if !clean && len(recoveryPoints) > 0 {
 		cfg.Logger.Warn().Str("dir", cfg.Dir).Msg("no clean shutdown marker: recovering logs from their recovery points")
 	}
@@ -205,7 +210,7 @@ func OpenLogManager(cfg LogManagerConfig, cfgFor func(topic string) LogConfig) (
 		if !ok || e.Name() == MetadataLogDirName {
 			continue
 		}
-		l, err := m.openLog(tp, [16]byte{}, cfgFor(tp.Topic), false, clean, recoveryPoints[tp], startOffsets[tp], hws[tp])
+		l, err := m.openLog(tp, [16]byte{}, cfgFor(tp.Topic), false, clean, recoveryPoints[tp], startOffsets[tp], hws[tp], cleanerOffsets[tp])
 		if err != nil {
 			m.closeLogs()
 			return nil, err
@@ -244,7 +249,7 @@ func lockDir(dir string) (*os.File, error) {
 
 // openLog opens the log of tp (creating its directory and partition.metadata when
 // create is set).
-func (m *LogManager) openLog(tp TopicPartition, topicID [16]byte, cfg LogConfig, create, clean bool, recoveryPoint, startOffset, hw int64) (*Log, error) {
+func (m *LogManager) openLog(tp TopicPartition, topicID [16]byte, cfg LogConfig, create, clean bool, recoveryPoint, startOffset, hw, cleanerOffset int64) (*Log, error) {
 	dir := filepath.Join(m.cfg.Dir, tp.String())
 	if create {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -274,10 +279,12 @@ func (m *LogManager) openLog(tp TopicPartition, topicID [16]byte, cfg LogConfig,
 		logStartOffset:   startOffset,
 		hw:               hw,
 		hadCleanShutdown: clean,
-		logger:           m.cfg.Logger.With().Str("topic", tp.Topic).Int32("partition", tp.Partition).Logger(),
-		now:              m.cfg.Now,
-		decompress:       m.cfg.Decompress,
-		deleter:          m.deleter,
+
+		cleanerCheckpoint: cleanerOffset,
+		logger:            m.cfg.Logger.With().Str("topic", tp.Topic).Int32("partition", tp.Partition).Logger(),
+		now:               m.cfg.Now,
+		decompress:        m.cfg.Decompress,
+		deleter:           m.deleter,
 
 		producerExpirationMs: m.cfg.ProducerIDExpiration.Milliseconds(),
 	})
@@ -316,7 +323,7 @@ func (m *LogManager) GetOrCreateLog(tp TopicPartition, topicID [16]byte, cfg Log
 		}
 		return l, nil
 	}
-	l, err := m.openLog(tp, topicID, cfg, true, true, 0, 0, 0)
+	l, err := m.openLog(tp, topicID, cfg, true, true, 0, 0, 0, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -364,14 +371,19 @@ func (m *LogManager) DeleteLog(tp TopicPartition) error {
 }
 
 // Checkpoint writes every per-dir checkpoint file now (recovery-point-offset-checkpoint,
-// log-start-offset-checkpoint, replication-offset-checkpoint). As Kafka, a log start
-// offset is only written when it is above the first segment's base offset.
+// log-start-offset-checkpoint, replication-offset-checkpoint, cleaner-offset-checkpoint).
+// As Kafka, a log start offset is only written when it is above the first segment's
+// base offset, a cleaner offset only for a log the cleaner cleaned.
 func (m *LogManager) Checkpoint() error {
 	rps := make(map[TopicPartition]int64)
 	lsos := make(map[TopicPartition]int64)
 	hws := make(map[TopicPartition]int64)
+	cleaned := make(map[TopicPartition]int64)
 	for tp, l := range m.Logs() {
 		l.mu.RLock()
+		if l.mu.cleanerCheckpoint > 0 {
+			cleaned[tp] = l.mu.cleanerCheckpoint
+		}
 		rps[tp] = l.mu.recoveryPoint
 		hws[tp] = l.mu.hw
 		if len(l.mu.segments) > 0 && l.mu.logStartOffset > l.mu.segments[0].base {
@@ -382,7 +394,7 @@ func (m *LogManager) Checkpoint() error {
 	for _, f := range []struct {
 		name string
 		m    map[TopicPartition]int64
-	}{{recoveryPointCheckpointFile, rps}, {logStartOffsetCheckpointFile, lsos}, {replicationCheckpointFile, hws}} {
+	}{{recoveryPointCheckpointFile, rps}, {logStartOffsetCheckpointFile, lsos}, {replicationCheckpointFile, hws}, {cleanerCheckpointFile, cleaned}} {
 		if err := WriteOffsetCheckpoint(filepath.Join(m.cfg.Dir, f.name), f.m); err != nil {
 			return fmt.Errorf("%w: %v", ErrStorage, err)
 		}

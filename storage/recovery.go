@@ -25,8 +25,10 @@ type logParams struct {
 	// logStartOffset from log-start-offset-checkpoint (0 when absent).
 	logStartOffset int64
 	// hw from replication-offset-checkpoint (0 when absent).
-	hw               int64
-	hadCleanShutdown bool
+	hw int64
+	// cleanerCheckpoint from cleaner-offset-checkpoint (0 when absent).
+	cleanerCheckpoint int64
+	hadCleanShutdown  bool
 	// producerExpirationMs is producer.id.expiration.ms.
 	producerExpirationMs int64
 	logger               zerolog.Logger
@@ -57,6 +59,7 @@ func openLog(p logParams) (*Log, error) {
 	l.mu.cfg = p.cfg
 	l.mu.producers = newProducerState()
 	l.mu.cleanerDeleteHorizon = -1
+	l.mu.cleanerCheckpoint = p.cleanerCheckpoint
 	now := p.now()
 	l.mu.lastFlush = now
 

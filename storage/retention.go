@@ -291,6 +291,8 @@ func (l *Log) TruncateTo(offset int64) error {
 	l.mu.logStartOffset = min(l.mu.logStartOffset, leo)
 	l.mu.hw = min(l.mu.hw, leo)
 	l.mu.recoveryPoint = min(l.mu.recoveryPoint, leo)
+	// As LogCleanerManager.maybeTruncateCheckpoint: what is appended from here on is dirty.
+	l.mu.cleanerCheckpoint = min(l.mu.cleanerCheckpoint, leo)
 	l.pruneUnreplicatedLocked()
 	if err := l.rebuildProducerStateLocked(); err != nil {
 		return l.failLocked("rebuild producer state", err)
@@ -334,6 +336,7 @@ func (l *Log) truncateFullyAndStartAtLocked(offset int64) error {
 	l.mu.producers = newProducerState()
 	l.mu.unreplicated = nil
 	l.mu.logStartOffset, l.mu.hw, l.mu.recoveryPoint = offset, offset, offset
+	l.mu.cleanerCheckpoint = offset
 	l.logger.Info().Int64("offset", offset).Msg("truncated log fully")
 	return nil
 }
