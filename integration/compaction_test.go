@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -71,4 +72,52 @@ func consumeFromStart(t *testing.T, seed, topic string, end int64) []*kgo.Record
 		out = append(out, fs.Records()...)
 	}
 	return out
+}
+
+// TestCommittedOffsetsSurviveCompaction: __consumer_offsets is compacted (4 KiB
+// segments, 300 commits of one group), then the broker restarts and loads the group
+// from the compacted log: the last commit is what the group has.
+func TestCommittedOffsetsSurviveCompaction(t *testing.T) {
+	b := StartBroker(t, smallSegments, Props("log.cleaner.backoff.ms", "50"))
+	adm := b.Admin()
+	ctx := Ctx(t, 60*time.Second)
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "t"); err != nil {
+		t.Fatal(err)
+	}
+	for i := int64(1); i <= 300; i++ {
+		var os kadm.Offsets
+		os.Add(kadm.Offset{Topic: "t", Partition: 0, At: i, LeaderEpoch: -1})
+		rs, err := adm.CommitOffsets(ctx, "g", os)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rs.Error(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var sizeBefore int64
+	for tp, l := range b.LogManager().Logs() {
+		if tp.Topic == "__consumer_offsets" {
+			sizeBefore += l.Size()
+		}
+	}
+	WaitFor(t, 30*time.Second, "__consumer_offsets to be compacted", func() bool {
+		var size int64
+		for tp, l := range b.LogManager().Logs() {
+			if tp.Topic == "__consumer_offsets" {
+				size += l.Size()
+			}
+		}
+		return size < sizeBefore/2
+	})
+	b = b.Restart()
+	adm = b.Admin()
+	WaitFor(t, 30*time.Second, "the group's offsets after the restart", func() bool {
+		fs, err := adm.FetchOffsets(ctx, "g")
+		if err != nil || fs.Error() != nil {
+			return false
+		}
+		o, ok := fs.Lookup("t", 0)
+		return ok && o.At == 300
+	})
 }

@@ -32,8 +32,8 @@ package storage
 //     ".cleaned" files and finishes a swap whose .log.swap exists (completeSwaps).
 //
 // Not done: the offset map is a Go map (no log.cleaner.dedupe.buffer.size bound);
-// records without a key are discarded by the cleaner (as Kafka) but not refused at
-// produce time; there is one cleaner goroutine per log dir and no
+// records without a key are discarded by the cleaner, as Kafka (the produce path
+// refuses them on compacted topics); there is one cleaner goroutine per log dir and no
 // log.cleaner.io.max.bytes.per.second.
 
 import (
