@@ -544,9 +544,13 @@ func (c *cleaner) filterBatch(b protocol.Batch, meta *cleanedTxnMeta) (protocol.
 	return out, nil
 }
 
+// noteHorizon remembers the earliest delete horizon still ahead among kept batches. A
+// kept batch whose horizon passed is kept for another reason (a marker whose
+// transaction still has a batch); time alone will not remove it, so it does not make
+// the log due for cleaning (which would rewrite it every log.cleaner.backoff.ms).
 func (c *cleaner) noteHorizon(b protocol.Batch) {
-	if hasDeleteHorizon(b) && (c.minHorizon < 0 || b.BaseTimestamp() < c.minHorizon) {
-		c.minHorizon = b.BaseTimestamp()
+	if h := b.BaseTimestamp(); hasDeleteHorizon(b) && h > c.nowMs && (c.minHorizon < 0 || h < c.minHorizon) {
+		c.minHorizon = h
 	}
 }
 

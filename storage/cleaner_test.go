@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -694,5 +695,81 @@ func TestCleanKeepsAbortMarkerAndTxnIndexWhileDataRemains(t *testing.T) {
 	l = e.log()
 	if got := l.CollectAbortedTxns(0, l.LogEndOffset()); len(got) != 1 || got[0].LastOffset != 2 {
 		t.Fatalf("aborted txns after reopen: %+v", got)
+	}
+}
+
+func TestCleanRemovesAbortMarkerAfterDataAndHorizon(t *testing.T) {
+	cfg := compactConfig(t)
+	cfg.SegmentBytes = 1 << 20
+	cfg.DeleteRetentionMs = 1000
+	e := newEnv(t, cfg)
+	l := e.log()
+	txnBatch := func(k string, seq int32) []byte {
+		b := keyedBatch(t, e.clock.Now().UnixMilli(), 0, kv{k, val("x")})
+		binary.BigEndian.PutUint16(b[21:], protocol.AttrTransactional)
+		binary.BigEndian.PutUint64(b[43:], 9)
+		binary.BigEndian.PutUint16(b[51:], 0)
+		binary.BigEndian.PutUint32(b[53:], uint32(seq))
+		protocol.Batch(b).UpdateCRC()
+		return b
+	}
+	mustAppend := func(b []byte) {
+		if _, err := l.AppendAsLeader(b, 0, e.clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustAppend(txnBatch("a", 0))                                                   // 0, aborted
+	if _, err := l.AppendTxnMarker(9, 0, 0, false, 0, e.clock.Now()); err != nil { // 1
+		t.Fatal(err)
+	}
+	mustAppend(txnBatch("q", 1))                                                  // 2, committed
+	if _, err := l.AppendTxnMarker(9, 0, 0, true, 0, e.clock.Now()); err != nil { // 3
+		t.Fatal(err)
+	}
+	if err := l.roll(); err != nil {
+		t.Fatal(err)
+	}
+	put(t, e, l, 0, kv{"z", val("1")})
+	l.SetHighWatermark(l.LogEndOffset())
+	offsets := func() []int64 {
+		var out []int64
+		for _, b := range readAll(t, l) {
+			out = append(out, b.BaseOffset())
+		}
+		return out
+	}
+	clean := func() {
+		t.Helper()
+		if _, err := l.Clean(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clean()
+	// The aborted data goes; its marker stays (data was seen in this pass), with its
+	// .txnindex entry.
+	if got := offsets(); !slices.Equal(got, []int64{1, 2, 3, 4}) {
+		t.Fatalf("after the first cleaning: %v", got)
+	}
+	if got := l.CollectAbortedTxns(0, 5); len(got) != 1 {
+		t.Fatalf("aborted txns: %+v", got)
+	}
+	clean()
+	// No data of the aborted transaction left: the marker gets a delete horizon, the
+	// .txnindex entry goes.
+	if got := offsets(); !slices.Equal(got, []int64{1, 2, 3, 4}) {
+		t.Fatalf("after the second cleaning: %v", got)
+	}
+	if bs := readAll(t, l); !hasDeleteHorizon(bs[0]) {
+		t.Fatal("ABORT marker without a delete horizon")
+	}
+	if got := l.CollectAbortedTxns(0, 5); len(got) != 0 {
+		t.Fatalf("aborted txns: %+v", got)
+	}
+	e.clock.Advance(1001 * time.Millisecond)
+	clean()
+	// Past delete.retention.ms the marker goes; the COMMIT marker stays (its
+	// transaction's data, the producer's last batch, is still there).
+	if got := offsets(); !slices.Equal(got, []int64{2, 3, 4}) {
+		t.Fatalf("after the horizon: %v", got)
 	}
 }
