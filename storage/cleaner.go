@@ -98,8 +98,21 @@ type cleanSeg struct {
 // when it picked the log).
 func (l *Log) Clean() (CleanStats, error) { return l.clean(true) }
 
-// maybeClean compacts the log when Kafka's LogCleanerManager would pick it.
-func (l *Log) maybeClean() (CleanStats, error) { return l.clean(false) }
+// maybeClean compacts the log when Kafka's LogCleanerManager would pick it. A
+// cleaning that fails for another reason than the log changing under it marks the log
+// uncleanable until it is reopened, as LogCleanerManager.markPartitionUncleanable, so a
+// bad batch is reported once, not every log.cleaner.backoff.ms.
+func (l *Log) maybeClean() (CleanStats, error) {
+	if l.uncleanable.Load() {
+		return CleanStats{}, nil
+	}
+	st, err := l.clean(false)
+	if err != nil && !errors.Is(err, ErrCleanAborted) && !errors.Is(err, ErrLogClosed) && !errors.Is(err, ErrStorage) {
+		l.uncleanable.Store(true)
+		l.logger.Error().Err(err).Msg("marking the log uncleanable")
+	}
+	return st, err
+}
 
 func (l *Log) clean(force bool) (CleanStats, error) {
 	l.cleanMu.Lock()

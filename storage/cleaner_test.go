@@ -773,3 +773,29 @@ func TestCleanRemovesAbortMarkerAfterDataAndHorizon(t *testing.T) {
 		t.Fatalf("after the horizon: %v", got)
 	}
 }
+
+func TestCleanCorruptBatchMarksLogUncleanable(t *testing.T) {
+	e := newEnv(t, compactConfig(t))
+	l := e.log()
+	b := keyedBatch(t, 0, protocol.CodecGzip, kv{"a", val("1")})
+	// Records that do not decompress, with a valid CRC (a writer's bug, not a torn write).
+	for i := protocol.BatchHeaderSize; i < len(b); i++ {
+		b[i] = 0xff
+	}
+	protocol.Batch(b).UpdateCRC()
+	if _, err := l.AppendAsLeader(b, 0, e.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	put(t, e, l, 0, kv{"b", val("1")}, kv{"c", val("1")}, kv{"d", val("1")})
+	l.SetHighWatermark(l.LogEndOffset())
+	if _, err := l.maybeClean(); !errors.Is(err, ErrCorruptBatch) {
+		t.Fatalf("cleaning a corrupt batch: %v", err)
+	}
+	if st, err := l.maybeClean(); err != nil || st.Cleaned {
+		t.Fatalf("uncleanable log cleaned again: %+v %v", st, err)
+	}
+	// Nothing was changed.
+	if bs := readAll(t, l); len(bs) != 4 {
+		t.Fatalf("%d batches", len(bs))
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gokafkad/gokafkad/protocol"
@@ -49,6 +50,8 @@ type Log struct {
 	flushes sync.WaitGroup
 	// cleanMu serializes cleanings (cleaner.go); taken before mu.
 	cleanMu sync.Mutex
+	// uncleanable is set when a cleaning failed (cleaner.go: maybeClean).
+	uncleanable atomic.Bool
 
 	mu struct {
 		sync.RWMutex
