@@ -799,3 +799,62 @@ func TestCleanCorruptBatchMarksLogUncleanable(t *testing.T) {
 		t.Fatalf("%d batches", len(bs))
 	}
 }
+
+func TestFollowerAppendAfterHugeGapStartsSegment(t *testing.T) {
+	e := newEnv(t, compactConfig(t))
+	l := e.log()
+	b1 := keyedBatch(t, 0, 0, kv{"a", val("1")})
+	if _, err := l.AppendAsFollower(b1); err != nil {
+		t.Fatal(err)
+	}
+	far := int64(3) << 31
+	b2 := keyedBatch(t, 0, 0, kv{"b", val("1")})
+	protocol.Batch(b2).SetBaseOffset(far)
+	if _, err := l.AppendAsFollower(b2); err != nil {
+		t.Fatal(err)
+	}
+	l.mu.RLock()
+	bases := []int64{}
+	for _, s := range l.mu.segments {
+		bases = append(bases, s.base)
+	}
+	l.mu.RUnlock()
+	if !slices.Equal(bases, []int64{0, far}) {
+		t.Fatalf("segments at %v", bases)
+	}
+	// Again from an empty active segment: it is replaced, not kept.
+	b3 := keyedBatch(t, 0, 0, kv{"c", val("1")})
+	protocol.Batch(b3).SetBaseOffset(2 * far)
+	if err := l.roll(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.AppendAsFollower(b3); err != nil {
+		t.Fatal(err)
+	}
+	if n := l.NumSegments(); n != 3 || l.LogEndOffset() != 2*far+1 {
+		t.Fatalf("%d segments, LEO %d", n, l.LogEndOffset())
+	}
+	r, err := l.Read(1, 1<<20, l.LogEndOffset(), true)
+	if err != nil || r.FirstOffset != far {
+		t.Fatalf("read in the gap: %+v %v", r, err)
+	}
+	e.reopen()
+	l = e.log()
+	if got := recordsOf(t, readAll(t, l)); len(got) != 3 || got[2].offset != 2*far {
+		t.Fatalf("after reopen: %+v", got)
+	}
+}
+
+func TestFollowerFirstAppendAfterHugeGap(t *testing.T) {
+	e := newEnv(t, compactConfig(t))
+	l := e.log()
+	far := int64(3) << 31
+	b := keyedBatch(t, 0, 0, kv{"b", val("1")})
+	protocol.Batch(b).SetBaseOffset(far)
+	if _, err := l.AppendAsFollower(b); err != nil {
+		t.Fatal(err)
+	}
+	if l.NumSegments() != 1 || l.LogStartOffset() != far || l.LogEndOffset() != far+1 {
+		t.Fatalf("%d segments, log start %d, LEO %d", l.NumSegments(), l.LogStartOffset(), l.LogEndOffset())
+	}
+}

@@ -272,7 +272,14 @@ func (l *Log) AppendAsFollower(batches []byte) (AppendInfo, error) {
 // appendLocked writes one batch whose offsets are final: roll if needed, write, then the
 // epoch cache, producer state and flush policy. Lock should be held.
 func (l *Log) appendLocked(b protocol.Batch, now time.Time) error {
-	if l.shouldRollLocked(b, now) {
+	if b.LastOffset()-l.activeLocked().base > math.MaxInt32 {
+		// Only after a gap (a follower of a compacted leader): the batch's offsets do
+		// not fit relative to the active segment's base, so a segment starts at the
+		// batch, as Kafka's roll(Some(rollOffset)).
+		if err := l.rollToLocked(b.BaseOffset(), now); err != nil {
+			return err
+		}
+	} else if l.shouldRollLocked(b, now) {
 		if err := l.rollLocked(now); err != nil {
 			return err
 		}
@@ -344,6 +351,39 @@ func (l *Log) rollLocked(now time.Time) error {
 	l.flushes.Add(1)
 	go l.flushUpTo(leo, l.mu.truncations)
 	l.logger.Info().Int64("base_offset", leo).Int64("previous_size", old.size).Msg("rolled new log segment")
+	return nil
+}
+
+// rollToLocked makes a new active segment at base (>= the LEO): as rollLocked, except
+// that an empty active segment is replaced rather than kept, as Kafka's LocalLog.roll.
+// Lock should be held.
+func (l *Log) rollToLocked(base int64, now time.Time) error {
+	old := l.activeLocked()
+	if old.size > 0 {
+		if err := l.rollLocked(now); err != nil {
+			return err
+		}
+		if base == l.activeLocked().base {
+			return nil
+		}
+		old = l.activeLocked()
+	}
+	seg, err := createSegment(l.dir, base, l.mu.cfg, now)
+	if err != nil {
+		return l.failLocked("roll", err)
+	}
+	l.mu.segments = append(l.mu.segments, seg)
+	if err := l.removeSegmentsLocked([]*segment{old}, "replaced by a segment after an offset gap"); err != nil {
+		return err
+	}
+	if len(l.mu.segments) == 1 {
+		// The log held nothing but the replaced segment: it now starts at base.
+		l.incrementLogStartOffsetLocked(base)
+		if err := l.persistEpochsIfNeededLocked(); err != nil {
+			return err
+		}
+	}
+	l.logger.Info().Int64("base_offset", base).Msg("rolled new log segment after an offset gap")
 	return nil
 }
 
