@@ -45,7 +45,9 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gokafkad/gokafkad/protocol"
@@ -819,20 +821,16 @@ func (l *Log) openCleanedLocked(base int64) (*segment, error) {
 func completeSwaps(dir string, swaps []string, logs map[int64]bool) error {
 	committed := map[int64]bool{}
 	for _, name := range swaps {
-		stem := name[:len(name)-len(swapSuffix)]
-		if len(stem) > len(logSuffix) && stem[len(stem)-len(logSuffix):] == logSuffix {
-			if base, ok := parseBase(stem[:len(stem)-len(logSuffix)]); ok {
-				committed[base] = true
-			}
+		if base, ok := parseBase(strings.TrimSuffix(name, logSuffix+swapSuffix)); ok && strings.HasSuffix(name, logSuffix+swapSuffix) {
+			committed[base] = true
 		}
 	}
 	for _, name := range swaps {
-		stem := name[:len(name)-len(swapSuffix)]
-		if len(stem) < 20 {
+		if len(name) < 20 {
 			continue
 		}
-		if base, ok := parseBase(stem[:20]); !ok || !committed[base] {
-			os.Remove(dir + string(os.PathSeparator) + name)
+		if base, ok := parseBase(name[:20]); !ok || !committed[base] {
+			os.Remove(filepath.Join(dir, name))
 		}
 	}
 	bases := make([]int64, 0, len(committed))
@@ -841,8 +839,7 @@ func completeSwaps(dir string, swaps []string, logs map[int64]bool) error {
 	}
 	slices.Sort(bases)
 	for _, base := range bases {
-		swapLog := segmentPath(dir, base, logSuffix) + swapSuffix
-		next, err := nextOffsetOfLogFile(swapLog, base)
+		next, err := nextOffsetOfLogFile(segmentPath(dir, base, logSuffix)+swapSuffix, base)
 		if err != nil {
 			return err
 		}
@@ -854,15 +851,12 @@ func completeSwaps(dir string, swaps []string, logs map[int64]bool) error {
 				delete(logs, b)
 			}
 		}
+		// Index files first, the .log last, as swapCleaned; an index ".swap" already
+		// renamed before the crash is in place.
 		for _, suf := range segmentSuffixes {
 			p := segmentPath(dir, base, suf)
-			if _, err := os.Stat(p + swapSuffix); err == nil {
-				if err := os.Rename(p+swapSuffix, p); err != nil {
-					return err
-				}
-			} else if suf != logSuffix {
-				// Renamed already (the crash came between the index and log renames).
-				continue
+			if err := os.Rename(p+swapSuffix, p); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
 			}
 		}
 		logs[base] = true
