@@ -80,6 +80,7 @@ type Broker struct {
 	LogMessageTimestampAfterMaxMs           int64
 	LogCleanupPolicy                        []string // "delete" and/or "compact"
 	LogCleanerEnable                        bool
+	LogCleanerBackoffMs                     int64
 	LogCleanerDeleteRetentionMs             int64
 	LogCleanerMinCompactionLagMs            int64
 	LogCleanerMaxCompactionLagMs            int64
@@ -452,6 +453,7 @@ func (b *Broker) fill(v map[string]any) error {
 	b.LogMessageTimestampAfterMaxMs = i64("log.message.timestamp.after.max.ms")
 	b.LogCleanupPolicy = list("log.cleanup.policy")
 	b.LogCleanerEnable = bl("log.cleaner.enable")
+	b.LogCleanerBackoffMs = i64("log.cleaner.backoff.ms")
 	b.LogCleanerDeleteRetentionMs = i64("log.cleaner.delete.retention.ms")
 	b.LogCleanerMinCompactionLagMs = i64("log.cleaner.min.compaction.lag.ms")
 	b.LogCleanerMaxCompactionLagMs = i64("log.cleaner.max.compaction.lag.ms")

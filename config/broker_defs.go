@@ -162,6 +162,8 @@ var brokerDefs = []Def{
 		Doc: "What happens to old segments: delete, compact, or both."},
 	{Name: "log.cleaner.enable", Type: TypeBoolean, Default: "true", Importance: Medium,
 		Doc: "Whether the compactor runs (needed by compacted topics, including the internal ones)."},
+	{Name: "log.cleaner.backoff.ms", Type: TypeLong, Default: "15000", Importance: Medium, Valid: atLeast(0),
+		Doc: "How long the cleaner sleeps between looks for logs to compact."},
 	{Name: "log.cleaner.delete.retention.ms", Type: TypeLong, Default: "86400000", Importance: Medium, Valid: atLeast(0), Dynamic: ClusterWide,
 		Doc: "How long tombstones survive in compacted logs."},
 	{Name: "log.cleaner.min.compaction.lag.ms", Type: TypeLong, Default: "0", Importance: Medium, Valid: atLeast(0), Dynamic: ClusterWide,

@@ -95,6 +95,12 @@ func (c *Config) logConfig(overrides map[string]string) storage.LogConfig {
 		FlushMessages:                 t.FlushMessages,
 		FlushMs:                       t.FlushMs,
 		MessageTimestampLogAppendTime: t.MessageTimestampType == "LogAppendTime",
+		Compact:                       t.Compact(),
+		Delete:                        t.Delete(),
+		MinCleanableDirtyRatio:        t.MinCleanableDirtyRatio,
+		MinCompactionLagMs:            t.MinCompactionLagMs,
+		MaxCompactionLagMs:            t.MaxCompactionLagMs,
+		DeleteRetentionMs:             t.DeleteRetentionMs,
 	}
 	if c.LogConfigHook != nil {
 		c.LogConfigHook(&lc)
@@ -303,6 +309,8 @@ func (b *Broker) startBroker(ctx context.Context) error {
 		FlushCheckpointInterval: time.Duration(min(cfg.LogFlushOffsetCheckpointIntervalMs, cfg.ReplicaHighWatermarkCheckpointIntervalMs)) * time.Millisecond,
 		Logger:                  cfg.Logger.With().Str("component", "log-manager").Logger(), Now: cfg.Now,
 		ProducerIDExpiration: time.Duration(cfg.ProducerIDExpirationMs) * time.Millisecond,
+		DisableCleaner:       !cfg.LogCleanerEnable,
+		CleanerBackoff:       time.Duration(cfg.LogCleanerBackoffMs) * time.Millisecond,
 		Decompress: func(codec int8, src []byte) ([]byte, error) {
 			return protocol.Decompress(codec, src, nil, protocol.DecompressedLimit(int(cfg.MessageMaxBytes)))
 		},

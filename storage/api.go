@@ -41,6 +41,19 @@ type LogConfig struct {
 	// MessageTimestampLogAppendTime: message.timestamp.type=LogAppendTime; the leader
 	// overwrites MaxTimestamp and sets the timestamp-type attribute bit.
 	MessageTimestampLogAppendTime bool
+	// Compact and Delete are cleanup.policy (default delete): Delete applies
+	// retention.ms / retention.bytes, Compact runs the cleaner (cleaner.go).
+	Compact bool
+	Delete  bool
+	// MinCleanableDirtyRatio is min.cleanable.dirty.ratio (default 0.5).
+	MinCleanableDirtyRatio float64
+	// MinCompactionLagMs is min.compaction.lag.ms (default 0).
+	MinCompactionLagMs int64
+	// MaxCompactionLagMs is max.compaction.lag.ms (default Long.MaxValue).
+	MaxCompactionLagMs int64
+	// DeleteRetentionMs is delete.retention.ms (default 86400000): how long tombstones
+	// and transaction markers survive after their first cleaning.
+	DeleteRetentionMs int64
 }
 
 // DefaultLogConfig returns Kafka's defaults.
@@ -56,6 +69,11 @@ func DefaultLogConfig() LogConfig {
 		FileDeleteDelayMs:  60000,
 		FlushMessages:      never,
 		FlushMs:            never,
+
+		Delete:                 true,
+		MinCleanableDirtyRatio: 0.5,
+		MaxCompactionLagMs:     never,
+		DeleteRetentionMs:      86400000,
 	}
 }
 

@@ -7,6 +7,7 @@
 //	recovery-point-offset-checkpoint    "0\n<n>\n<topic> <partition> <offset>\n"...
 //	log-start-offset-checkpoint         same format
 //	replication-offset-checkpoint       same format (high watermarks)
+//	cleaner-offset-checkpoint           same format (first dirty offset of compacted logs)
 //	.kafka_cleanshutdown                {"version":0,"brokerEpoch":N}, written on clean close
 //	<topic>-<partition>/                one Log
 //
@@ -56,10 +57,21 @@
 // recovery point moves once that is done. Nothing else is fsynced unless flush.messages
 // or flush.ms ask for it: durability comes from replication.
 //
+// Compaction (cleanup.policy=compact, cleaner.go): the LogManager's cleaner rewrites
+// the segments below the first uncleanable offset keeping the latest record per key;
+// batches keep their offsets, so compacted logs have offset gaps (reads return the next
+// batch; followers accept gaps). A cleaned segment is written as
+// "<base>.{log,index,timeindex,txnindex}.cleaned", renamed ".swap" (the .log last: the
+// commit point), the replaced segments renamed ".deleted", then the ".swap" files
+// renamed to their final names. On open, ".cleaned" files are removed and a swap whose
+// .log.swap exists is finished (the segments it replaces removed); index ".swap" files
+// of an uncommitted swap are removed.
+//
 // Deleted segments are renamed with a ".deleted" suffix and closed and unlinked
 // file.delete.delay.ms later, so a FileSlice handed to a fetch stays readable meanwhile.
 //
-// Locks: LogManager.mu before Log.mu; Log.flushMu (background flushes) before Log.mu.
+// Locks: LogManager.mu before Log.mu; Log.flushMu (background flushes) before Log.mu;
+// Log.cleanMu (one cleaning at a time) before Log.mu.
 // Log.mu is a RWMutex: reads share it, appends, truncation and retention take it
 // exclusively; no fsync of a whole segment happens under it except in Close and explicit
 // flushes.

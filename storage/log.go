@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gokafkad/gokafkad/protocol"
@@ -47,6 +48,10 @@ type Log struct {
 	flushMu sync.Mutex
 	// flushes counts running background flushes.
 	flushes sync.WaitGroup
+	// cleanMu serializes cleanings (cleaner.go); taken before mu.
+	cleanMu sync.Mutex
+	// uncleanable is set when a cleaning failed (cleaner.go: maybeClean).
+	uncleanable atomic.Bool
 
 	mu struct {
 		sync.RWMutex
@@ -80,6 +85,12 @@ type Log struct {
 		// truncations counts truncations; a background flush started before one does
 		// not move the recovery point (the offsets it covered may have been rewritten).
 		truncations uint64
+		// cleanerCheckpoint is the first dirty offset: the cleaner cleaned everything
+		// below it (Kafka's cleaner-offset-checkpoint entry). Invariant: <= LEO.
+		cleanerCheckpoint int64
+		// cleanerDeleteHorizon is the earliest delete horizon of a tombstone or marker
+		// the last cleaning kept (-1: none): the log is cleaned again once it passes.
+		cleanerDeleteHorizon int64
 	}
 }
 
@@ -199,10 +210,10 @@ func (l *Log) AppendAsLeaderVerified(batch []byte, leaderEpoch int32, now time.T
 // epochs kept), updating the epoch cache from each batch's partitionLeaderEpoch and the
 // producer state (without sequence checks, as Kafka's REPLICATION origin).
 //
-// Every batch must pass its header and CRC check (ErrCorruptBatch) and the first must
-// start at the LEO, each next one right after the previous one (ErrInvalidOffset).
-// Nothing is written unless every batch is good. Note that Kafka accepts gaps here
-// (compacted logs have them); gokafkad does not compact yet, so a gap is a bug.
+// Every batch must pass its header and CRC check (ErrCorruptBatch); the first must start
+// at or after the LEO and each next one after the previous one (ErrInvalidOffset). Gaps
+// are accepted, as Kafka does: a compacted leader's log has them, and the follower's
+// log must end identical to it. Nothing is written unless every batch is good.
 func (l *Log) AppendAsFollower(batches []byte) (AppendInfo, error) {
 	var list []protocol.Batch
 	info := AppendInfo{MaxTimestamp: -1, LogAppendTime: -1}
@@ -221,7 +232,7 @@ func (l *Log) AppendAsFollower(batches []byte) (AppendInfo, error) {
 		if b.LastOffsetDelta() < 0 {
 			return AppendInfo{}, fmt.Errorf("%w: negative lastOffsetDelta", ErrCorruptBatch)
 		}
-		if n := len(list); n > 0 && b.BaseOffset() != list[n-1].LastOffset()+1 {
+		if n := len(list); n > 0 && b.BaseOffset() <= list[n-1].LastOffset() {
 			return AppendInfo{}, fmt.Errorf("%w: batch at %d does not follow %d", ErrInvalidOffset, b.BaseOffset(), list[n-1].LastOffset())
 		}
 		list = append(list, b)
@@ -240,7 +251,7 @@ func (l *Log) AppendAsFollower(batches []byte) (AppendInfo, error) {
 		info.FirstOffset, info.LastOffset = leo, leo-1
 		return info, nil
 	}
-	if list[0].BaseOffset() != leo {
+	if list[0].BaseOffset() < leo {
 		return AppendInfo{}, fmt.Errorf("%w: first batch at %d, log end offset %d", ErrInvalidOffset, list[0].BaseOffset(), leo)
 	}
 	for _, b := range list {
@@ -261,7 +272,14 @@ func (l *Log) AppendAsFollower(batches []byte) (AppendInfo, error) {
 // appendLocked writes one batch whose offsets are final: roll if needed, write, then the
 // epoch cache, producer state and flush policy. Lock should be held.
 func (l *Log) appendLocked(b protocol.Batch, now time.Time) error {
-	if l.shouldRollLocked(b, now) {
+	if b.LastOffset()-l.activeLocked().base > math.MaxInt32 {
+		// Only after a gap (a follower of a compacted leader): the batch's offsets do
+		// not fit relative to the active segment's base, so a segment starts at the
+		// batch, as Kafka's roll(Some(rollOffset)).
+		if err := l.rollToLocked(b.BaseOffset(), now); err != nil {
+			return err
+		}
+	} else if l.shouldRollLocked(b, now) {
 		if err := l.rollLocked(now); err != nil {
 			return err
 		}
@@ -333,6 +351,39 @@ func (l *Log) rollLocked(now time.Time) error {
 	l.flushes.Add(1)
 	go l.flushUpTo(leo, l.mu.truncations)
 	l.logger.Info().Int64("base_offset", leo).Int64("previous_size", old.size).Msg("rolled new log segment")
+	return nil
+}
+
+// rollToLocked makes a new active segment at base (>= the LEO): as rollLocked, except
+// that an empty active segment is replaced rather than kept, as Kafka's LocalLog.roll.
+// Lock should be held.
+func (l *Log) rollToLocked(base int64, now time.Time) error {
+	old := l.activeLocked()
+	if old.size > 0 {
+		if err := l.rollLocked(now); err != nil {
+			return err
+		}
+		if base == l.activeLocked().base {
+			return nil
+		}
+		old = l.activeLocked()
+	}
+	seg, err := createSegment(l.dir, base, l.mu.cfg, now)
+	if err != nil {
+		return l.failLocked("roll", err)
+	}
+	l.mu.segments = append(l.mu.segments, seg)
+	if err := l.removeSegmentsLocked([]*segment{old}, "replaced by a segment after an offset gap"); err != nil {
+		return err
+	}
+	if len(l.mu.segments) == 1 {
+		// The log held nothing but the replaced segment: it now starts at base.
+		l.incrementLogStartOffsetLocked(base)
+		if err := l.persistEpochsIfNeededLocked(); err != nil {
+			return err
+		}
+	}
+	l.logger.Info().Int64("base_offset", base).Msg("rolled new log segment after an offset gap")
 	return nil
 }
 

@@ -25,8 +25,10 @@ type logParams struct {
 	// logStartOffset from log-start-offset-checkpoint (0 when absent).
 	logStartOffset int64
 	// hw from replication-offset-checkpoint (0 when absent).
-	hw               int64
-	hadCleanShutdown bool
+	hw int64
+	// cleanerCheckpoint from cleaner-offset-checkpoint (0 when absent).
+	cleanerCheckpoint int64
+	hadCleanShutdown  bool
 	// producerExpirationMs is producer.id.expiration.ms.
 	producerExpirationMs int64
 	logger               zerolog.Logger
@@ -56,6 +58,8 @@ func openLog(p logParams) (*Log, error) {
 	}
 	l.mu.cfg = p.cfg
 	l.mu.producers = newProducerState()
+	l.mu.cleanerDeleteHorizon = -1
+	l.mu.cleanerCheckpoint = p.cleanerCheckpoint
 	now := p.now()
 	l.mu.lastFlush = now
 
@@ -384,24 +388,30 @@ func listSegmentFiles(dir string, logger zerolog.Logger) ([]int64, error) {
 		return nil, err
 	}
 	logs := make(map[int64]bool)
-	var indexes []string
+	var indexes, swaps []string
 	for _, e := range ents {
 		name := e.Name()
 		if e.IsDir() {
 			continue
 		}
 		switch {
-		case strings.HasSuffix(name, deletedSuffix), strings.HasSuffix(name, ".cleaned"), strings.HasSuffix(name, ".tmp"):
+		case strings.HasSuffix(name, deletedSuffix), strings.HasSuffix(name, cleanedSuffix), strings.HasSuffix(name, ".tmp"):
 			logger.Debug().Str("file", name).Msg("removing leftover file")
 			os.Remove(filepath.Join(dir, name))
-		case strings.HasSuffix(name, ".swap"):
-			logger.Warn().Str("file", name).Msg("ignoring .swap file (compaction is not implemented)")
+		case strings.HasSuffix(name, swapSuffix):
+			swaps = append(swaps, name)
 		case strings.HasSuffix(name, logSuffix):
 			if base, ok := parseBase(strings.TrimSuffix(name, logSuffix)); ok {
 				logs[base] = true
 			}
 		case strings.HasSuffix(name, indexSuffix), strings.HasSuffix(name, timeIndexSuffix), strings.HasSuffix(name, txnIndexSuffix):
 			indexes = append(indexes, name)
+		}
+	}
+	if len(swaps) > 0 {
+		logger.Warn().Strs("files", swaps).Msg("finishing an interrupted swap of cleaned segments")
+		if err := completeSwaps(dir, swaps, logs); err != nil {
+			return nil, err
 		}
 	}
 	for _, name := range indexes {
