@@ -12,7 +12,11 @@ require (
 )
 
 require (
+	github.com/gogo/protobuf v1.3.2 // indirect
+	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/mattn/go-colorable v0.1.14 // indirect
 	github.com/mattn/go-isatty v0.0.20 // indirect
+	go.etcd.io/raft/v3 v3.6.0 // indirect
 	golang.org/x/sys v0.29.0 // indirect
+	google.golang.org/protobuf v1.33.0 // indirect
 )

@@ -23,8 +23,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 var (
@@ -98,6 +100,26 @@ func run() error {
 	}
 	add("gokafkad consume", cr)
 
+	// Three brokers (and one controller): replication factor 3, min.insync.replicas=2,
+	// acks=all, idempotent producer.
+	cl3, err := startCluster3()
+	if err != nil {
+		return err
+	}
+	r3, err := produce(cl3.seeds, "bench-rf3", kgo.AllISRAcks())
+	if err != nil {
+		cl3.stop()
+		return err
+	}
+	add("gokafkad 3 brokers RF3 min ISR 2 acks=all", r3.String())
+	usable, election, err := cl3.controlPlane()
+	cl3.stop()
+	if err != nil {
+		return err
+	}
+	add("topic created → led on every broker", fmt.Sprintf("%.1f ms", ms(usable)))
+	add("leader killed → new leader in metadata", fmt.Sprintf("%.0f ms (broker.session.timeout.ms 9000 + heartbeat 2000)", ms(election)))
+
 	// kfake, in memory, same producer.
 	kf, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "bench-acks-1"))
 	if err != nil {
@@ -134,7 +156,8 @@ func freePort() int {
 }
 
 // startAndProduce starts gokafkad and returns once one record is acknowledged, with
-// the time that took from exec.
+// the time that took from exec. The client does not linger (franz-go waits 10 ms by
+// default to batch), so the figure is the broker's.
 func startAndProduce() (*proc, time.Duration, error) {
 	dir, err := os.MkdirTemp("", "gokafkad-bench")
 	if err != nil {
@@ -154,7 +177,7 @@ log.dirs=%s
 		return nil, 0, err
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.AllowAutoTopicCreation(),
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.AllowAutoTopicCreation(), kgo.ProducerLinger(0),
 		kgo.RetryBackoffFn(func(int) time.Duration { return time.Millisecond }))
 	if err != nil {
 		return nil, 0, err
@@ -199,7 +222,7 @@ func (r prodResult) String() string {
 }
 
 func produce(addr, topic string, acks kgo.Acks) (prodResult, error) {
-	opts := []kgo.Opt{kgo.SeedBrokers(addr), kgo.AllowAutoTopicCreation(), kgo.RequiredAcks(acks),
+	opts := []kgo.Opt{kgo.SeedBrokers(strings.Split(addr, ",")...), kgo.AllowAutoTopicCreation(), kgo.RequiredAcks(acks),
 		kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.MaxBufferedRecords(100000), kgo.DefaultProduceTopic(topic)}
 	if acks != kgo.AllISRAcks() {
 		opts = append(opts, kgo.DisableIdempotentWrite())
@@ -318,3 +341,144 @@ func numCPU() int {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// cluster3 is one controller and three brokers as processes.
+type cluster3 struct {
+	procs []*exec.Cmd
+	dir   string
+	seeds string
+}
+
+func (c *cluster3) stop() {
+	for _, p := range c.procs {
+		p.Process.Signal(syscall.SIGTERM)
+	}
+	for _, p := range c.procs {
+		p.Wait()
+	}
+	os.RemoveAll(c.dir)
+}
+
+// startCluster3 starts node 100 as the controller and brokers 1..3, with
+// default.replication.factor=3 and min.insync.replicas=2, and waits until a
+// replicated topic can be written.
+func startCluster3() (*cluster3, error) {
+	dir, err := os.MkdirTemp("", "gokafkad-bench3")
+	if err != nil {
+		return nil, err
+	}
+	c := &cluster3{dir: dir}
+	cport := freePort()
+	voters := fmt.Sprintf("100@127.0.0.1:%d", cport)
+	var seeds []string
+	start := func(id int, props string) error {
+		path := filepath.Join(dir, fmt.Sprintf("node-%d.properties", id))
+		common := fmt.Sprintf("node.id=%d\ncontroller.quorum.voters=%s\ncontroller.listener.names=CONTROLLER\nlistener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT\nlog.dirs=%s\ndefault.replication.factor=3\nmin.insync.replicas=2\n",
+			id, voters, filepath.Join(dir, fmt.Sprintf("data-%d", id)))
+		if err := os.WriteFile(path, []byte(common+props), 0o644); err != nil {
+			return err
+		}
+		cmd := exec.Command(*bin, path)
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		c.procs = append(c.procs, cmd)
+		return nil
+	}
+	if err := start(100, fmt.Sprintf("process.roles=controller\nlisteners=CONTROLLER://127.0.0.1:%d\n", cport)); err != nil {
+		c.stop()
+		return nil, err
+	}
+	for id := 1; id <= 3; id++ {
+		port := freePort()
+		seeds = append(seeds, fmt.Sprintf("127.0.0.1:%d", port))
+		if err := start(id, fmt.Sprintf("process.roles=broker\nlisteners=PLAINTEXT://127.0.0.1:%d\nadvertised.listeners=PLAINTEXT://127.0.0.1:%d\n", port, port)); err != nil {
+			c.stop()
+			return nil, err
+		}
+	}
+	c.seeds = strings.Join(seeds, ",")
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.AllowAutoTopicCreation())
+	if err != nil {
+		c.stop()
+		return nil, err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for {
+		err := cl.ProduceSync(ctx, &kgo.Record{Topic: "bench-rf3", Value: []byte("warm")}).FirstErr()
+		if err == nil {
+			return c, nil
+		}
+		if ctx.Err() != nil {
+			c.stop()
+			return nil, fmt.Errorf("3-broker cluster did not take writes: %v", err)
+		}
+	}
+}
+
+// controlPlane measures, on the running cluster, how long a created topic takes to have
+// a leader in every broker's metadata, and how long after a SIGKILL of a partition's
+// leader another broker reports a new leader (Kafka's defaults: fencing after
+// broker.session.timeout.ms of silence).
+func (c *cluster3) controlPlane() (usable, election time.Duration, err error) {
+	seeds := strings.Split(c.seeds, ",")
+	var per []*kgo.Client
+	for _, s := range seeds {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(s))
+		if err != nil {
+			return 0, 0, err
+		}
+		defer cl.Close()
+		per = append(per, cl)
+	}
+	leaderOn := func(cl *kgo.Client, topic string) int32 {
+		req := kmsg.NewPtrMetadataRequest()
+		t := kmsg.NewMetadataRequestTopic()
+		t.Topic = kmsg.StringPtr(topic)
+		req.Topics = append(req.Topics, t)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		r, err := cl.SeedBrokers()[0].Request(ctx, req)
+		if err != nil {
+			return -1
+		}
+		resp := r.(*kmsg.MetadataResponse)
+		if len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != 0 || len(resp.Topics[0].Partitions) == 0 {
+			return -1
+		}
+		return resp.Topics[0].Partitions[0].Leader
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	start := time.Now()
+	if _, err := kadm.NewClient(per[0]).CreateTopic(ctx, 1, 3, nil, "bench-usable"); err != nil {
+		return 0, 0, err
+	}
+	for _, cl := range per {
+		for leaderOn(cl, "bench-usable") < 0 {
+			if ctx.Err() != nil {
+				return 0, 0, ctx.Err()
+			}
+		}
+	}
+	usable = time.Since(start)
+
+	old := leaderOn(per[0], "bench-usable")
+	if old < 1 || old > 3 {
+		return usable, 0, fmt.Errorf("no leader for bench-usable")
+	}
+	c.procs[old].Process.Kill() // procs[0] is the controller, procs[i] broker i
+	killed := time.Now()
+	other := per[old%3] // a broker that stays up
+	for {
+		if l := leaderOn(other, "bench-usable"); l >= 1 && l != old {
+			return usable, time.Since(killed), nil
+		}
+		if ctx.Err() != nil {
+			return usable, 0, ctx.Err()
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

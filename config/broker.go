@@ -80,6 +80,7 @@ type Broker struct {
 	LogMessageTimestampAfterMaxMs           int64
 	LogCleanupPolicy                        []string // "delete" and/or "compact"
 	LogCleanerEnable                        bool
+	LogCleanerBackoffMs                     int64
 	LogCleanerDeleteRetentionMs             int64
 	LogCleanerMinCompactionLagMs            int64
 	LogCleanerMaxCompactionLagMs            int64
@@ -122,6 +123,15 @@ type Broker struct {
 	GroupMinSessionTimeoutMs        int32
 	GroupMaxSessionTimeoutMs        int32
 	GroupMaxSize                    int32
+
+	ConsumerGroupSessionTimeoutMs       int32
+	ConsumerGroupMinSessionTimeoutMs    int32
+	ConsumerGroupMaxSessionTimeoutMs    int32
+	ConsumerGroupHeartbeatIntervalMs    int32
+	ConsumerGroupMinHeartbeatIntervalMs int32
+	ConsumerGroupMaxHeartbeatIntervalMs int32
+	ConsumerGroupMaxSize                int32
+	ConsumerGroupAssignors              []string
 
 	TransactionStateLogNumPartitions                   int32
 	TransactionStateLogReplicationFactor               int16
@@ -443,6 +453,7 @@ func (b *Broker) fill(v map[string]any) error {
 	b.LogMessageTimestampAfterMaxMs = i64("log.message.timestamp.after.max.ms")
 	b.LogCleanupPolicy = list("log.cleanup.policy")
 	b.LogCleanerEnable = bl("log.cleaner.enable")
+	b.LogCleanerBackoffMs = i64("log.cleaner.backoff.ms")
 	b.LogCleanerDeleteRetentionMs = i64("log.cleaner.delete.retention.ms")
 	b.LogCleanerMinCompactionLagMs = i64("log.cleaner.min.compaction.lag.ms")
 	b.LogCleanerMaxCompactionLagMs = i64("log.cleaner.max.compaction.lag.ms")
@@ -485,6 +496,14 @@ func (b *Broker) fill(v map[string]any) error {
 	b.GroupMinSessionTimeoutMs = i32("group.min.session.timeout.ms")
 	b.GroupMaxSessionTimeoutMs = i32("group.max.session.timeout.ms")
 	b.GroupMaxSize = i32("group.max.size")
+	b.ConsumerGroupSessionTimeoutMs = i32("group.consumer.session.timeout.ms")
+	b.ConsumerGroupMinSessionTimeoutMs = i32("group.consumer.min.session.timeout.ms")
+	b.ConsumerGroupMaxSessionTimeoutMs = i32("group.consumer.max.session.timeout.ms")
+	b.ConsumerGroupHeartbeatIntervalMs = i32("group.consumer.heartbeat.interval.ms")
+	b.ConsumerGroupMinHeartbeatIntervalMs = i32("group.consumer.min.heartbeat.interval.ms")
+	b.ConsumerGroupMaxHeartbeatIntervalMs = i32("group.consumer.max.heartbeat.interval.ms")
+	b.ConsumerGroupMaxSize = i32("group.consumer.max.size")
+	b.ConsumerGroupAssignors = list("group.consumer.assignors")
 
 	b.TransactionStateLogNumPartitions = i32("transaction.state.log.num.partitions")
 	b.TransactionStateLogReplicationFactor = i16("transaction.state.log.replication.factor")
@@ -748,7 +767,7 @@ func (b *Broker) check() error {
 	if b.GroupMinSessionTimeoutMs > b.GroupMaxSessionTimeoutMs {
 		return fail("group.min.session.timeout.ms", "must not exceed group.max.session.timeout.ms (%d)", b.GroupMaxSessionTimeoutMs)
 	}
-	return nil
+	return b.checkConsumerGroup(fail)
 }
 
 func typedBrokerID(s string) (int64, error) {
@@ -785,4 +804,58 @@ func (b *Broker) IgnoredSet() []string {
 		}
 	}
 	return out
+}
+
+// checkConsumerGroup is GroupCoordinatorConfig's cross-checks of the
+// group.consumer.* keys.
+func (b *Broker) checkConsumerGroup(fail func(key, format string, args ...any) error) error {
+	switch {
+	case b.ConsumerGroupMaxHeartbeatIntervalMs < b.ConsumerGroupMinHeartbeatIntervalMs:
+		return fail("group.consumer.max.heartbeat.interval.ms", "must be greater than or equal to group.consumer.min.heartbeat.interval.ms (%d)", b.ConsumerGroupMinHeartbeatIntervalMs)
+	case b.ConsumerGroupHeartbeatIntervalMs < b.ConsumerGroupMinHeartbeatIntervalMs:
+		return fail("group.consumer.heartbeat.interval.ms", "must be greater than or equal to group.consumer.min.heartbeat.interval.ms (%d)", b.ConsumerGroupMinHeartbeatIntervalMs)
+	case b.ConsumerGroupHeartbeatIntervalMs > b.ConsumerGroupMaxHeartbeatIntervalMs:
+		return fail("group.consumer.heartbeat.interval.ms", "must be less than or equal to group.consumer.max.heartbeat.interval.ms (%d)", b.ConsumerGroupMaxHeartbeatIntervalMs)
+	case b.ConsumerGroupMaxSessionTimeoutMs < b.ConsumerGroupMinSessionTimeoutMs:
+		return fail("group.consumer.max.session.timeout.ms", "must be greater than or equal to group.consumer.min.session.timeout.ms (%d)", b.ConsumerGroupMinSessionTimeoutMs)
+	case b.ConsumerGroupSessionTimeoutMs < b.ConsumerGroupMinSessionTimeoutMs:
+		return fail("group.consumer.session.timeout.ms", "must be greater than or equal to group.consumer.min.session.timeout.ms (%d)", b.ConsumerGroupMinSessionTimeoutMs)
+	case b.ConsumerGroupSessionTimeoutMs > b.ConsumerGroupMaxSessionTimeoutMs:
+		return fail("group.consumer.session.timeout.ms", "must be less than or equal to group.consumer.max.session.timeout.ms (%d)", b.ConsumerGroupMaxSessionTimeoutMs)
+	case b.ConsumerGroupHeartbeatIntervalMs >= b.ConsumerGroupSessionTimeoutMs:
+		return fail("group.consumer.heartbeat.interval.ms", "must be less than group.consumer.session.timeout.ms (%d)", b.ConsumerGroupSessionTimeoutMs)
+	}
+	return nil
+}
+
+// consumerGroupAssignors are the builtin server-side assignors by the names
+// group.consumer.assignors accepts: short names and Kafka's class names.
+var consumerGroupAssignors = map[string]string{
+	"uniform": "uniform",
+	"range":   "range",
+	"org.apache.kafka.coordinator.group.assignor.UniformAssignor": "uniform",
+	"org.apache.kafka.coordinator.group.assignor.RangeAssignor":   "range",
+}
+
+// ConsumerGroupAssignorName resolves an entry of group.consumer.assignors to
+// its builtin name ("uniform" or "range").
+func ConsumerGroupAssignorName(s string) string { return consumerGroupAssignors[s] }
+
+func validAssignors(v any) string {
+	names := v.([]string)
+	if len(names) == 0 {
+		return "must name at least one assignor"
+	}
+	seen := map[string]bool{}
+	for _, n := range names {
+		a, ok := consumerGroupAssignors[n]
+		if !ok {
+			return fmt.Sprintf("%q is not a builtin assignor (uniform, range) and custom assignors are not supported", n)
+		}
+		if seen[a] {
+			return fmt.Sprintf("assignor %s is listed twice", a)
+		}
+		seen[a] = true
+	}
+	return ""
 }

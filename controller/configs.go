@@ -74,42 +74,59 @@ func (c *Controller) listDefault(typ int8, name string) (string, bool) {
 func (c *Controller) IncrementalAlterConfigs(req *kmsg.IncrementalAlterConfigsRequest) *kmsg.IncrementalAlterConfigsResponse {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	img := c.Image()
+	res := make([]ConfigResource, len(req.Resources))
+	for i, r := range req.Resources {
+		res[i] = ConfigResource{Type: int8(r.ResourceType), Name: r.ResourceName}
+	}
+	errs := c.alterConfigResourcesLocked(res, req.ValidateOnly, func(img *MetadataImage, i int) ([]Record, *APIError) {
+		return c.incrementalAlterResource(img, res[i], req.Resources[i].Configs)
+	})
 	resp := kmsg.NewPtrIncrementalAlterConfigsResponse()
 	resp.SetVersion(req.Version)
-	seen := map[ConfigResource]int{}
-	for _, r := range req.Resources {
-		seen[ConfigResource{Type: int8(r.ResourceType), Name: r.ResourceName}]++
-	}
-	var recs []Record
-	for _, r := range req.Resources {
-		res := ConfigResource{Type: int8(r.ResourceType), Name: r.ResourceName}
-		var err *APIError
-		if seen[res] > 1 {
-			err = &APIError{Code: kerr.InvalidRequest.Code, Message: "Duplicate resource."}
-		} else {
-			var newRecs []Record
-			newRecs, err = c.incrementalAlterResource(img, res, r.Configs)
-			if err == nil && !req.ValidateOnly {
-				recs = append(recs, newRecs...)
-			}
-		}
+	for i, r := range req.Resources {
 		rr := kmsg.NewIncrementalAlterConfigsResponseResource()
 		rr.ResourceType, rr.ResourceName = r.ResourceType, r.ResourceName
-		if err != nil {
+		if err := errs[i]; err != nil {
 			rr.ErrorCode, rr.ErrorMessage = err.Code, strp(err.Error())
 		}
 		resp.Resources = append(resp.Resources, rr)
 	}
+	return resp
+}
+
+// alterConfigResourcesLocked is what IncrementalAlterConfigs and LegacyAlterConfigs
+// share: a resource named twice in one request fails with INVALID_REQUEST, as Kafka's;
+// every other one goes through alter (i is its index in res), and the records of those
+// that succeed are committed together unless validateOnly. It returns each resource's
+// error in request order, nil for success; when the commit fails, every resource that
+// had succeeded gets the commit's error. Lock should be held.
+func (c *Controller) alterConfigResourcesLocked(res []ConfigResource, validateOnly bool, alter func(img *MetadataImage, i int) ([]Record, *APIError)) []*APIError {
+	img := c.Image()
+	seen := map[ConfigResource]int{}
+	for _, r := range res {
+		seen[r]++
+	}
+	errs := make([]*APIError, len(res))
+	var recs []Record
+	for i, r := range res {
+		if seen[r] > 1 {
+			errs[i] = &APIError{Code: kerr.InvalidRequest.Code, Message: "Duplicate resource."}
+			continue
+		}
+		newRecs, err := alter(img, i)
+		if err == nil && !validateOnly {
+			recs = append(recs, newRecs...)
+		}
+		errs[i] = err
+	}
 	if err := c.commit(recs); err != nil {
-		for i := range resp.Resources {
-			if resp.Resources[i].ErrorCode == 0 {
-				resp.Resources[i].ErrorCode = kerr.UnknownServerError.Code
-				resp.Resources[i].ErrorMessage = strp(err.Error())
+		for i := range errs {
+			if errs[i] == nil {
+				errs[i] = &APIError{Code: commitErrorCode(err), Message: err.Error()}
 			}
 		}
 	}
-	return resp
+	return errs
 }
 
 func (c *Controller) incrementalAlterResource(img *MetadataImage, res ConfigResource, ops []kmsg.IncrementalAlterConfigsRequestResourceConfig) ([]Record, *APIError) {
@@ -193,40 +210,22 @@ func (c *Controller) incrementalAlterResource(img *MetadataImage, res ConfigReso
 func (c *Controller) LegacyAlterConfigs(req *kmsg.AlterConfigsRequest) *kmsg.AlterConfigsResponse {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	img := c.Image()
+	res := make([]ConfigResource, len(req.Resources))
+	for i, r := range req.Resources {
+		res[i] = ConfigResource{Type: int8(r.ResourceType), Name: r.ResourceName}
+	}
+	errs := c.alterConfigResourcesLocked(res, req.ValidateOnly, func(img *MetadataImage, i int) ([]Record, *APIError) {
+		return c.legacyAlterResource(img, res[i], req.Resources[i].Configs)
+	})
 	resp := kmsg.NewPtrAlterConfigsResponse()
 	resp.SetVersion(req.Version)
-	seen := map[ConfigResource]int{}
-	for _, r := range req.Resources {
-		seen[ConfigResource{Type: int8(r.ResourceType), Name: r.ResourceName}]++
-	}
-	var recs []Record
-	for _, r := range req.Resources {
-		res := ConfigResource{Type: int8(r.ResourceType), Name: r.ResourceName}
-		var err *APIError
-		if seen[res] > 1 {
-			err = &APIError{Code: kerr.InvalidRequest.Code, Message: "Duplicate resource."}
-		} else {
-			var newRecs []Record
-			newRecs, err = c.legacyAlterResource(img, res, r.Configs)
-			if err == nil && !req.ValidateOnly {
-				recs = append(recs, newRecs...)
-			}
-		}
+	for i, r := range req.Resources {
 		rr := kmsg.NewAlterConfigsResponseResource()
 		rr.ResourceType, rr.ResourceName = r.ResourceType, r.ResourceName
-		if err != nil {
+		if err := errs[i]; err != nil {
 			rr.ErrorCode, rr.ErrorMessage = err.Code, strp(err.Error())
 		}
 		resp.Resources = append(resp.Resources, rr)
-	}
-	if err := c.commit(recs); err != nil {
-		for i := range resp.Resources {
-			if resp.Resources[i].ErrorCode == 0 {
-				resp.Resources[i].ErrorCode = kerr.UnknownServerError.Code
-				resp.Resources[i].ErrorMessage = strp(err.Error())
-			}
-		}
 	}
 	return resp
 }

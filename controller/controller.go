@@ -1,15 +1,34 @@
 package controller
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/rs/zerolog"
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
 )
+
+// Voter is one member of the controller quorum (controller.quorum.voters).
+type Voter struct {
+	ID   int32
+	Addr string // host:port of its controller listener
+}
+
+// Transport carries Raft messages to the other voters. Send must not block: a
+// message that cannot be delivered is dropped (Raft retries).
+type Transport interface {
+	Send(msgs []raftpb.Message)
+}
 
 // Config configures the controller.
 type Config struct {
@@ -17,6 +36,20 @@ type Config struct {
 	// Dir is the metadata log's parent directory (Kafka's metadata.log.dir: the first
 	// of log.dirs).
 	Dir string
+	// Voters is the quorum; empty means this node alone.
+	Voters []Voter
+	// Transport sends Raft messages to the other voters (unused when alone).
+	Transport Transport
+	// TickInterval is the Raft tick (default 50ms); an election takes 10-20 ticks
+	// without a leader, heartbeats go every tick.
+	TickInterval time.Duration
+	// SessionTimeout is broker.session.timeout.ms: a broker silent that long is fenced.
+	SessionTimeout time.Duration
+	// SnapshotEntries is how many applied entries trigger a snapshot (default 10000).
+	SnapshotEntries uint64
+	// SnapshotKeep is how many entries a snapshot leaves in the log (default 1000), so
+	// that a voter or broker slightly behind catches up from entries, not a snapshot.
+	SnapshotKeep uint64
 	// DefaultPartitions and DefaultReplicationFactor are num.partitions and
 	// default.replication.factor, used when a CreateTopics asks for -1.
 	DefaultPartitions        int32
@@ -27,59 +60,193 @@ type Config struct {
 	// ResourceBroker) is LIST-typed, and its default: IncrementalAlterConfigs APPEND
 	// and SUBTRACT work only on those. Nil knows Kafka's LIST topic configs only.
 	ListConfigDefault func(resourceType int8, name string) (def string, isList bool)
-	Logger            zerolog.Logger
+	// Now is the clock (time.Now when nil).
+	Now    func() time.Time
+	Logger zerolog.Logger
 }
 
 // ProducerIDBlockSize is how many producer ids a broker takes at once (Kafka's
 // ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE).
 const ProducerIDBlockSize = 1000
 
-// Controller validates metadata changes, turns them into records, persists them, and
-// publishes the new MetadataImage to subscribers. All writes are serialized by mu (the
-// single-threaded event loop of Kafka's QuorumController, reduced to a lock while the
-// store is local).
+// entryData is the payload of a Raft entry carrying metadata records: the records of
+// one controller operation, applied atomically. ID lets the proposer find its entry
+// when it commits. Part of the on-disk and wire format (JSON); do not rename fields.
+type entryData struct {
+	ID      uint64   `json:"id"`
+	Records []Record `json:"records"`
+}
+
+// Controller is one member of the controller quorum (Kafka's QuorumController). The
+// metadata log is a Raft log (etcd's raft): every voter applies the committed entries
+// to its MetadataImage and publishes it to subscribers; the Raft leader, once it has
+// applied everything committed before its term, is the active controller and the only
+// one that accepts writes. Writes are serialized by mu (Kafka's single-threaded event
+// loop reduced to a lock): an operation reads the image, builds records, proposes them
+// and waits until they are applied and published, so the next operation sees them.
+//
+// The Ready loop (run) owns the Raft node's I/O: it persists entries and hard state,
+// sends messages, applies committed entries. Publishing to subscribers happens on a
+// second goroutine so that slow subscribers (log creation) do not stall Raft.
 type Controller struct {
 	cfg   Config
 	log   zerolog.Logger
 	image atomic.Pointer[MetadataImage]
 
+	node raft.Node
+	ms   *raft.MemoryStorage
+	wal  *raftLog // only the Ready loop uses it
+
+	raftID uint64
+	// leaderID is the Raft leader's node id (-1 when unknown); term its term.
+	leaderID atomic.Int32
+	term     atomic.Uint64
+	// activeFrom is the index of this node's first entry as leader, 0 when it is not
+	// the leader. Invariant: the node is active iff activeFrom > 0 && applied >= activeFrom.
+	activeFrom atomic.Uint64
+	applied    atomic.Uint64
+	committed  atomic.Uint64
+	// snapIndex is the index of the last snapshot (Ready loop only).
+	snapIndex uint64
+	confState raftpb.ConfState
+
+	notifyMu sync.Mutex
+	notify   chan struct{} // closed and replaced on every state change
+
+	pub     chan pubItem
+	pubDone chan struct{}
+
+	waitMu  sync.Mutex
+	waiters map[uint64]chan error
+
+	clusterIDProposed atomic.Bool
+	// legacy holds the records of a pre-Raft metadata log to import into a new Raft
+	// log (read-only after Open).
+	legacy         []Record
+	legacyImported atomic.Bool
+	// alone is set for a single-voter quorum: it campaigns as soon as it has applied
+	// its log (Raft refuses to campaign with unapplied configuration entries) instead
+	// of waiting for an election timeout. campaigned is Ready-loop only.
+	alone, campaigned bool
+
+	stop     chan struct{}
+	loopDone chan struct{}
+	closed   atomic.Bool
+
+	heartbeats brokerHeartbeats
+
 	mu struct {
-		sync.Mutex
-		store       *fileStore
-		subscribers []func(prev, next *MetadataImage)
+		sync.Mutex // the write lock: held across an operation and its commit
 	}
+	subMu       sync.Mutex
+	subscribers []func(prev, next *MetadataImage)
 }
 
-// Open replays the metadata log under cfg.Dir (creating it with a fresh cluster id if
-// new) and returns the controller.
+type pubItem struct {
+	prev, next *MetadataImage
+	ids        []uint64
+}
+
+// Open replays the metadata log under cfg.Dir and starts this node's Raft member. A
+// controller alone in its quorum elects itself at once and Open returns once it is
+// active (with a cluster id committed); in a larger quorum Open returns at once and
+// the node joins the election.
 func Open(cfg Config) (*Controller, error) {
-	store, recs, err := openStore(cfg.Dir)
+	if cfg.TickInterval <= 0 {
+		cfg.TickInterval = 50 * time.Millisecond
+	}
+	if cfg.SessionTimeout <= 0 {
+		cfg.SessionTimeout = 9 * time.Second
+	}
+	if cfg.SnapshotEntries == 0 {
+		cfg.SnapshotEntries = 10000
+	}
+	if cfg.SnapshotKeep == 0 {
+		cfg.SnapshotKeep = 1000
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if len(cfg.Voters) == 0 {
+		cfg.Voters = []Voter{{ID: cfg.NodeID}}
+	}
+	wal, ms, fresh, err := openRaftLog(filepath.Join(cfg.Dir, MetadataDirName))
 	if err != nil {
 		return nil, fmt.Errorf("controller: open metadata log: %w", err)
 	}
-	c := &Controller{cfg: cfg, log: cfg.Logger}
-	img := &MetadataImage{
-		ControllerID: cfg.NodeID,
+	c := &Controller{
+		cfg: cfg, log: cfg.Logger, ms: ms, wal: wal, raftID: raftID(cfg.NodeID),
+		notify: make(chan struct{}), pub: make(chan pubItem, 256), pubDone: make(chan struct{}),
+		waiters: map[uint64]chan error{}, stop: make(chan struct{}), loopDone: make(chan struct{}),
+	}
+	c.heartbeats.init()
+	c.leaderID.Store(-1)
+	if fresh {
+		c.legacy = readLegacyLog(cfg.Dir)
+	}
+	img := emptyImage()
+	snap, _ := ms.Snapshot()
+	if !raft.IsEmptySnap(snap) {
+		if img, err = imageFromSnapshot(snap); err != nil {
+			wal.close()
+			return nil, err
+		}
+		c.snapIndex = snap.Metadata.Index
+		c.confState = snap.Metadata.ConfState
+		c.applied.Store(snap.Metadata.Index)
+	}
+	c.image.Store(img)
+
+	rc := &raft.Config{
+		ID: c.raftID, ElectionTick: 10, HeartbeatTick: 1, Storage: ms,
+		MaxSizePerMsg: 1 << 20, MaxInflightMsgs: 256, CheckQuorum: true, PreVote: true,
+		Applied: c.applied.Load(), Logger: raftLogger{cfg.Logger},
+	}
+	if fresh {
+		var peers []raft.Peer
+		for _, v := range cfg.Voters {
+			peers = append(peers, raft.Peer{ID: raftID(v.ID)})
+		}
+		c.node = raft.StartNode(rc, peers)
+	} else {
+		c.node = raft.RestartNode(rc)
+	}
+	c.alone = len(cfg.Voters) == 1 && cfg.Voters[0].ID == cfg.NodeID
+	go c.publishLoop()
+	go c.run()
+	go c.fenceLoop()
+
+	if c.alone {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := c.waitUntil(ctx, func() bool {
+			return c.IsActive() && c.Image().ClusterID != "" && (len(c.legacy) == 0 || c.legacyImported.Load())
+		}); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("controller: single-voter quorum did not become active: %w", err)
+		}
+	}
+	c.log.Info().Uint64("applied", c.applied.Load()).Str("cluster_id", c.Image().ClusterID).
+		Int("voters", len(cfg.Voters)).Msg("metadata log replayed")
+	return c, nil
+}
+
+func emptyImage() *MetadataImage {
+	return &MetadataImage{
+		ControllerID: -1,
 		Brokers:      map[int32]BrokerImage{},
 		Topics:       map[string]*TopicImage{},
 		TopicsByID:   map[TopicID]*TopicImage{},
 		Configs:      map[string]map[string]string{},
 		Offset:       -1,
 	}
-	for i := range recs {
-		img = apply(img, &recs[i])
-	}
-	c.image.Store(img)
-	c.mu.store = store
-	if img.ClusterID == "" {
-		if err := c.commit([]Record{{ClusterID: &ClusterIDRecord{ClusterID: newClusterID()}}}); err != nil {
-			store.close()
-			return nil, err
-		}
-	}
-	c.log.Info().Int("records", len(recs)).Str("cluster_id", c.Image().ClusterID).Msg("metadata log replayed")
-	return c, nil
 }
+
+// raftID maps a Kafka node id (≥ 0) to a Raft id (≠ 0).
+func raftID(nodeID int32) uint64 { return uint64(nodeID) + 1 }
+
+// NodeIDOfRaft maps a Raft id back to the Kafka node id.
+func NodeIDOfRaft(id uint64) int32 { return int32(id) - 1 }
 
 // newClusterID makes an id in the shape of `kafka-storage random-uuid`.
 func newClusterID() string {
@@ -88,41 +255,354 @@ func newClusterID() string {
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-// Image returns the current metadata image. It must not be modified.
+// Image returns the current (committed, applied) metadata image. It must not be
+// modified.
 func (c *Controller) Image() *MetadataImage { return c.image.Load() }
+
+// NodeID is this controller's node id.
+func (c *Controller) NodeID() int32 { return c.cfg.NodeID }
+
+// IsActive reports whether this node is the active controller: the Raft leader, with
+// every entry of earlier terms applied.
+func (c *Controller) IsActive() bool {
+	from := c.activeFrom.Load()
+	return from > 0 && c.applied.Load() >= from && !c.closed.Load()
+}
+
+// LeaderID returns the active controller's node id as far as this node knows (-1:
+// none).
+func (c *Controller) LeaderID() int32 { return c.leaderID.Load() }
+
+// Term returns the Raft term this node is in (Kafka's leader epoch of the quorum).
+func (c *Controller) Term() uint64 { return c.term.Load() }
+
+// CommittedIndex is the highest committed Raft index this node knows.
+func (c *Controller) CommittedIndex() uint64 { return c.committed.Load() }
 
 // Subscribe registers fn to be called, in commit order, with every new image.
 func (c *Controller) Subscribe(fn func(prev, next *MetadataImage)) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.mu.subscribers = append(c.mu.subscribers, fn)
+	c.subMu.Lock()
+	defer c.subMu.Unlock()
+	c.subscribers = append(c.subscribers, fn)
 }
 
-// Close closes the metadata log.
+// Step hands a Raft message from another voter to this node.
+func (c *Controller) Step(ctx context.Context, m raftpb.Message) error {
+	if m.To != c.raftID {
+		return fmt.Errorf("%w: for %d delivered to %d", ErrBadRaftMessage, m.To, c.raftID)
+	}
+	// Only the other voters talk to us (a voter never sends to itself). Their messages
+	// are trusted as Raft trusts its peers: the controller listener is the quorum's
+	// internal network.
+	known := false
+	for _, v := range c.cfg.Voters {
+		known = known || (raftID(v.ID) == m.From && m.From != c.raftID)
+	}
+	if !known {
+		return fmt.Errorf("%w: from %d, not a voter", ErrBadRaftMessage, m.From)
+	}
+	if c.closed.Load() {
+		return ErrClosed
+	}
+	return c.node.Step(ctx, m)
+}
+
+// Voters returns the quorum's voters.
+func (c *Controller) Voters() []Voter { return c.cfg.Voters }
+
+// ReportSnapshot tells Raft whether a snapshot reached a voter.
+func (c *Controller) ReportSnapshot(nodeID int32, ok bool) {
+	st := raft.SnapshotFinish
+	if !ok {
+		st = raft.SnapshotFailure
+	}
+	c.node.ReportSnapshot(raftID(nodeID), st)
+}
+
+// ReportUnreachable tells Raft a voter could not be reached.
+func (c *Controller) ReportUnreachable(nodeID int32) { c.node.ReportUnreachable(raftID(nodeID)) }
+
+// Close stops the Raft member and closes the metadata log.
 func (c *Controller) Close() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.mu.store.close()
+	if c.closed.Swap(true) {
+		return nil
+	}
+	close(c.stop)
+	<-c.loopDone
+	close(c.pub)
+	<-c.pubDone
+	c.failWaiters(ErrClosed)
+	return c.wal.close()
 }
 
-// commit persists recs and publishes the resulting image.
+// waitUntil blocks until cond holds (checked after every state change) or ctx ends.
+func (c *Controller) waitUntil(ctx context.Context, cond func() bool) error {
+	for {
+		c.notifyMu.Lock()
+		ch := c.notify
+		c.notifyMu.Unlock()
+		if cond() {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (c *Controller) broadcast() {
+	c.notifyMu.Lock()
+	close(c.notify)
+	c.notify = make(chan struct{})
+	c.notifyMu.Unlock()
+}
+
+// run is the Ready loop: the only goroutine doing Raft I/O.
+func (c *Controller) run() {
+	defer close(c.loopDone)
+	ticker := time.NewTicker(c.cfg.TickInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ticker.C:
+			c.node.Tick()
+		case rd := <-c.node.Ready():
+			if err := c.handleReady(rd); err != nil {
+				// A metadata log that cannot be written cannot be trusted: stop
+				// taking part (another voter takes over) rather than diverge.
+				c.log.Error().Err(err).Msg("metadata log failed; controller stops")
+				c.node.Stop()
+				return
+			}
+			c.node.Advance()
+			c.broadcast()
+			if c.alone && !c.campaigned && c.applied.Load() >= c.committed.Load() {
+				c.campaigned = true
+				go c.node.Campaign(context.Background())
+			}
+		case <-c.stop:
+			c.node.Stop()
+			return
+		}
+	}
+}
+
+func (c *Controller) handleReady(rd raft.Ready) error {
+	if !raft.IsEmptySnap(rd.Snapshot) {
+		// A snapshot from the leader replaces our state.
+		if err := c.ms.ApplySnapshot(rd.Snapshot); err != nil {
+			return err
+		}
+		if err := c.wal.saveSnapshot(rd.Snapshot, rd.HardState, c.ms); err != nil {
+			return err
+		}
+		img, err := imageFromSnapshot(rd.Snapshot)
+		if err != nil {
+			return err
+		}
+		prev := c.image.Load()
+		c.image.Store(img)
+		c.snapIndex = rd.Snapshot.Metadata.Index
+		c.confState = rd.Snapshot.Metadata.ConfState
+		c.applied.Store(rd.Snapshot.Metadata.Index)
+		c.pub <- pubItem{prev: prev, next: img}
+	}
+	if err := c.wal.save(rd.HardState, rd.Entries, rd.MustSync); err != nil {
+		return err
+	}
+	if err := c.ms.Append(rd.Entries); err != nil {
+		return err
+	}
+	if !raft.IsEmptyHardState(rd.HardState) {
+		if err := c.ms.SetHardState(rd.HardState); err != nil {
+			return err
+		}
+		c.committed.Store(rd.HardState.Commit)
+		c.term.Store(rd.HardState.Term)
+	}
+	if rd.SoftState != nil {
+		c.leaderID.Store(-1)
+		if rd.SoftState.Lead != raft.None {
+			c.leaderID.Store(NodeIDOfRaft(rd.SoftState.Lead))
+		}
+		if rd.SoftState.RaftState == raft.StateLeader {
+			if c.activeFrom.Load() == 0 {
+				last, _ := c.ms.LastIndex()
+				c.activeFrom.Store(last)
+				c.heartbeats.resetAll(c.cfg.Now())
+				c.log.Info().Uint64("term", c.term.Load()).Msg("became the active controller")
+			}
+		} else if c.activeFrom.Swap(0) != 0 {
+			c.log.Info().Int32("leader", c.leaderID.Load()).Msg("no longer the active controller")
+			c.failWaiters(ErrNotController)
+		}
+	}
+	if len(rd.Messages) > 0 && c.cfg.Transport != nil {
+		c.cfg.Transport.Send(rd.Messages)
+	}
+	if err := c.applyEntries(rd.CommittedEntries); err != nil {
+		return err
+	}
+	return c.maybeSnapshot()
+}
+
+// applyEntries applies committed entries to the image and queues them for publishing.
+func (c *Controller) applyEntries(ents []raftpb.Entry) error {
+	prev := c.image.Load()
+	next := prev
+	var ids []uint64
+	for _, e := range ents {
+		if e.Index <= c.applied.Load() {
+			continue
+		}
+		switch e.Type {
+		case raftpb.EntryConfChange:
+			var cc raftpb.ConfChange
+			if err := cc.Unmarshal(e.Data); err != nil {
+				return err
+			}
+			c.confState = *c.node.ApplyConfChange(cc)
+		case raftpb.EntryConfChangeV2:
+			var cc raftpb.ConfChangeV2
+			if err := cc.Unmarshal(e.Data); err != nil {
+				return err
+			}
+			c.confState = *c.node.ApplyConfChange(cc)
+		case raftpb.EntryNormal:
+			if len(e.Data) == 0 {
+				break // a new leader's empty entry
+			}
+			var d entryData
+			if err := json.Unmarshal(e.Data, &d); err != nil {
+				// Never written by us; skip rather than stop the quorum.
+				c.log.Error().Err(err).Uint64("index", e.Index).Msg("undecodable metadata entry skipped")
+				break
+			}
+			next = applyBatch(next, int64(e.Index), d.Records)
+			ids = append(ids, d.ID)
+		}
+		c.applied.Store(e.Index)
+	}
+	if next != prev {
+		c.image.Store(next)
+	}
+	if next != prev || len(ids) > 0 {
+		c.pub <- pubItem{prev: prev, next: next, ids: ids}
+	}
+	if c.IsActive() && next.ClusterID == "" && !c.clusterIDProposed.Swap(true) {
+		// The first active controller of a new quorum fixes the cluster id (or imports
+		// the records of a pre-Raft metadata log, cluster id first).
+		go func() {
+			recs := []Record{{ClusterID: &ClusterIDRecord{ClusterID: newClusterID()}}}
+			if len(c.legacy) > 0 {
+				recs = append(c.legacy, recs...) // the legacy cluster id wins: first one applies
+			}
+			if c.Commit(recs) != nil {
+				c.clusterIDProposed.Store(false)
+				return
+			}
+			if len(c.legacy) > 0 {
+				c.log.Info().Int("records", len(c.legacy)).Msg("imported the pre-Raft metadata log")
+				finishLegacyImport(c.cfg.Dir)
+				c.legacyImported.Store(true)
+				c.broadcast()
+			}
+		}()
+	}
+	return nil
+}
+
+// applyBatch applies the records of the entry at index.
+func applyBatch(img *MetadataImage, index int64, recs []Record) *MetadataImage {
+	img = img.clone()
+	img.Offset = index
+	for i := range recs {
+		img = apply(img, &recs[i])
+	}
+	return img
+}
+
+func (c *Controller) publishLoop() {
+	defer close(c.pubDone)
+	for it := range c.pub {
+		if it.prev != it.next {
+			c.subMu.Lock()
+			subs := c.subscribers
+			c.subMu.Unlock()
+			for _, fn := range subs {
+				fn(it.prev, it.next)
+			}
+		}
+		c.waitMu.Lock()
+		for _, id := range it.ids {
+			if ch := c.waiters[id]; ch != nil {
+				ch <- nil
+				delete(c.waiters, id)
+			}
+		}
+		c.waitMu.Unlock()
+	}
+}
+
+func (c *Controller) failWaiters(err error) {
+	c.waitMu.Lock()
+	defer c.waitMu.Unlock()
+	for id, ch := range c.waiters {
+		ch <- err
+		delete(c.waiters, id)
+	}
+}
+
+// commitTimeout bounds how long a write waits for its entry to commit.
+const commitTimeout = 15 * time.Second
+
+// commit proposes recs as one entry and waits until it is applied and published.
+// Caller holds c.mu.
 func (c *Controller) commit(recs []Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	if err := c.mu.store.append(recs); err != nil {
+	if c.closed.Load() {
+		return ErrClosed
+	}
+	if !c.IsActive() {
+		return ErrNotController
+	}
+	var idb [8]byte
+	_, _ = rand.Read(idb[:])
+	id := binary.BigEndian.Uint64(idb[:])
+	data, err := json.Marshal(entryData{ID: id, Records: recs})
+	if err != nil {
 		return err
 	}
-	prev := c.image.Load()
-	next := prev
-	for i := range recs {
-		next = apply(next, &recs[i])
+	ch := make(chan error, 1)
+	c.waitMu.Lock()
+	c.waiters[id] = ch
+	c.waitMu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
+	defer cancel()
+	if err := c.node.Propose(ctx, data); err != nil {
+		c.dropWaiter(id)
+		return fmt.Errorf("%w: %v", ErrNotController, err)
 	}
-	c.image.Store(next)
-	for _, fn := range c.mu.subscribers {
-		fn(prev, next)
+	select {
+	case err := <-ch:
+		return err
+	case <-ctx.Done():
+		c.dropWaiter(id)
+		return fmt.Errorf("%w: commit timed out", ErrNotController)
+	case <-c.stop:
+		c.dropWaiter(id)
+		return ErrClosed
 	}
-	return nil
+}
+
+func (c *Controller) dropWaiter(id uint64) {
+	c.waitMu.Lock()
+	delete(c.waiters, id)
+	c.waitMu.Unlock()
 }
 
 // Commit persists already-validated records (used by callers in this package's tests
@@ -133,16 +613,21 @@ func (c *Controller) Commit(recs []Record) error {
 	return c.commit(recs)
 }
 
-// RegisterBroker registers this process's broker, unfenced, with a new broker epoch
-// (the offset of its registration record, as Kafka's controller assigns it).
+// RegisterBroker registers a broker in-process, unfenced, with a new broker epoch (the
+// offset of its registration record, as Kafka's controller assigns it). Tests use it;
+// brokers register over BrokerRegistration.
 func (c *Controller) RegisterBroker(id int32, host string, port int32, rack *string) (int64, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	epoch := c.Image().Offset + 1
 	err := c.commit([]Record{{RegisterBroker: &RegisterBrokerRecord{
-		BrokerID: id, BrokerEpoch: epoch, Host: host, Port: port, Rack: rack,
+		BrokerID: id, Host: host, Port: port, Rack: rack,
 	}}})
-	return epoch, err
+	if err != nil {
+		return -1, err
+	}
+	b := c.Image().Brokers[id]
+	c.heartbeats.touch(id, c.cfg.Now())
+	return b.Epoch, nil
 }
 
 // AllocateProducerIDs hands broker a block of ProducerIDBlockSize producer ids and
@@ -161,7 +646,7 @@ func (c *Controller) AllocateProducerIDs(broker int32) (int64, error) {
 func placeReplicas(img *MetadataImage, from, n int32, rf int16) ([][]int32, error) {
 	var live []int32
 	for _, b := range img.SortedBrokers() {
-		if !b.Fenced {
+		if !b.Fenced && !b.InControlledShutdown {
 			live = append(live, b.ID)
 		}
 	}
@@ -182,3 +667,19 @@ func placeReplicas(img *MetadataImage, from, n int32, rf int16) ([][]int32, erro
 	}
 	return out, nil
 }
+
+// raftLogger routes etcd raft's log lines to zerolog (debug and info below warn).
+type raftLogger struct{ l zerolog.Logger }
+
+func (r raftLogger) Debug(v ...interface{})                 { r.l.Debug().Msg(fmt.Sprint(v...)) }
+func (r raftLogger) Debugf(f string, v ...interface{})      { r.l.Debug().Msgf(f, v...) }
+func (r raftLogger) Error(v ...interface{})                 { r.l.Error().Msg(fmt.Sprint(v...)) }
+func (r raftLogger) Errorf(f string, v ...interface{})      { r.l.Error().Msgf(f, v...) }
+func (r raftLogger) Info(v ...interface{})                  { r.l.Debug().Msg(fmt.Sprint(v...)) }
+func (r raftLogger) Infof(f string, v ...interface{})       { r.l.Debug().Msgf(f, v...) }
+func (r raftLogger) Warning(v ...interface{})               { r.l.Warn().Msg(fmt.Sprint(v...)) }
+func (r raftLogger) Warningf(f string, v ...interface{})    { r.l.Warn().Msgf(f, v...) }
+func (r raftLogger) Fatal(v ...interface{})                 { r.l.Fatal().Msg(fmt.Sprint(v...)) }
+func (r raftLogger) Fatalf(f string, v ...interface{})      { r.l.Fatal().Msgf(f, v...) }
+func (r raftLogger) Panic(v ...interface{})                 { panic(fmt.Sprint(v...)) }
+func (r raftLogger) Panicf(format string, v ...interface{}) { panic(fmt.Sprintf(format, v...)) }

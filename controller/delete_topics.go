@@ -101,7 +101,7 @@ func (c *Controller) DeleteTopics(req *kmsg.DeleteTopicsRequest) *kmsg.DeleteTop
 		msg := err.Error()
 		for i := range resp.Topics {
 			if resp.Topics[i].ErrorCode == 0 {
-				resp.Topics[i].ErrorCode = kerr.UnknownServerError.Code
+				resp.Topics[i].ErrorCode = commitErrorCode(err)
 				resp.Topics[i].ErrorMessage = &msg
 			}
 		}

@@ -1,8 +1,11 @@
 // Package controller keeps the cluster's metadata: a log of metadata records (topics,
 // partitions, partition changes, brokers, configs, producer-id blocks) and the
-// MetadataImage built by applying them. For now one in-process controller persists the
-// records to a local file; the Raft-replicated quorum (issue 3) replaces that store and
-// keeps the records and the image as they are.
+// MetadataImage built by applying them. The records live in a Raft log (etcd's raft,
+// raftlog.go on disk) replicated among the controller quorum; the active controller
+// (controller.go) turns requests into records, runs the broker lifecycle
+// (lifecycle.go: registration, heartbeats, fencing, controlled shutdown, leader
+// election) and validates AlterPartition (alter_partition.go); brokers follow the
+// committed log through metadata fetches (metadata_fetch.go).
 package controller
 
 import (
@@ -57,12 +60,18 @@ type BrokerImage struct {
 	Rack   *string
 	Fenced bool
 	Epoch  int64
+	// IncarnationID is the id of the process that registered (new on every start).
+	IncarnationID string
+	// InControlledShutdown is set once the broker asked to shut down.
+	InControlledShutdown bool
 }
 
 // MetadataImage is an immutable snapshot of the cluster metadata. Readers share it;
 // every committed change builds a new one (copy on write of what changed).
 type MetadataImage struct {
-	ClusterID    string
+	ClusterID string
+	// ControllerID is unused (-1): who is active is Raft's state, not the log's
+	// (Controller.LeaderID).
 	ControllerID int32
 	Brokers      map[int32]BrokerImage
 	Topics       map[string]*TopicImage
@@ -73,7 +82,8 @@ type MetadataImage struct {
 	Configs map[string]map[string]string
 	// NextProducerID is the first producer id not yet handed out.
 	NextProducerID int64
-	// Offset is the offset of the last record applied (-1 for an empty log).
+	// Offset is the metadata offset of the last records applied: the index of their
+	// Raft entry (-1 for an empty log).
 	Offset int64
 }
 

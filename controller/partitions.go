@@ -24,8 +24,22 @@ func (c *Controller) CreatePartitions(req *kmsg.CreatePartitionsRequest) *kmsg.C
 	resp.SetVersion(req.Version)
 
 	seen := map[string]int{}
+	var added int64
 	for _, t := range req.Topics {
 		seen[t.Topic]++
+		if ti := img.Topics[t.Topic]; ti != nil && int(t.Count) > len(ti.Partitions) {
+			added += int64(int(t.Count) - len(ti.Partitions))
+		}
+	}
+	if added > MaxPartitionsPerBatch {
+		// Not a Kafka rule: gokafkad applies CreateTopics' limit here too, so one
+		// request cannot make the controller allocate without bound.
+		for _, t := range req.Topics {
+			rt := kmsg.NewCreatePartitionsResponseTopic()
+			rt.Topic, rt.ErrorCode, rt.ErrorMessage = t.Topic, kerr.PolicyViolation.Code, strp(errTooManyPartitions)
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return resp
 	}
 	var recs []Record
 	for _, t := range req.Topics {
@@ -51,7 +65,7 @@ func (c *Controller) CreatePartitions(req *kmsg.CreatePartitionsRequest) *kmsg.C
 	if err := c.commit(recs); err != nil {
 		for i := range resp.Topics {
 			if resp.Topics[i].ErrorCode == 0 {
-				resp.Topics[i].ErrorCode = kerr.UnknownServerError.Code
+				resp.Topics[i].ErrorCode = commitErrorCode(err)
 				resp.Topics[i].ErrorMessage = strp(err.Error())
 			}
 		}
@@ -141,11 +155,12 @@ func validateManualAssignment(img *MetadataImage, replicas []int32, rf int) *API
 	return nil
 }
 
-// activeReplicas returns the replicas that are registered and unfenced, in order.
+// activeReplicas returns the replicas that are registered, unfenced and not shutting
+// down, in order.
 func activeReplicas(img *MetadataImage, replicas []int32) []int32 {
 	var out []int32
 	for _, r := range replicas {
-		if b, ok := img.Brokers[r]; ok && !b.Fenced {
+		if isActiveBroker(img, r) {
 			out = append(out, r)
 		}
 	}

@@ -15,6 +15,18 @@ type Record struct {
 	RegisterBroker  *RegisterBrokerRecord  `json:"register_broker,omitempty"`
 	ProducerIDs     *ProducerIDsRecord     `json:"producer_ids,omitempty"`
 	ClusterID       *ClusterIDRecord       `json:"cluster_id,omitempty"`
+	// BrokerChange is Kafka's BrokerRegistrationChangeRecord (fence, unfence,
+	// controlled shutdown).
+	BrokerChange *BrokerRegistrationChangeRecord `json:"broker_change,omitempty"`
+}
+
+// BrokerRegistrationChangeRecord changes a registered broker's state; nil fields are
+// unchanged. It applies only to the registration with BrokerEpoch.
+type BrokerRegistrationChangeRecord struct {
+	BrokerID             int32 `json:"broker_id"`
+	BrokerEpoch          int64 `json:"broker_epoch"`
+	Fenced               *bool `json:"fenced,omitempty"`
+	InControlledShutdown *bool `json:"in_controlled_shutdown,omitempty"`
 }
 
 // TopicRecord creates a topic.
@@ -64,7 +76,9 @@ type ConfigRecord struct {
 	Value        *string `json:"value"`
 }
 
-// RegisterBrokerRecord registers (or re-registers) a broker.
+// RegisterBrokerRecord registers (or re-registers) a broker. A BrokerEpoch of 0 means
+// "the offset of this record" (the index of its Raft entry), which is how Kafka's
+// controller assigns broker epochs; snapshots write the epoch out.
 type RegisterBrokerRecord struct {
 	BrokerID    int32   `json:"broker_id"`
 	BrokerEpoch int64   `json:"broker_epoch"`
@@ -72,6 +86,9 @@ type RegisterBrokerRecord struct {
 	Port        int32   `json:"port"`
 	Rack        *string `json:"rack,omitempty"`
 	Fenced      bool    `json:"fenced"`
+	// IncarnationID is the registering process's random id (a restart has a new one).
+	IncarnationID        string `json:"incarnation_id,omitempty"`
+	InControlledShutdown bool   `json:"in_controlled_shutdown,omitempty"`
 }
 
 // ProducerIDsRecord hands out the producer-id block [NextProducerID-BlockSize, NextProducerID)
@@ -86,12 +103,15 @@ type ClusterIDRecord struct {
 	ClusterID string `json:"cluster_id"`
 }
 
-// apply builds the image that follows img after r. img is not modified.
+// apply builds the image that follows img after r, a record of the entry at
+// img.Offset (applyBatch sets it first). img is not modified.
 func apply(img *MetadataImage, r *Record) *MetadataImage {
 	n := img.clone()
 	switch {
 	case r.ClusterID != nil:
-		n.ClusterID = r.ClusterID.ClusterID
+		if n.ClusterID == "" { // the first one wins (two voters may both propose one)
+			n.ClusterID = r.ClusterID.ClusterID
+		}
 	case r.Topic != nil:
 		t := &TopicImage{Name: r.Topic.Name, ID: r.Topic.ID, Configs: map[string]string{}}
 		n.Topics[t.Name] = t
@@ -166,12 +186,29 @@ func apply(img *MetadataImage, r *Record) *MetadataImage {
 		n.Configs[key] = m
 	case r.RegisterBroker != nil:
 		b := r.RegisterBroker
-		n.Brokers[b.BrokerID] = BrokerImage{
-			ID: b.BrokerID, Host: b.Host, Port: b.Port, Rack: b.Rack, Fenced: b.Fenced, Epoch: b.BrokerEpoch,
+		epoch := b.BrokerEpoch
+		if epoch == 0 {
+			epoch = n.Offset
 		}
+		n.Brokers[b.BrokerID] = BrokerImage{
+			ID: b.BrokerID, Host: b.Host, Port: b.Port, Rack: b.Rack, Fenced: b.Fenced, Epoch: epoch,
+			IncarnationID: b.IncarnationID, InControlledShutdown: b.InControlledShutdown,
+		}
+	case r.BrokerChange != nil:
+		ch := r.BrokerChange
+		b, ok := n.Brokers[ch.BrokerID]
+		if !ok || b.Epoch != ch.BrokerEpoch {
+			break
+		}
+		if ch.Fenced != nil {
+			b.Fenced = *ch.Fenced
+		}
+		if ch.InControlledShutdown != nil {
+			b.InControlledShutdown = *ch.InControlledShutdown
+		}
+		n.Brokers[ch.BrokerID] = b
 	case r.ProducerIDs != nil:
 		n.NextProducerID = r.ProducerIDs.NextProducerID
 	}
-	n.Offset++
 	return n
 }

@@ -4,89 +4,61 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"github.com/gokafkad/gokafkad/storage"
 	"os"
 	"path/filepath"
-)
 
-// The local metadata log: one JSON-encoded Record per line in
-// <dir>/__cluster_metadata-0/records.jsonl, fsynced on every commit. A torn last line
-// (a crash mid-write) is cut on open. Replaced by the Raft log in the cluster issue.
+	"github.com/gokafkad/gokafkad/storage"
+)
 
 var (
 	errBadTopicID = errors.New("controller: bad topic id")
 	// ErrStore is a failure to persist the metadata log; it is sticky.
 	ErrStore = errors.New("controller: metadata log write failed")
+	// ErrNotController is returned by writes on a controller that is not the active
+	// one (not the Raft leader, or a leader still replaying its log): Kafka's
+	// NOT_CONTROLLER.
+	ErrNotController = errors.New("controller: not the active controller")
+	// ErrBadRaftMessage is a Raft message not meant for this quorum member.
+	ErrBadRaftMessage = errors.New("controller: bad raft message")
+	// ErrClosed is returned by writes once the controller is closing.
+	ErrClosed = errors.New("controller: closed")
 )
 
 // MetadataDirName is the metadata log's directory under the first log dir, as Kafka's.
 const MetadataDirName = storage.MetadataLogDirName
 
-type fileStore struct {
-	f   *os.File
-	err error // sticky write error
-}
+// The metadata log before Raft was one JSON Record per line in
+// __cluster_metadata-0/records.jsonl. A new Raft log imports it once (as its first
+// entry) and renames it records.jsonl.imported, so data dirs made by older gokafkad
+// keep their cluster id, topics and configs.
+const legacyLogName = "records.jsonl"
 
-func openStore(dir string) (*fileStore, []Record, error) {
-	d := filepath.Join(dir, MetadataDirName)
-	if err := os.MkdirAll(d, 0o755); err != nil {
-		return nil, nil, err
-	}
-	path := filepath.Join(d, "records.jsonl")
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+func readLegacyLog(dir string) []Record {
+	f, err := os.Open(filepath.Join(dir, MetadataDirName, legacyLogName))
 	if err != nil {
-		return nil, nil, err
+		return nil
 	}
+	defer f.Close()
 	var recs []Record
-	var good int64
 	r := bufio.NewReader(f)
 	for {
 		line, err := r.ReadBytes('\n')
-		if err != nil { // EOF, possibly with a torn partial line
-			break
+		if err != nil {
+			break // EOF, or a torn last line
 		}
 		var rec Record
 		if json.Unmarshal(line, &rec) != nil {
 			break
 		}
-		recs = append(recs, rec)
-		good += int64(len(line))
-	}
-	if err := f.Truncate(good); err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	if _, err := f.Seek(good, 0); err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	return &fileStore{f: f}, recs, nil
-}
-
-// append persists records durably, all or nothing from the reader's point of view
-// (a torn tail is cut on the next open).
-func (s *fileStore) append(recs []Record) error {
-	if s.err != nil {
-		return s.err
-	}
-	var buf []byte
-	for i := range recs {
-		b, err := json.Marshal(&recs[i])
-		if err != nil {
-			return err
+		if rec.RegisterBroker != nil && rec.RegisterBroker.BrokerEpoch == 0 {
+			rec.RegisterBroker.BrokerEpoch = 1 // 0 would mean "this entry's index"
 		}
-		buf = append(append(buf, b...), '\n')
+		recs = append(recs, rec)
 	}
-	if _, err := s.f.Write(buf); err != nil {
-		s.err = fmt.Errorf("%w: %v", ErrStore, err)
-		return s.err
-	}
-	if err := s.f.Sync(); err != nil {
-		s.err = fmt.Errorf("%w: %v", ErrStore, err)
-		return s.err
-	}
-	return nil
+	return recs
 }
 
-func (s *fileStore) close() error { return s.f.Close() }
+func finishLegacyImport(dir string) {
+	p := filepath.Join(dir, MetadataDirName, legacyLogName)
+	_ = os.Rename(p, p+".imported")
+}

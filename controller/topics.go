@@ -46,6 +46,16 @@ func (c *Controller) CreateTopics(req *kmsg.CreateTopicsRequest) *kmsg.CreateTop
 	resp := kmsg.NewPtrCreateTopicsResponse()
 	resp.SetVersion(req.Version)
 
+	if n := requestedPartitions(req, c.cfg.DefaultPartitions); n > MaxPartitionsPerBatch {
+		// Kafka's validateTotalNumberOfPartitions: the whole request fails.
+		for _, t := range req.Topics {
+			rt := kmsg.NewCreateTopicsResponseTopic()
+			rt.Topic, rt.NumPartitions, rt.ReplicationFactor = t.Topic, -1, -1
+			rt.ErrorCode, rt.ErrorMessage = kerr.PolicyViolation.Code, strp(errTooManyPartitions)
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return resp
+	}
 	seen := map[string]int{}
 	for _, t := range req.Topics {
 		seen[t.Topic]++
@@ -91,6 +101,19 @@ func (c *Controller) CreateTopics(req *kmsg.CreateTopicsRequest) *kmsg.CreateTop
 			var err error
 			if assign, err = checkAssignment(img, t.ReplicaAssignment); err != nil {
 				fail(kerr.InvalidReplicaAssignment.Code, err.Error())
+				continue
+			}
+			// As Kafka: each partition starts with its active replicas as ISR and the
+			// first of them as leader; one with none cannot be created.
+			dead := -1
+			for p, replicas := range assign {
+				if len(activeReplicas(img, replicas)) == 0 {
+					dead = p
+					break
+				}
+			}
+			if dead >= 0 {
+				fail(kerr.InvalidReplicaAssignment.Code, fmt.Sprintf("All brokers specified in the manual partition assignment for partition %d are fenced or in controlled shutdown.", dead))
 				continue
 			}
 		} else {
@@ -146,22 +169,45 @@ func (c *Controller) CreateTopics(req *kmsg.CreateTopicsRequest) *kmsg.CreateTop
 			recs = append(recs, Record{Config: &ConfigRecord{ResourceType: ResourceTopic, ResourceName: t.Topic, Name: cfg.Name, Value: cfg.Value}})
 		}
 		for p, replicas := range assign {
+			isr := activeReplicas(img, replicas)
 			recs = append(recs, Record{Partition: &PartitionRecord{
-				TopicID: id, Partition: int32(p), Replicas: replicas,
-				ISR: append([]int32(nil), replicas...), Leader: replicas[0],
+				TopicID: id, Partition: int32(p), Replicas: replicas, ISR: isr, Leader: isr[0],
 			}})
 		}
 	}
 	if err := c.commit(recs); err != nil {
 		for i := range resp.Topics {
 			if resp.Topics[i].ErrorCode == 0 {
-				resp.Topics[i].ErrorCode = kerr.UnknownServerError.Code
+				resp.Topics[i].ErrorCode = commitErrorCode(err)
 				msg := err.Error()
 				resp.Topics[i].ErrorMessage = &msg
 			}
 		}
 	}
 	return resp
+}
+
+// MaxPartitionsPerBatch is how many partitions one request may create (Kafka's
+// ReplicationControlManager.MAX_PARTITIONS_PER_BATCH).
+const MaxPartitionsPerBatch = 10_000
+
+const errTooManyPartitions = "Excessively large number of partitions per request."
+
+// requestedPartitions counts the partitions a CreateTopics request asks for, as
+// Kafka's validateTotalNumberOfPartitions does.
+func requestedPartitions(req *kmsg.CreateTopicsRequest, defaultPartitions int32) int64 {
+	var total int64
+	for _, t := range req.Topics {
+		switch {
+		case len(t.ReplicaAssignment) > 0:
+			total += int64(len(t.ReplicaAssignment))
+		case t.NumPartitions == -1:
+			total += int64(defaultPartitions)
+		case t.NumPartitions > 0:
+			total += int64(t.NumPartitions)
+		}
+	}
+	return total
 }
 
 // checkAssignment validates an explicit replica assignment (kafka-topics

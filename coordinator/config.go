@@ -1,7 +1,9 @@
 // Package coordinator is the group coordinator: the classic consumer-group protocol
-// (JoinGroup / SyncGroup / Heartbeat / LeaveGroup) and committed offsets, kept in the
-// compacted internal topic __consumer_offsets and nowhere else. KIP-848
-// (ConsumerGroupHeartbeat) and the transaction coordinator come later.
+// (JoinGroup / SyncGroup / Heartbeat / LeaveGroup), the KIP-848 consumer protocol
+// (ConsumerGroupHeartbeat, consumer_group*.go) and committed offsets, kept in the
+// compacted internal topic __consumer_offsets and nowhere else; and the transaction
+// coordinator (txn.go), kept in __transaction_state, with the transactional offset
+// commits it completes in the group coordinator (txn_offsets.go).
 //
 // The package has three layers:
 //
@@ -49,6 +51,8 @@ type Config struct {
 	// NewMemberJoinTimeout bounds how long a new member's JoinGroup may wait in a
 	// rebalance (Kafka's internal 5 minutes, group.classic.new.member.join.timeout).
 	NewMemberJoinTimeout time.Duration
+	// Consumer holds the group.consumer.* settings of KIP-848 consumer groups.
+	Consumer ConsumerGroupConfig
 }
 
 // DefaultConfig returns Kafka's defaults.
@@ -64,5 +68,6 @@ func DefaultConfig() Config {
 		OffsetsRetention:              10080 * time.Minute,
 		OffsetsRetentionCheckInterval: 10 * time.Minute,
 		NewMemberJoinTimeout:          5 * time.Minute,
+		Consumer:                      DefaultConsumerGroupConfig(),
 	}
 }

@@ -58,18 +58,65 @@ type GroupCoordinator struct {
 
 // shard is one __consumer_offsets partition's groups.
 type shard struct {
+	shardState // its mu guards the fields below too
+	groups     map[string]*Group
+	timers     map[string]*time.Timer
+	// seen is what was last logged of each group (state, generation, size), so only
+	// changes are logged.
+	seen map[string]groupView
+	// lateMarkers are transaction markers written to the partition while it was being
+	// loaded (the replay may have stopped before them); they are applied when the load
+	// ends. Applying one the replay also saw is harmless: no transactional offsets can
+	// be written while loading.
+	lateMarkers []lateMarker
+}
+
+// shardState is what both coordinators keep of each partition of their topic that
+// this broker leads: whether it is loaded and whether it is still led. Embedded in
+// shard and txnShard.
+type shardState struct {
 	partition int32
 	mu        sync.Mutex
 	// loaded is false while the partition is being replayed.
 	loaded bool
-	// gone is set when the broker stopped leading the partition; timers that still
-	// fire find it and do nothing.
-	gone   bool
-	groups map[string]*Group
-	timers map[string]*time.Timer
-	// seen is what was last logged of each group (state, generation, size), so only
-	// changes are logged.
-	seen map[string]groupView
+	// gone is set when the broker stopped leading the partition; timers and
+	// background work that still hold the shard find it and do nothing.
+	gone bool
+}
+
+// lockLoaded locks s when it is loaded and still led, and returns 0; otherwise it leaves
+// s unlocked and returns the code to answer with: NOT_COORDINATOR once gone (the client
+// looks for the new coordinator), COORDINATOR_LOAD_IN_PROGRESS while loading.
+func (s *shardState) lockLoaded() int16 {
+	s.mu.Lock()
+	switch {
+	case s.gone:
+		s.mu.Unlock()
+		return kerr.NotCoordinator.Code
+	case !s.loaded:
+		s.mu.Unlock()
+		return kerr.CoordinatorLoadInProgress.Code
+	}
+	return 0
+}
+
+// isLoaded reports whether the partition has been loaded.
+func (s *shardState) isLoaded() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.loaded
+}
+
+// markGone records that the broker no longer leads the partition.
+func (s *shardState) markGone() {
+	s.mu.Lock()
+	s.gone = true
+	s.mu.Unlock()
+}
+
+type lateMarker struct {
+	pid    int64
+	commit bool
 }
 
 type groupView struct {
@@ -86,8 +133,8 @@ func New(cfg Config, log PartitionLog, md Metadata, now func() time.Time, logger
 	c := &GroupCoordinator{cfg: cfg, log: log, md: md, now: now, logger: logger, stop: make(chan struct{})}
 	c.mu.shards = map[int32]*shard{}
 	if cfg.OffsetsRetentionCheckInterval > 0 {
-		c.wg.Add(1)
-		go c.retentionLoop()
+		c.wg.Add(1) // expire offsets every offsets.retention.check.interval.ms
+		go every(&c.wg, c.stop, cfg.OffsetsRetentionCheckInterval, c.ExpireOffsets)
 	}
 	return c
 }
@@ -127,7 +174,7 @@ func (c *GroupCoordinator) BecomeLeader(partition int32) {
 		c.mu.Unlock()
 		return
 	}
-	s := &shard{partition: partition, groups: map[string]*Group{}, timers: map[string]*time.Timer{}, seen: map[string]groupView{}}
+	s := &shard{shardState: shardState{partition: partition}, groups: map[string]*Group{}, timers: map[string]*time.Timer{}, seen: map[string]groupView{}}
 	c.mu.shards[partition] = s
 	c.mu.Unlock()
 	c.wg.Add(1)
@@ -161,12 +208,7 @@ func (c *GroupCoordinator) Loaded(partition int32) bool {
 	c.mu.Lock()
 	s := c.mu.shards[partition]
 	c.mu.Unlock()
-	if s == nil {
-		return false
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.loaded
+	return s != nil && s.isLoaded()
 }
 
 func (c *GroupCoordinator) unload(s *shard) {
@@ -206,7 +248,7 @@ func (c *GroupCoordinator) load(s *shard) {
 	}
 	var records int
 	err := c.log.Read(s.partition, func(batches []byte) error {
-		return DecodeBatches(batches, func(r BatchRecord) error {
+		return DecodeTxnBatches(batches, func(bi BatchInfo, r BatchRecord) error {
 			records++
 			d, err := DecodeRecord(r.Key, r.Value)
 			if err != nil {
@@ -225,19 +267,33 @@ func (c *GroupCoordinator) load(s *shard) {
 				if v.Version == 1 {
 					exp = v.ExpireTimestamp
 				}
-				g.Offsets[tp] = OffsetAndMetadata{Offset: v.Offset, LeaderEpoch: v.LeaderEpoch,
+				om := OffsetAndMetadata{Offset: v.Offset, LeaderEpoch: v.LeaderEpoch,
 					Metadata: v.Metadata, CommitTimestamp: v.CommitTimestamp, ExpireTimestamp: exp}
+				if bi.Transactional && bi.ProducerID >= 0 {
+					g.addPendingTxnOffset(bi.ProducerID, tp, om) // until its marker
+					return nil
+				}
+				g.Offsets[tp] = om
+			case d.Consumer != nil:
+				replayConsumerRecord(get(d.Consumer.Group), d.Consumer, &c.cfg)
 			case d.GroupKey != nil:
 				old := groups[d.GroupKey.Group]
 				g := NewGroup(d.GroupKey.Group, &c.cfg, start)
 				if old != nil {
 					g.Offsets = old.Offsets
+					g.PendingTxnOffsets = old.PendingTxnOffsets
+					if d.GroupValue == nil {
+						g.Consumer = old.Consumer
+					}
 				}
 				groups[g.ID] = g
 				if d.GroupValue != nil {
 					restoreGroup(g, d.GroupValue, start)
 				}
 			}
+			return nil
+		}, func(bi BatchInfo, typ int16) error {
+			replayTxnMarker(groups, bi.ProducerID, typ)
 			return nil
 		})
 	})
@@ -252,11 +308,18 @@ func (c *GroupCoordinator) load(s *shard) {
 		c.logger.Error().Err(err).Int32("partition", s.partition).Msg("loading __consumer_offsets partition failed")
 		return
 	}
+	finishConsumerGroupsLoad(groups, start, &c.cfg)
 	for id, g := range groups {
-		if g.State == Empty && g.ProtocolType == "" && g.Generation == 0 && len(g.Offsets) == 0 {
+		if g.Consumer == nil && g.State == Empty && g.ProtocolType == "" && g.Generation == 0 && len(g.Offsets) == 0 && len(g.PendingTxnOffsets) == 0 {
 			delete(groups, id) // only tombstones were left
 		}
 	}
+	for _, m := range s.lateMarkers {
+		for _, g := range groups {
+			g.completeTxn(m.pid, m.commit)
+		}
+	}
+	s.lateMarkers = nil
 	s.groups = groups
 	s.loaded = true
 	for _, g := range groups {
@@ -321,14 +384,8 @@ func (c *GroupCoordinator) shardFor(groupID string) (*shard, int16) {
 	if s == nil {
 		return nil, kerr.NotCoordinator.Code
 	}
-	s.mu.Lock()
-	if s.gone {
-		s.mu.Unlock()
-		return nil, kerr.NotCoordinator.Code
-	}
-	if !s.loaded {
-		s.mu.Unlock()
-		return nil, kerr.CoordinatorLoadInProgress.Code
+	if code := s.lockLoaded(); code != 0 {
+		return nil, code
 	}
 	return s, 0
 }
@@ -406,7 +463,9 @@ func errorReply(m kmsg.Response, code int16) kmsg.Response {
 // scheduleLocked arms the group's timer for its next deadline (and logs the group's
 // state if it changed: it is called after every change).
 func (c *GroupCoordinator) scheduleLocked(s *shard, g *Group) {
-	if v := (groupView{g.State, g.Generation, len(g.Members)}); s.seen[g.ID] != v {
+	if g.Consumer != nil {
+		c.logConsumerGroupLocked(g)
+	} else if v := (groupView{g.State, g.Generation, len(g.Members)}); s.seen[g.ID] != v {
 		s.seen[g.ID] = v
 		c.logger.Info().Str("group", g.ID).Str("state", g.State.String()).Int32("generation", g.Generation).
 			Int("members", len(g.Members)).Str("protocol", g.Protocol).Str("leader", g.Leader).Msg("group changed")
@@ -493,6 +552,12 @@ func (c *GroupCoordinator) JoinGroup(req *kmsg.JoinGroupRequest, clientID, clien
 		g = NewGroup(req.Group, &c.cfg, now)
 		s.groups[req.Group] = g
 	}
+	if g.Consumer != nil {
+		if code := c.classicJoinConsumerGroupLocked(s, g); code != 0 {
+			w(joinError(req.MemberID, code))
+			return
+		}
+	}
 	jr := JoinRequest{
 		MemberID: req.MemberID, InstanceID: req.InstanceID, ClientID: clientID, ClientHost: clientHost,
 		SessionTimeoutMs: req.SessionTimeoutMillis, RebalanceTimeoutMs: req.RebalanceTimeoutMillis,
@@ -515,7 +580,7 @@ func (c *GroupCoordinator) JoinGroup(req *kmsg.JoinGroupRequest, clientID, clien
 // existed in the log (created by a join that failed, or whose only member was told
 // MEMBER_ID_REQUIRED and never came back).
 func (c *GroupCoordinator) scheduleOrForgetLocked(s *shard, g *Group) {
-	if g.State == Empty && g.IsEmpty() && g.Generation == 0 && len(g.Offsets) == 0 {
+	if g.Consumer == nil && g.State == Empty && g.IsEmpty() && g.Generation == 0 && len(g.Offsets) == 0 && len(g.PendingTxnOffsets) == 0 {
 		c.removeGroupLocked(s, g)
 		return
 	}
@@ -631,13 +696,16 @@ func (c *GroupCoordinator) DescribeGroups(groups []string, version int16) []kmsg
 			continue
 		}
 		g := s.groups[id]
-		if g != nil {
+		if g != nil && g.Consumer == nil {
 			d = g.Describe()
 		} else {
 			d.State = Dead.String()
 			if version >= 6 {
 				d.ErrorCode = kerr.GroupIDNotFound.Code
 				msg := "Group " + id + " not found."
+				if g != nil {
+					msg = "Group " + id + " is not a classic group."
+				}
 				d.ErrorMessage = &msg
 			}
 		}
@@ -676,11 +744,12 @@ func (c *GroupCoordinator) ListGroups(states, types []string) (int16, []kmsg.Lis
 			code = kerr.CoordinatorLoadInProgress.Code
 		}
 		for _, g := range s.groups {
-			if g.State == Dead || !want(states, g.State.String()) || !want(types, "classic") {
+			state, typ, protocolType := g.listing()
+			if g.State == Dead || !want(states, state) || !want(types, typ) {
 				continue
 			}
 			lg := kmsg.NewListGroupsResponseGroup()
-			lg.Group, lg.ProtocolType, lg.GroupState, lg.GroupType = g.ID, g.ProtocolType, g.State.String(), "classic"
+			lg.Group, lg.ProtocolType, lg.GroupState, lg.GroupType = g.ID, protocolType, state, typ
 			out = append(out, lg)
 		}
 		s.mu.Unlock()
@@ -715,7 +784,7 @@ func (c *GroupCoordinator) deleteGroup(id string) int16 {
 	switch {
 	case g == nil || g.State == Dead:
 		return kerr.GroupIDNotFound.Code
-	case g.State != Empty:
+	case g.State != Empty || !g.IsEmpty():
 		return kerr.NonEmptyGroup.Code
 	}
 	now := c.now()
@@ -732,17 +801,18 @@ func (c *GroupCoordinator) deleteGroup(id string) int16 {
 	return 0
 }
 
-// retentionLoop expires offsets every offsets.retention.check.interval.ms.
-func (c *GroupCoordinator) retentionLoop() {
-	defer c.wg.Done()
-	t := time.NewTicker(c.cfg.OffsetsRetentionCheckInterval)
+// every runs fn every d until stop is closed, then marks wg done: the background
+// work of both coordinators (offset expiry, transaction timeouts and expiry).
+func every(wg *sync.WaitGroup, stop <-chan struct{}, d time.Duration, fn func()) {
+	defer wg.Done()
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
-		case <-c.stop:
+		case <-stop:
 			return
 		case <-t.C:
-			c.ExpireOffsets()
+			fn()
 		}
 	}
 }
@@ -785,7 +855,7 @@ func (c *GroupCoordinator) expireShardLocked(s *shard) {
 		for _, tp := range expired {
 			delete(g.Offsets, tp)
 		}
-		if g.State == Empty && g.IsEmpty() && len(g.Offsets) == 0 {
+		if g.State == Empty && g.IsEmpty() && len(g.Offsets) == 0 && len(g.PendingTxnOffsets) == 0 {
 			ts := g.StateTimestamp
 			e := g.Delete(now)
 			if c.writeLocked(s, e.Records) != 0 {

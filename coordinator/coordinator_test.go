@@ -116,16 +116,22 @@ func startCoordinator(t *testing.T, log *memLog, now func() time.Time) *GroupCoo
 	for p := int32(0); p < 4; p++ {
 		c.BecomeLeader(p)
 	}
+	waitLoaded(t, c.Loaded, 4)
+	return c
+}
+
+// waitLoaded waits up to 5s for a coordinator's partitions 0..n-1 to be loaded.
+func waitLoaded(t *testing.T, loaded func(partition int32) bool, n int32) {
+	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
-	for p := int32(0); p < 4; p++ {
-		for !c.Loaded(p) {
+	for p := int32(0); p < n; p++ {
+		for !loaded(p) {
 			if time.Now().After(deadline) {
 				t.Fatalf("partition %d not loaded", p)
 			}
 			time.Sleep(time.Millisecond)
 		}
 	}
-	return c
 }
 
 func commitReq(group string, gen int32, member string, parts map[int32]int64) *kmsg.OffsetCommitRequest {

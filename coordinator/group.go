@@ -185,6 +185,13 @@ type Group struct {
 
 	// Offsets are the committed offsets.
 	Offsets map[TopicPartition]OffsetAndMetadata
+	// PendingTxnOffsets are offsets committed in transactions whose marker has not
+	// been written yet, by producer id (Kafka's pendingTransactionalOffsetCommits).
+	PendingTxnOffsets map[int64]map[TopicPartition]OffsetAndMetadata
+
+	// Consumer is set when this is a KIP-848 consumer group (consumer_group.go);
+	// the classic fields above then stay Empty and unused.
+	Consumer *ConsumerGroup
 
 	cfg *Config
 }
@@ -235,18 +242,21 @@ func (g *Group) supportsProtocols(protocolType string, protocols []Protocol) boo
 		return false
 	}
 	for _, p := range protocols {
-		all := true
-		for _, m := range g.Members {
-			if !hasProtocol(m.Protocols, p.Name) {
-				all = false
-				break
-			}
-		}
-		if all {
+		if g.allSupport(p.Name) {
 			return true
 		}
 	}
 	return false
+}
+
+// allSupport reports whether every member lists the protocol name.
+func (g *Group) allSupport(name string) bool {
+	for _, m := range g.Members {
+		if !hasProtocol(m.Protocols, name) {
+			return false
+		}
+	}
+	return true
 }
 
 func hasProtocol(ps []Protocol, name string) bool {
@@ -275,14 +285,7 @@ func (g *Group) selectProtocol() string {
 		return ""
 	}
 	for _, p := range ref.Protocols {
-		all := true
-		for _, m := range g.Members {
-			if !hasProtocol(m.Protocols, p.Name) {
-				all = false
-				break
-			}
-		}
-		if all {
+		if g.allSupport(p.Name) {
 			candidates = append(candidates, p.Name)
 		}
 	}
@@ -931,6 +934,9 @@ func (g *Group) removeMemberAndUpdate(now time.Time, m *Member) Effects {
 
 // NextDeadline is when Tick must next be called (zero: no timer needed).
 func (g *Group) NextDeadline() time.Time {
+	if g.Consumer != nil {
+		return g.Consumer.NextDeadline()
+	}
 	var next time.Time
 	min := func(t time.Time) {
 		if !t.IsZero() && (next.IsZero() || t.Before(next)) {
@@ -964,6 +970,10 @@ func (g *Group) Tick(now time.Time) Effects {
 		e.Records, e.Replies = append(e.Records, e2.Records...), append(e.Replies, e2.Replies...)
 	}
 	if g.State == Dead {
+		return e
+	}
+	if g.Consumer != nil {
+		e.Records = g.Consumer.Tick(now)
 		return e
 	}
 	for id, d := range g.pendingMembers {
@@ -1082,7 +1092,12 @@ func (g *Group) Describe() kmsg.DescribeGroupsResponseGroup {
 }
 
 // IsEmpty reports whether the group has no members and nobody pending.
-func (g *Group) IsEmpty() bool { return len(g.Members) == 0 && len(g.pendingMembers) == 0 }
+func (g *Group) IsEmpty() bool {
+	if g.Consumer != nil {
+		return len(g.Consumer.Members) == 0
+	}
+	return len(g.Members) == 0 && len(g.pendingMembers) == 0
+}
 
 // Delete marks the group Dead and returns the tombstones for its offsets and metadata.
 // Any parked request is answered COORDINATOR_NOT_AVAILABLE (there are none for an
@@ -1092,7 +1107,11 @@ func (g *Group) Delete(now time.Time) Effects {
 	for _, tp := range g.sortedOffsets() {
 		e.Records = append(e.Records, OffsetCommitRecord(g.ID, tp.Topic, tp.Partition, nil))
 	}
-	e.Records = append(e.Records, GroupTombstone(g.ID))
+	if g.Consumer != nil {
+		e.Records = append(e.Records, g.consumerTombstones()...)
+	} else {
+		e.Records = append(e.Records, GroupTombstone(g.ID))
+	}
 	for _, m := range g.sortedMembers() {
 		e.reply(m.joinWaiter, joinError(m.ID, kerr.CoordinatorNotAvailable.Code))
 		e.reply(m.syncWaiter, syncError(kerr.CoordinatorNotAvailable.Code))
@@ -1125,6 +1144,9 @@ func (g *Group) sortedOffsets() []TopicPartition {
 // IsSubscribedToTopic is ClassicGroup.isSubscribedToTopic: when the subscriptions
 // cannot be known, a consumer group counts as subscribed to everything.
 func (g *Group) IsSubscribedToTopic(topic string) bool {
+	if g.Consumer != nil {
+		return g.Consumer.subscribes(topic)
+	}
 	topics, ok := g.SubscribedTopics()
 	if !ok {
 		return g.ProtocolType == ConsumerProtocolType
@@ -1142,6 +1164,12 @@ func (g *Group) IsSubscribedToTopic(topic string) bool {
 func (g *Group) ExpiredOffsets(now time.Time, retention time.Duration) []TopicPartition {
 	var base func(tp TopicPartition, om OffsetAndMetadata) (int64, bool)
 	switch {
+	case g.Consumer != nil:
+		// As ConsumerGroup: retention after the commit, for topics no member
+		// subscribes to (all of them once the group is empty).
+		base = func(tp TopicPartition, om OffsetAndMetadata) (int64, bool) {
+			return om.CommitTimestamp, !g.Consumer.subscribes(tp.Topic)
+		}
 	case g.ProtocolType == "":
 		base = func(_ TopicPartition, om OffsetAndMetadata) (int64, bool) { return om.CommitTimestamp, true }
 	case g.State == Empty:

@@ -55,7 +55,13 @@ func (c *GroupCoordinator) OffsetCommit(req *kmsg.OffsetCommitRequest) *kmsg.Off
 		s.groups[req.Group] = g
 		created = true
 	}
-	if code := g.ValidateOffsetCommit(req.MemberID, req.InstanceID, req.Generation); code != 0 {
+	validate := g.ValidateOffsetCommit
+	if g.Consumer != nil {
+		validate = func(member string, _ *string, epoch int32) int16 {
+			return g.Consumer.ValidateOffsetCommit(member, epoch, req.Version)
+		}
+	}
+	if code := validate(req.MemberID, req.InstanceID, req.Generation); code != 0 {
 		if created {
 			c.removeGroupLocked(s, g)
 		}
@@ -138,7 +144,13 @@ func (c *GroupCoordinator) OffsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.Offse
 					topics = append(topics, fetchTopic{name: t.Topic, id: t.TopicID, partitions: t.Partitions})
 				}
 			}
-			resp.Groups = append(resp.Groups, c.fetchGroup(rg.Group, topics, req.Version))
+			if code := c.validateOffsetFetch(rg.Group, rg.MemberID, rg.MemberEpoch); code != 0 {
+				fg := kmsg.NewOffsetFetchResponseGroup()
+				fg.Group, fg.ErrorCode = rg.Group, code
+				resp.Groups = append(resp.Groups, fg)
+				continue
+			}
+			resp.Groups = append(resp.Groups, c.fetchGroup(rg.Group, topics, req.Version, req.RequireStable))
 		}
 		return resp
 	}
@@ -149,7 +161,7 @@ func (c *GroupCoordinator) OffsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.Offse
 			topics = append(topics, fetchTopic{name: t.Topic, partitions: t.Partitions})
 		}
 	}
-	fg := c.fetchGroup(req.Group, topics, req.Version)
+	fg := c.fetchGroup(req.Group, topics, req.Version, req.Version >= 7 && req.RequireStable)
 	for _, t := range fg.Topics {
 		rt := kmsg.NewOffsetFetchResponseTopic()
 		rt.Topic = t.Topic
@@ -179,8 +191,10 @@ type fetchTopic struct {
 	partitions []int32
 }
 
-// fetchGroup answers one group's offsets; topics nil means all of them.
-func (c *GroupCoordinator) fetchGroup(group string, topics []fetchTopic, version int16) kmsg.OffsetFetchResponseGroup {
+// fetchGroup answers one group's offsets; topics nil means all of them. With
+// requireStable a partition with a transactional commit awaiting its marker is
+// UNSTABLE_OFFSET_COMMIT (the client retries), as Kafka's KIP-447 fetch.
+func (c *GroupCoordinator) fetchGroup(group string, topics []fetchTopic, version int16, requireStable bool) kmsg.OffsetFetchResponseGroup {
 	out := kmsg.NewOffsetFetchResponseGroup()
 	out.Group = group
 	fill := func(code int16) {
@@ -231,7 +245,12 @@ func (c *GroupCoordinator) fetchGroup(group string, topics []fetchTopic, version
 				cur = &out.Topics[len(out.Topics)-1]
 				cur.Topic, cur.TopicID = tp.Topic, id
 			}
-			cur.Partitions = append(cur.Partitions, offsetPartition(tp.Partition, g.Offsets[tp], true))
+			rp := offsetPartition(tp.Partition, g.Offsets[tp], true)
+			if requireStable && g.hasPendingTxnOffset(tp) {
+				rp = offsetPartition(tp.Partition, OffsetAndMetadata{}, false)
+				rp.ErrorCode = kerr.UnstableOffsetCommit.Code
+			}
+			cur.Partitions = append(cur.Partitions, rp)
 		}
 		return out
 	}
@@ -249,8 +268,14 @@ func (c *GroupCoordinator) fetchGroup(group string, topics []fetchTopic, version
 				rt.Partitions = append(rt.Partitions, rp)
 				continue
 			}
-			om, ok := g.Offsets[TopicPartition{Topic: name, Partition: p}]
-			rt.Partitions = append(rt.Partitions, offsetPartition(p, om, ok))
+			tp := TopicPartition{Topic: name, Partition: p}
+			om, ok := g.Offsets[tp]
+			rp := offsetPartition(p, om, ok)
+			if requireStable && g.hasPendingTxnOffset(tp) {
+				rp = offsetPartition(p, OffsetAndMetadata{}, false)
+				rp.ErrorCode = kerr.UnstableOffsetCommit.Code
+			}
+			rt.Partitions = append(rt.Partitions, rp)
 		}
 		out.Topics = append(out.Topics, rt)
 	}

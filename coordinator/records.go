@@ -8,7 +8,8 @@ package coordinator
 //
 //	key version 0, 1   OffsetCommitKey   (group, topic, partition)  value OffsetCommitValue
 //	key version 2      GroupMetadataKey  (group)                    value GroupMetadataValue
-//	key version 3+     KIP-848 / share-group records (skipped by the classic coordinator)
+//	key version 3-8,16 KIP-848 consumer group records (consumer_group_records.go)
+//	other versions     share / streams group records (skipped)
 //
 // A null value is a tombstone: the offset, or the whole group's metadata, is deleted
 // (compaction later drops the key). We write what Kafka 4.x writes: OffsetCommitKey v1
@@ -23,6 +24,8 @@ import (
 	"hash/crc32"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gokafkad/gokafkad/protocol"
 )
 
 // Record key versions (part of the on-disk format; do not change).
@@ -110,14 +113,16 @@ func GroupTombstone(group string) Record {
 	return Record{Key: k.AppendTo(nil)}
 }
 
-// DecodedRecord is one __consumer_offsets record after decoding. Exactly one of
-// OffsetKey / GroupKey is set; the matching value is nil for a tombstone. Both are nil
-// for record types the classic coordinator does not read (KIP-848 and share groups).
+// DecodedRecord is one __consumer_offsets record after decoding. At most one of
+// OffsetKey / GroupKey / Consumer is set; a classic value is nil for a tombstone. All
+// are nil for record types the coordinator does not read (share and streams groups).
 type DecodedRecord struct {
 	OffsetKey   *kmsg.OffsetCommitKey
 	OffsetValue *kmsg.OffsetCommitValue
 	GroupKey    *kmsg.GroupMetadataKey
 	GroupValue  *kmsg.GroupMetadataValue
+	// Consumer is a KIP-848 consumer group record (consumer_group_records.go).
+	Consumer *cgRecord
 }
 
 // DecodeRecord decodes one record's key and value.
@@ -156,6 +161,13 @@ func DecodeRecord(key, value []byte) (DecodedRecord, error) {
 			}
 			d.GroupValue = v
 		}
+	case cgMetadataType, cgPartitionMetadataType, cgMemberMetadataType, cgTargetAssignmentMetadataType,
+		cgTargetAssignmentMemberType, cgCurrentMemberAssignmentType, cgRegularExpressionType:
+		cr, err := decodeConsumerRecord(ver, key, value)
+		if err != nil {
+			return d, err
+		}
+		d.Consumer = cr
 	default:
 		if ver < 0 {
 			return d, fmt.Errorf("%w: key version %d", ErrCorruptRecord, ver)
@@ -172,18 +184,32 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // EncodeBatch builds one v2 record batch holding recs, base offset 0 (the log assigns
 // the real one), all records stamped with timestamp tsMs.
 func EncodeBatch(recs []Record, tsMs int64) []byte {
+	return encodeBatch(recs, tsMs, -1, -1)
+}
+
+// EncodeTxnBatch is EncodeBatch for a transactional write (TxnOffsetCommit): the
+// transactional attribute and the producer's id and epoch, base sequence -1 (as
+// Kafka's coordinator writes them; the marker decides whether the records count).
+func EncodeTxnBatch(recs []Record, tsMs int64, producerID int64, producerEpoch int16) []byte {
+	return encodeBatch(recs, tsMs, producerID, producerEpoch)
+}
+
+func encodeBatch(recs []Record, tsMs int64, producerID int64, producerEpoch int16) []byte {
 	b := make([]byte, 61, 61+64*len(recs))
 	binary.BigEndian.PutUint64(b[0:], 0)           // baseOffset
 	binary.BigEndian.PutUint32(b[12:], 0xffffffff) // partitionLeaderEpoch (-1; the leader stamps it)
 	b[16] = 2                                      // magic
 	// attributes (21) = 0: uncompressed, CreateTime.
-	binary.BigEndian.PutUint32(b[23:], uint32(len(recs)-1)) // lastOffsetDelta
-	binary.BigEndian.PutUint64(b[27:], uint64(tsMs))        // baseTimestamp
-	binary.BigEndian.PutUint64(b[35:], uint64(tsMs))        // maxTimestamp
-	binary.BigEndian.PutUint64(b[43:], 0xffffffffffffffff)  // producerId -1
-	binary.BigEndian.PutUint16(b[51:], 0xffff)              // producerEpoch -1
-	binary.BigEndian.PutUint32(b[53:], 0xffffffff)          // baseSequence -1
-	binary.BigEndian.PutUint32(b[57:], uint32(len(recs)))   // recordCount
+	binary.BigEndian.PutUint32(b[23:], uint32(len(recs)-1))   // lastOffsetDelta
+	binary.BigEndian.PutUint64(b[27:], uint64(tsMs))          // baseTimestamp
+	binary.BigEndian.PutUint64(b[35:], uint64(tsMs))          // maxTimestamp
+	binary.BigEndian.PutUint64(b[43:], uint64(producerID))    // producerId
+	binary.BigEndian.PutUint16(b[51:], uint16(producerEpoch)) // producerEpoch
+	if producerID >= 0 {
+		binary.BigEndian.PutUint16(b[21:], 0x10) // attributes: transactional
+	}
+	binary.BigEndian.PutUint32(b[53:], 0xffffffff)        // baseSequence -1
+	binary.BigEndian.PutUint32(b[57:], uint32(len(recs))) // recordCount
 	var body []byte
 	for i, r := range recs {
 		body = body[:0]
@@ -218,6 +244,20 @@ type BatchRecord struct {
 // ignored) and calls fn for every record of every data batch. Control batches are
 // skipped. Compressed batches are an error: the coordinator never writes them.
 func DecodeBatches(buf []byte, fn func(BatchRecord) error) error {
+	return DecodeTxnBatches(buf, func(_ BatchInfo, r BatchRecord) error { return fn(r) }, nil)
+}
+
+// BatchInfo is what a record's batch says about transactions.
+type BatchInfo struct {
+	ProducerID    int64
+	ProducerEpoch int16
+	Transactional bool
+}
+
+// DecodeTxnBatches is DecodeBatches that also hands fn each record's batch, and calls
+// onMarker (when not nil) for each transaction marker with its control type
+// (protocol.ControlTypeCommit / ControlTypeAbort).
+func DecodeTxnBatches(buf []byte, fn func(BatchInfo, BatchRecord) error, onMarker func(BatchInfo, int16) error) error {
 	for len(buf) >= 12 {
 		size := 12 + int64(int32(binary.BigEndian.Uint32(buf[8:])))
 		if size < 61 {
@@ -235,7 +275,18 @@ func DecodeBatches(buf []byte, fn func(BatchRecord) error) error {
 			return fmt.Errorf("%w: batch CRC", ErrCorruptRecord)
 		}
 		attrs := binary.BigEndian.Uint16(batch[21:])
+		info := BatchInfo{ProducerID: int64(binary.BigEndian.Uint64(batch[43:])),
+			ProducerEpoch: int16(binary.BigEndian.Uint16(batch[51:])), Transactional: attrs&0x10 != 0}
 		if attrs&0x20 != 0 { // control batch (transaction markers)
+			if onMarker != nil {
+				typ, err := protocol.Batch(batch).ControlType()
+				if err != nil {
+					return fmt.Errorf("%w: control batch: %v", ErrCorruptRecord, err)
+				}
+				if err := onMarker(info, typ); err != nil {
+					return err
+				}
+			}
 			continue
 		}
 		if attrs&0x07 != 0 {
@@ -256,7 +307,7 @@ func DecodeBatches(buf []byte, fn func(BatchRecord) error) error {
 				return err
 			}
 			r.Offset = base + r.Offset
-			if err := fn(r); err != nil {
+			if err := fn(info, r); err != nil {
 				return err
 			}
 		}

@@ -263,11 +263,18 @@ func TestProduceBadInputs(t *testing.T) {
 // listEnd returns partition 0's latest offset.
 func listEnd(t *testing.T, cl *kgo.Client, topic string) int64 {
 	t.Helper()
+	return listOffsetAt(t, cl, topic, -1)
+}
+
+// listOffsetAt sends ListOffsets for partition 0 at timestamp ts (or -1 latest, -2
+// earliest, -3 max timestamp) and returns the offset.
+func listOffsetAt(t *testing.T, cl *kgo.Client, topic string, ts int64) int64 {
+	t.Helper()
 	req := kmsg.NewPtrListOffsetsRequest()
 	rt := kmsg.NewListOffsetsRequestTopic()
 	rt.Topic = topic
 	rp := kmsg.NewListOffsetsRequestTopicPartition()
-	rp.Timestamp = -1
+	rp.Timestamp = ts
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
 	resp, err := req.RequestWith(Ctx(t, 10*time.Second), cl)
@@ -279,4 +286,40 @@ func listEnd(t *testing.T, cl *kgo.Client, topic string) int64 {
 		t.Fatalf("list offsets: error %d", p.ErrorCode)
 	}
 	return p.Offset
+}
+
+func TestAcksZeroProduceErrorClosesConnection(t *testing.T) {
+	b := StartBroker(t)
+	if _, err := b.Admin().CreateTopic(Ctx(t, 10*time.Second), 1, 1, nil, "a0"); err != nil {
+		t.Fatal(err)
+	}
+	req := kmsg.NewPtrProduceRequest()
+	req.SetVersion(9)
+	req.Acks, req.TimeoutMillis = 0, 5000
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic = "a0"
+	rp := kmsg.NewProduceRequestTopicPartition()
+	bad := encodeBatch(1, []byte("x"))
+	bad[len(bad)-1] ^= 0xff // CRC mismatch
+	rp.Records = bad
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	c := dialRaw(t, b.Addr())
+	// acks=0 gets no response; an error closes the connection, as Kafka tells such
+	// producers that something went wrong.
+	c.send(frame(0, 9, 1, true, req.AppendTo(nil)))
+	c.expectClosed()
+}
+
+func TestFetchOutOfRange(t *testing.T) {
+	b := StartBroker(t)
+	if _, err := b.Admin().CreateTopic(Ctx(t, 10*time.Second), 1, 1, nil, "oor"); err != nil {
+		t.Fatal(err)
+	}
+	cl := b.Client()
+	cl.ForceMetadataRefresh()
+	resp := doFetch(t, cl, fetchReq(b, "oor", 0, -1, 0, map[int32]int64{0: 42}), 10*time.Second)
+	if got := resp.Topics[0].Partitions[0].ErrorCode; got != kerr.OffsetOutOfRange.Code {
+		t.Fatalf("fetch past the log end: %v, want OFFSET_OUT_OF_RANGE", kerr.ErrorForCode(got))
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -91,6 +92,13 @@ func StartProcess(t testing.TB, extra map[string]string) *Process {
 // Start (re)starts the process with its properties and waits until it listens.
 func (p *Process) Start() {
 	p.t.Helper()
+	p.launch()
+	p.waitListening()
+}
+
+// launch starts the process without waiting for it.
+func (p *Process) launch() {
+	p.t.Helper()
 	var sb strings.Builder
 	for k, v := range p.Props {
 		fmt.Fprintf(&sb, "%s=%s\n", k, v)
@@ -106,6 +114,7 @@ func (p *Process) Start() {
 	}
 	p.cmd = exec.Command(Binary(p.t), propsPath)
 	p.cmd.Stdout, p.cmd.Stderr = logf, logf
+	dieWithParent(p.cmd)
 	if err := p.cmd.Start(); err != nil {
 		p.t.Fatal(err)
 	}
@@ -115,7 +124,12 @@ func (p *Process) Start() {
 		cmd.Wait()
 		close(done)
 	}(p.cmd, p.exited)
-	WaitFor(p.t, 10*time.Second, "gokafkad to listen on "+p.Addr, func() bool {
+}
+
+// waitListening waits until the process listens on p.Addr.
+func (p *Process) waitListening() {
+	p.t.Helper()
+	WaitFor(p.t, 20*time.Second, "gokafkad to listen on "+p.Addr, func() bool {
 		select {
 		case <-p.exited:
 			p.t.Fatalf("gokafkad exited at start:\n%s", p.Log())
@@ -168,3 +182,136 @@ func (p *Process) wait(d time.Duration) bool {
 		return false
 	}
 }
+
+// Exited reports whether the process has exited.
+func (p *Process) Exited() bool {
+	select {
+	case <-p.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+// Cluster is a multi-node cluster of real processes sharing controller.quorum.voters.
+type Cluster struct {
+	t     testing.TB
+	Nodes map[int32]*Process
+	// Brokers are the ids of the nodes with the broker role, in order.
+	Brokers []int32
+}
+
+// StartCluster starts one process per node (roles: "broker", "controller" or
+// "broker,controller"), each with its own data dir, node.id and ports, all with the
+// same controller.quorum.voters; extra properties apply to every node. The processes
+// start together (a quorum needs a majority before any broker can register) and are
+// killed when the test ends. A controller-only node's Addr is its controller listener.
+func StartCluster(t testing.TB, roles map[int32]string, extra map[string]string) *Cluster {
+	t.Helper()
+	c := &Cluster{t: t, Nodes: map[int32]*Process{}}
+	ports, cports := map[int32]int{}, map[int32]int{}
+	var voters []string
+	ids := make([]int32, 0, len(roles))
+	for id := range roles {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		if strings.Contains(roles[id], "controller") {
+			cports[id] = freePort(t)
+			voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", id, cports[id]))
+		}
+		if strings.Contains(roles[id], "broker") {
+			ports[id] = freePort(t)
+			c.Brokers = append(c.Brokers, id)
+		}
+	}
+	for _, id := range ids {
+		dir := t.TempDir()
+		var listeners []string
+		props := map[string]string{
+			"process.roles":                  roles[id],
+			"node.id":                        fmt.Sprint(id),
+			"controller.listener.names":      "CONTROLLER",
+			"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+			"controller.quorum.voters":       strings.Join(voters, ","),
+			"log.dirs":                       filepath.Join(dir, "data"),
+		}
+		addr := ""
+		if port, ok := ports[id]; ok {
+			listeners = append(listeners, fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", port))
+			props["advertised.listeners"] = fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", port)
+			addr = fmt.Sprintf("127.0.0.1:%d", port)
+		}
+		if cport, ok := cports[id]; ok {
+			listeners = append(listeners, fmt.Sprintf("CONTROLLER://127.0.0.1:%d", cport))
+			if addr == "" {
+				addr = fmt.Sprintf("127.0.0.1:%d", cport)
+			}
+		}
+		props["listeners"] = strings.Join(listeners, ",")
+		for k, v := range extra {
+			props[k] = v
+		}
+		p := &Process{t: t, Dir: dir, Props: props, Addr: addr}
+		t.Cleanup(func() { p.Kill() })
+		c.Nodes[id] = p
+	}
+	c.StartAll()
+	return c
+}
+
+// StartAll (re)starts every node that is not running, together, and waits until they
+// listen.
+func (c *Cluster) StartAll() {
+	c.t.Helper()
+	var started []*Process
+	for _, p := range c.Nodes {
+		if p.cmd == nil || p.Exited() {
+			p.launch()
+			started = append(started, p)
+		}
+	}
+	for _, p := range started {
+		p.waitListening()
+	}
+}
+
+// Seeds are the broker addresses.
+func (c *Cluster) Seeds() []string {
+	var out []string
+	for _, id := range c.Brokers {
+		out = append(out, c.Nodes[id].Addr)
+	}
+	return out
+}
+
+// Logs returns every node's log, for failure messages.
+func (c *Cluster) Logs() string {
+	var sb strings.Builder
+	for id, p := range c.Nodes {
+		fmt.Fprintf(&sb, "==== node %d ====\n%s\n", id, p.Log())
+	}
+	return sb.String()
+}
+
+// Pause freezes the process (SIGSTOP) and returns once the kernel reports it stopped,
+// so nothing it had in flight is still being processed.
+func (p *Process) Pause() {
+	p.t.Helper()
+	p.Signal(syscall.SIGSTOP)
+	stat := fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid)
+	WaitFor(p.t, 5*time.Second, "the process to stop", func() bool {
+		b, err := os.ReadFile(stat)
+		if err != nil {
+			return false
+		}
+		// "pid (comm) S ...": the state follows the last ')'.
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		return i >= 0 && i+2 < len(s) && (s[i+2] == 'T' || s[i+2] == 't')
+	})
+}
+
+// Resume continues a paused process (SIGCONT).
+func (p *Process) Resume() { p.Signal(syscall.SIGCONT) }

@@ -69,6 +69,10 @@ func ParseRequest(frame []byte, req kmsg.Request) (RequestHeader, error) {
 	return h, nil
 }
 
+// SkipTags skips a tagged-field section (as in a flexible response header) and returns
+// what follows.
+func SkipTags(b []byte) ([]byte, error) { return skipTags(b) }
+
 // skipTags skips a tagged-field section (uvarint count, then uvarint tag, uvarint size,
 // data for each).
 func skipTags(b []byte) ([]byte, error) {

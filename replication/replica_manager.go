@@ -1,7 +1,10 @@
 package replication
 
 import (
+	"errors"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -20,6 +23,20 @@ type ReplicaManager struct {
 	logger    zerolog.Logger
 	// Purgatory is where acks=all produces and long-polling fetches wait.
 	Purgatory *Purgatory
+	// Now is the clock (time.Now unless a test sets it before use).
+	Now func() time.Time
+	// TopicMinISR resolves a topic's min.insync.replicas (1 when nil).
+	TopicMinISR func(*controller.TopicImage) int32
+	// ReplicaLagTimeMaxMs is replica.lag.time.max.ms.
+	ReplicaLagTimeMaxMs int64
+	// Fetchers replicate the partitions this broker follows (nil: none are followed,
+	// as on a single node).
+	Fetchers *FetcherManager
+	// AlterPartitions carries ISR proposals to the controller (nil: none reachable).
+	AlterPartitions *AlterPartitionManager
+
+	// image is the last metadata image applied; eligibility reads it live.
+	image atomic.Pointer[controller.MetadataImage]
 
 	mu struct {
 		sync.RWMutex
@@ -29,7 +46,8 @@ type ReplicaManager struct {
 
 // NewReplicaManager returns a manager over logs. logConfig resolves a topic's log config.
 func NewReplicaManager(nodeID int32, logs *storage.LogManager, logConfig func(*controller.TopicImage) storage.LogConfig, logger zerolog.Logger) *ReplicaManager {
-	rm := &ReplicaManager{nodeID: nodeID, logs: logs, logConfig: logConfig, logger: logger, Purgatory: NewPurgatory()}
+	rm := &ReplicaManager{nodeID: nodeID, logs: logs, logConfig: logConfig, logger: logger, Purgatory: NewPurgatory(),
+		Now: time.Now, ReplicaLagTimeMaxMs: 30000}
 	rm.mu.partitions = map[storage.TopicPartition]*partition.Partition{}
 	return rm
 }
@@ -55,31 +73,37 @@ func (rm *ReplicaManager) Partitions() []*partition.Partition {
 // ApplyImage brings the hosted partitions in line with next: partitions whose replica
 // set includes this broker get a log and their state; topics that are gone (or whose id
 // changed) have their logs deleted; changed topic configs reach the logs.
-//
-// Delayed operations on removed partitions are completed after rm.mu is released:
-// completing a delayed fetch reads partitions through Partition, which takes rm.mu
-// too, so completing them under it deadlocked the broker whenever a topic was deleted
-// while a consumer long-polled it.
 func (rm *ReplicaManager) ApplyImage(prev, next *controller.MetadataImage) {
-	for _, tp := range rm.applyImage(prev, next) {
+	rm.image.Store(next)
+	rm.mu.Lock()
+	follow, unfollow, wake := rm.applyImageLocked(prev, next)
+	rm.mu.Unlock()
+	// Outside the lock: fetchers and waiting requests call back into the manager.
+	if rm.Fetchers != nil {
+		rm.Fetchers.RemovePartitions(unfollow)
+		rm.Fetchers.AddPartitions(follow)
+	}
+	for _, tp := range wake {
 		rm.Purgatory.CheckAndComplete(tp)
 	}
 }
 
-// applyImage is ApplyImage under rm.mu; it returns the partitions it removed.
-func (rm *ReplicaManager) applyImage(prev, next *controller.MetadataImage) (removed []storage.TopicPartition) {
-	rm.mu.Lock()
-	defer rm.mu.Unlock()
+// applyImageLocked does ApplyImage's work and returns the partitions to follow, to stop
+// following, and whose waiting requests to re-check (deleted partitions; led ones
+// whose ISR or HW may have moved, as Kafka's makeLeader completes delayed requests).
+// Lock should be held.
+func (rm *ReplicaManager) applyImageLocked(prev, next *controller.MetadataImage) (follow []FollowedPartition, unfollow, wake []storage.TopicPartition) {
 	for tp, p := range rm.mu.partitions {
 		t := next.Topics[tp.Topic]
 		if t != nil && t.ID == p.TopicID && int(tp.Partition) < len(t.Partitions) {
 			continue
 		}
+		unfollow = append(unfollow, tp)
 		delete(rm.mu.partitions, tp)
 		if err := rm.logs.DeleteLog(tp); err != nil {
 			rm.logger.Error().Err(err).Str("topic", tp.Topic).Int32("partition", tp.Partition).Msg("deleting log")
 		}
-		removed = append(removed, tp)
+		wake = append(wake, tp)
 	}
 	for name, t := range next.Topics {
 		var old *controller.TopicImage
@@ -90,6 +114,10 @@ func (rm *ReplicaManager) applyImage(prev, next *controller.MetadataImage) (remo
 			continue
 		}
 		cfg := rm.logConfig(t)
+		minISR := int32(1)
+		if rm.TopicMinISR != nil {
+			minISR = rm.TopicMinISR(t)
+		}
 		for i, pi := range t.Partitions {
 			if !hosts(pi.Replicas, rm.nodeID) {
 				continue
@@ -107,16 +135,36 @@ func (rm *ReplicaManager) applyImage(prev, next *controller.MetadataImage) (remo
 			} else {
 				p.Log.SetConfig(cfg)
 			}
+			p.Configure(minISR, rm.ReplicaLagTimeMaxMs, rm.eligible)
 			err := p.ApplyState(partition.State{
 				Replicas: pi.Replicas, ISR: pi.ISR, Leader: pi.Leader,
 				LeaderEpoch: pi.LeaderEpoch, PartitionEpoch: pi.PartitionEpoch,
-			})
+			}, rm.Now())
 			if err != nil {
 				rm.logger.Error().Err(err).Str("topic", name).Int("partition", i).Msg("applying partition state")
+				continue
 			}
+			if p.IsFollower() {
+				follow = append(follow, FollowedPartition{P: p, TopicID: t.ID, Leader: pi.Leader, LeaderEpoch: pi.LeaderEpoch})
+			} else {
+				unfollow = append(unfollow, tp)
+			}
+			wake = append(wake, tp)
 		}
 	}
-	return removed
+	return follow, unfollow, wake
+}
+
+// eligible is Kafka's isReplicaIsrEligible against the current metadata image: the
+// broker is registered, unfenced, not shutting down, and the broker epoch its fetches carry is the
+// registered one (-1, a fetch without an epoch, is accepted).
+func (rm *ReplicaManager) eligible(id int32, epoch int64) bool {
+	img := rm.image.Load()
+	if img == nil {
+		return false
+	}
+	b, ok := img.Brokers[id]
+	return ok && !b.Fenced && !b.InControlledShutdown && (epoch == -1 || epoch == b.Epoch)
 }
 
 func hosts(replicas []int32, id int32) bool {
@@ -126,4 +174,39 @@ func hosts(replicas []int32, id int32) bool {
 		}
 	}
 	return false
+}
+
+// errNoController: no AlterPartition path is configured (a single node, whose ISR is
+// only itself, never needs one).
+var errNoController = errors.New("replication: no controller to send AlterPartition to")
+
+// SubmitISRChange sends a leader's ISR proposal through the AlterPartition manager;
+// without one the change is rolled back at once.
+func (rm *ReplicaManager) SubmitISRChange(p *partition.Partition, prop *partition.Proposal) {
+	if rm.AlterPartitions == nil || !rm.AlterPartitions.Submit(p, p.TopicID, prop) {
+		p.AlterPartitionDone(nil, 0, errNoController, rm.Now())
+	}
+}
+
+// RunISRExpiration checks every led partition for lagging followers every
+// replica.lag.time.max.ms / 2, as Kafka's isr-expiration task, until stop is closed.
+func (rm *ReplicaManager) RunISRExpiration(stop <-chan struct{}) {
+	period := time.Duration(rm.ReplicaLagTimeMaxMs/2) * time.Millisecond
+	if period <= 0 {
+		period = time.Second
+	}
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		for _, p := range rm.Partitions() {
+			if prop := p.MaybeShrinkISR(rm.Now()); prop != nil {
+				rm.SubmitISRChange(p, prop)
+			}
+		}
+	}
 }

@@ -9,6 +9,15 @@ package server
 // until the high watermark passes the last offset written, or the request's timeout
 // (REQUEST_TIMED_OUT). Produce never creates topics: an unknown topic is
 // UNKNOWN_TOPIC_OR_PARTITION (Kafka creates topics on Metadata only).
+//
+// Transactional batches need the request's transactional id
+// (TRANSACTIONAL_ID_AUTHORIZATION_FAILED otherwise, as Kafka) and, with
+// transaction.partition.verification.enable, the transaction coordinator's word that
+// the partition was added to the producer's ongoing transaction (KIP-890 part 1):
+// TRANSACTION_ABORTABLE when not (INVALID_TXN_STATE before v11, as Kafka's
+// AddPartitionsToTxnManager); the log refuses the write (INVALID_TXN_STATE) if the
+// transaction ended while this was checked. Fenced producers get
+// INVALID_PRODUCER_EPOCH.
 
 import (
 	"errors"
@@ -19,6 +28,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gokafkad/gokafkad/config"
+	"github.com/gokafkad/gokafkad/coordinator"
 	"github.com/gokafkad/gokafkad/partition"
 	"github.com/gokafkad/gokafkad/protocol"
 	"github.com/gokafkad/gokafkad/replication"
@@ -56,9 +66,6 @@ func handleProduce(c *conn, r *request) error {
 			switch {
 			case !acksOK:
 				code = kerr.InvalidRequiredAcks.Code
-			case req.TransactionID != nil:
-				// Transactions arrive with the transaction coordinator (issue 5).
-				code = kerr.TransactionalIDAuthorizationFailed.Code
 			case t == nil:
 				code = kerr.UnknownTopicOrPartition.Code
 			default:
@@ -73,7 +80,7 @@ func handleProduce(c *conn, r *request) error {
 			if code == 0 {
 				var last int64
 				tc := c.b.cfg.topicConfig(t.Configs)
-				code, msg, last = c.b.appendToPartition(p, rp.Records, req.Acks, &tc, now, &sp)
+				code, msg, last = c.b.appendToPartition(p, rp.Records, req.Acks, &tc, now, &sp, req.TransactionID, req.Version)
 				if code == 0 && req.Acks == -1 {
 					waits = append(waits, pendingAck{p: p, requiredOffset: last + 1, ti: len(resp.Topics), pi: len(st.Partitions)})
 				}
@@ -110,7 +117,7 @@ func handleProduce(c *conn, r *request) error {
 
 // appendToPartition validates and appends one partition's records, filling sp; it
 // returns the error code and message, and the last offset written.
-func (b *Broker) appendToPartition(p *partition.Partition, records []byte, acks int16, tc *config.Topic, now time.Time, sp *kmsg.ProduceResponseTopicPartition) (int16, string, int64) {
+func (b *Broker) appendToPartition(p *partition.Partition, records []byte, acks int16, tc *config.Topic, now time.Time, sp *kmsg.ProduceResponseTopicPartition, txnID *string, version int16) (int16, string, int64) {
 	v := protocol.NewProduceValidator(int(tc.MaxMessageBytes))
 	v.Compacted = slices.Contains(tc.CleanupPolicy, "compact")
 	v.TimestampBeforeMaxMs, v.TimestampAfterMaxMs = tc.MessageTimestampBeforeMaxMs, tc.MessageTimestampAfterMaxMs
@@ -129,7 +136,21 @@ func (b *Broker) appendToPartition(p *partition.Partition, records []byte, acks 
 		}
 		return protocol.ErrorCode(err), err.Error(), -1
 	}
-	info, err := p.AppendRecordsToLeader(batch, acks, tc.MinInsyncReplicas, now)
+	var guard uint64
+	if batch.IsTransactional() {
+		if txnID == nil {
+			return kerr.TransactionalIDAuthorizationFailed.Code, "", -1
+		}
+		if b.cfg.TransactionPartitionVerificationEnable {
+			guard = p.Log.StartTxnVerification(batch.ProducerID())
+			tp := coordinator.TopicPartition{Topic: p.TP.Topic, Partition: p.TP.Partition}
+			code := b.verifyTxn(*txnID, batch.ProducerID(), batch.ProducerEpoch(), []coordinator.TopicPartition{tp})[0]
+			if code = verifyError(code, version <= 10); code != 0 {
+				return code, "", -1
+			}
+		}
+	}
+	info, err := p.AppendRecordsToLeaderVerified(batch, acks, tc.MinInsyncReplicas, now, guard)
 	var dup *storage.DuplicateError
 	switch {
 	case errors.As(err, &dup):
@@ -153,17 +174,33 @@ func (b *Broker) delayProduce(r *request, resp *kmsg.ProduceResponse, waits []pe
 	for i, w := range waits {
 		keys[i] = w.p.TP
 	}
-	d := replication.NewDelayed(func() bool {
-		for _, w := range waits {
-			if w.p.HighWatermark() < w.requiredOffset {
-				return false
+	// Each wait starts as REQUEST_TIMED_OUT (what a timeout answers) and is cleared,
+	// or set to the partition's error, once it is done, as Kafka's DelayedProduce.
+	pending := make([]bool, len(waits))
+	for i := range waits {
+		pending[i] = true
+	}
+	check := func() bool {
+		all := true
+		for i, w := range waits {
+			if !pending[i] {
+				continue
 			}
+			done, err := w.p.EnoughReplicas(w.requiredOffset)
+			if !done {
+				all = false
+				continue
+			}
+			pending[i] = false
+			w.out.ErrorCode = errorCode(err)
 		}
-		return true
-	}, func(expired bool) {
+		return all
+	}
+	d := replication.NewDelayed(check, func(expired bool) {
 		if expired {
-			for _, w := range waits {
-				if w.p.HighWatermark() < w.requiredOffset {
+			check()
+			for i, w := range waits {
+				if pending[i] {
 					w.out.ErrorCode = kerr.RequestTimedOut.Code
 				}
 			}
@@ -171,4 +208,24 @@ func (b *Broker) delayProduce(r *request, resp *kmsg.ProduceResponse, waits []pe
 		r.resp.finish(resp)
 	})
 	b.rm.Purgatory.TryCompleteElseWatch(d, keys, timeout)
+}
+
+// verifyError maps a failed verification to what a producer is told, as Kafka's
+// AddPartitionsToTxnManager and ReplicaManager:
+// coordinator trouble is retriable (NOT_ENOUGH_REPLICAS), a fenced epoch is
+// INVALID_PRODUCER_EPOCH, TRANSACTION_ABORTABLE is INVALID_TXN_STATE for clients that
+// predate it (oldClient).
+func verifyError(code int16, oldClient bool) int16 {
+	switch code {
+	case kerr.NotCoordinator.Code, kerr.CoordinatorNotAvailable.Code, kerr.CoordinatorLoadInProgress.Code,
+		kerr.ConcurrentTransactions.Code, kerr.NetworkException.Code:
+		return kerr.NotEnoughReplicas.Code
+	case kerr.ProducerFenced.Code:
+		return kerr.InvalidProducerEpoch.Code
+	case kerr.TransactionAbortable.Code:
+		if oldClient {
+			return kerr.InvalidTxnState.Code
+		}
+	}
+	return code
 }

@@ -3,13 +3,15 @@ package server
 // Fetch: v4-17.
 //
 // Consumers read up to the high watermark (read_uncommitted) or the last stable
-// offset (read_committed; equal to the HW until transactions arrive). Sessions
+// offset (read_committed), which then also get the aborted transactions overlapping
+// the records returned, from the partition's .txnindex files, as Kafka's
+// UnifiedLog.read with FetchIsolation.TXN_COMMITTED. Sessions
 // (KIP-227, v7+) are kept in fetch_session.go. When fewer than min_bytes are available
 // and max_wait_ms > 0 the fetch waits in the purgatory as a DelayedFetch, woken by
 // appends to any of its partitions. The record bytes go out of the segment files with
 // sendfile; only the response framing is built in memory. Topic ids replace names
 // from v13 (UNKNOWN_TOPIC_ID for an id not known). Follower fetches (replica id >= 0)
-// arrive with replication (issue 4).
+// read to the log end and move the followers' state (fetch_follower.go).
 
 import (
 	"time"
@@ -26,9 +28,11 @@ import (
 // fetchPlan is a fetch after its session context is settled: which partitions to read
 // and how to answer.
 type fetchPlan struct {
-	req         *kmsg.FetchRequest
-	parts       []*cachedPartition
-	session     *fetchSession // nil for a sessionless fetch
+	req     *kmsg.FetchRequest
+	parts   []*cachedPartition
+	session *fetchSession // nil for a sessionless fetch
+	// follower is set for a replica's fetch (replica id >= 0).
+	follower    *followerInfo
 	incremental bool
 	sessionID   int32
 }
@@ -41,28 +45,25 @@ type partRead struct {
 	hw, lso  int64
 	logStart int64
 	slice    storage.FileSlice
+	// aborted are the aborted transactions for a read_committed read.
+	aborted []storage.AbortedTxn
+	// diverged (follower fetches): the follower's log left the leader's path at
+	// divergingEpoch / divergingEnd; no records are sent.
+	diverged       bool
+	divergingEpoch int32
+	divergingEnd   int64
 }
 
 func handleFetch(c *conn, r *request) error {
 	req := r.req.(*kmsg.FetchRequest)
 	b := c.b
 	now := b.cfg.Now()
-	replicaID := req.ReplicaID
-	if req.Version >= 15 {
-		replicaID = req.ReplicaState.ID
-	}
-	if replicaID >= 0 {
-		// No follower is served yet (single node); Kafka answers a replica fetch from a
-		// broker that is not a follower with NOT_LEADER_OR_FOLLOWER.
-		r.resp.finish(fetchErrorResponse(req, kerr.NotLeaderForPartition.Code, true))
-		return nil
-	}
-
 	plan, code := b.fetchContext(req, now)
 	if code != 0 {
 		r.resp.finish(fetchErrorResponse(req, code, false))
 		return nil
 	}
+	plan.follower = followerOf(req)
 	reads, total, anyErr := b.readFetch(plan)
 	if anyErr || total >= int64(req.MinBytes) || req.MaxWaitMillis <= 0 || len(plan.parts) == 0 {
 		b.answerFetch(r, plan, reads)
@@ -120,7 +121,8 @@ func (b *Broker) fetchContext(req *kmsg.FetchRequest, now time.Time) (*fetchPlan
 					key:     fetchKey{topic: t.Topic, topicID: t.TopicID, partition: p.Partition},
 					topicID: t.TopicID, fetchOffset: p.FetchOffset, maxBytes: p.PartitionMaxBytes,
 					currentLeaderEpoch: p.CurrentLeaderEpoch, lastFetchedEpoch: p.LastFetchedEpoch,
-					highWatermark: -1, logStartOffset: -1, lastStable: -1,
+					replicaLogStart: p.LogStartOffset,
+					highWatermark:   -1, logStartOffset: -1, lastStable: -1,
 				})
 			}
 		}
@@ -226,13 +228,21 @@ func (b *Broker) readFetch(plan *fetchPlan) (reads []partRead, total int64, anyE
 				code = kerr.UnknownTopicOrPartition.Code
 			case !p.IsLeader():
 				code = kerr.NotLeaderForPartition.Code
+			case plan.follower != nil:
+				max := max(min(int64(cp.maxBytes), remaining), 0)
+				code = b.readForFollower(plan, p, cp, &rd, int32(max), minOne)
+				if rd.slice.Len > 0 {
+					minOne = false
+					remaining -= rd.slice.Len
+					total += rd.slice.Len
+				}
 			default:
 				if err := p.CheckLeaderEpoch(cp.currentLeaderEpoch); err != nil {
 					code = errorCode(err)
 					break
 				}
 				rd.hw = p.HighWatermark()
-				rd.lso = rd.hw
+				rd.lso = p.Log.LastStableOffset()
 				rd.logStart = p.Log.LogStartOffset()
 				limit := rd.hw
 				if req.IsolationLevel == 1 {
@@ -248,6 +258,9 @@ func (b *Broker) readFetch(plan *fetchPlan) (reads []partRead, total int64, anyE
 					break
 				}
 				rd.slice = res.Slice
+				if req.IsolationLevel == 1 && res.Slice.Len > 0 {
+					rd.aborted = p.Log.CollectAbortedTxns(cp.fetchOffset, res.NextOffset)
+				}
 				if res.Slice.Len > 0 {
 					minOne = false
 					remaining -= res.Slice.Len
@@ -260,6 +273,9 @@ func (b *Broker) readFetch(plan *fetchPlan) (reads []partRead, total int64, anyE
 			anyErr = true
 		}
 		reads = append(reads, rd)
+	}
+	if plan.follower != nil {
+		plan.follower.firstRead = false // re-reads from the purgatory leave follower state alone
 	}
 	return reads, total, anyErr
 }
@@ -280,7 +296,7 @@ func (b *Broker) answerFetch(r *request, plan *fetchPlan, reads []partRead) {
 	}
 	for _, rd := range reads {
 		cp := rd.cp
-		must := !plan.incremental || rd.slice.Len > 0 || rd.errCode != 0 ||
+		must := !plan.incremental || rd.slice.Len > 0 || rd.errCode != 0 || rd.diverged ||
 			rd.hw != cp.highWatermark || rd.logStart != cp.logStartOffset || rd.lso != cp.lastStable
 		if plan.session != nil {
 			if live := plan.session.mu.index[cp.key]; live != nil {
@@ -308,8 +324,16 @@ func (b *Broker) answerFetch(r *request, plan *fetchPlan, reads []partRead) {
 		rp.ErrorCode = rd.errCode
 		rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = rd.hw, rd.lso, rd.logStart
 		rp.PreferredReadReplica = -1
+		if rd.diverged {
+			rp.DivergingEpoch.Epoch, rp.DivergingEpoch.EndOffset = rd.divergingEpoch, rd.divergingEnd
+		}
 		if req.IsolationLevel == 1 && req.Version >= 4 {
-			rp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
+			rp.AbortedTransactions = make([]kmsg.FetchResponseTopicPartitionAbortedTransaction, 0, len(rd.aborted))
+			for _, a := range rd.aborted {
+				at := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
+				at.ProducerID, at.FirstOffset = a.ProducerID, a.FirstOffset
+				rp.AbortedTransactions = append(rp.AbortedTransactions, at)
+			}
 		}
 		rt.Partitions = append(rt.Partitions, rp)
 		slices = append(slices, rd.slice)
@@ -317,6 +341,7 @@ func (b *Broker) answerFetch(r *request, plan *fetchPlan, reads []partRead) {
 	if plan.session != nil && plan.incremental {
 		plan.session.moveToEndLocked(answered)
 	}
+
 	b.sendFetchResponse(r, resp, slices)
 }
 

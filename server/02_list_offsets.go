@@ -5,7 +5,8 @@ package server
 // Timestamps: -2 earliest (log start offset), -1 latest (HW for read_uncommitted, LSO
 // for read_committed), -3 max timestamp (v7+), -4 earliest local (v8+, same as earliest
 // without tiered storage), -5 latest tiered (v9+, -1 without tiered storage), >= 0 the
-// first offset whose timestamp is at least it (UNKNOWN offset -1 when none). Only the
+// first offset whose timestamp is at least it (UNKNOWN offset -1 when none); lookups by
+// timestamp see only offsets below the HW (LSO for read_committed). Only the
 // leader answers; current leader epoch is checked (v4+).
 
 import (
@@ -43,13 +44,18 @@ func handleListOffsets(c *conn, r *request) error {
 					sp.ErrorCode = errorCode(err)
 					break
 				}
+				// As Partition.fetchOffsetForTimestamp: read_committed sees up to the
+				// LSO, read_uncommitted up to the HW.
 				hw := p.HighWatermark()
+				if req.IsolationLevel == 1 {
+					hw = p.Log.LastStableOffset()
+				}
 				switch ts := rp.Timestamp; {
 				case ts == -2 || ts == -4:
 					sp.Offset = p.Log.LogStartOffset()
 					sp.LeaderEpoch = p.Log.EpochForOffset(sp.Offset)
 				case ts == -1 || ts == -5:
-					sp.Offset = hw // LSO == HW without transactions
+					sp.Offset = hw
 					sp.LeaderEpoch = p.LeaderEpoch()
 				case ts == -3 || ts >= 0:
 					to, ok, err := p.Log.FetchOffsetByTimestamp(ts)

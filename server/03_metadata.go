@@ -76,7 +76,7 @@ func handleMetadata(c *conn, r *request) error {
 	}
 	cid := img.ClusterID
 	resp.ClusterID = &cid
-	resp.ControllerID = b.cfg.NodeID
+	resp.ControllerID = b.metadataControllerID(img)
 	resp.AuthorizedOperations = authorizedOpsOmitted
 
 	for _, name := range names {

@@ -9,8 +9,9 @@ package server
 // does; Kafka then answers COORDINATOR_NOT_AVAILABLE and lets the client retry, while
 // here the creation is synchronous so the answer names the new leader at once when it
 // is known. No leader, or a leader not registered: COORDINATOR_NOT_AVAILABLE. Key type
-// 1 (transaction) is COORDINATOR_NOT_AVAILABLE until the transaction coordinator
-// exists; any other type is INVALID_REQUEST. v4+ batches keys.
+// 1 (transaction): the same with partition abs(hashCode(id)) %
+// transaction.state.log.num.partitions of __transaction_state (an empty id is
+// INVALID_REQUEST, as Kafka); any other type is INVALID_REQUEST. v4+ batches keys.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -44,25 +45,31 @@ func (b *Broker) findCoordinator(key string, keyType int8) kmsg.FindCoordinatorR
 		co.ErrorMessage = &msg
 		return co
 	}
+	topic, create := coordinator.OffsetsTopic, b.createOffsetsTopic
+	var p int32
 	switch keyType {
 	case 0:
+		p = b.groups.PartitionFor(key)
 	case 1:
-		return fail(kerr.CoordinatorNotAvailable.Code)
+		if key == "" {
+			return fail(kerr.InvalidRequest.Code)
+		}
+		topic, create = coordinator.TransactionStateTopic, b.createTxnStateTopic
+		p = b.txns.PartitionFor(key)
 	default:
 		return fail(kerr.InvalidRequest.Code)
 	}
 	img := b.ctl.Image()
-	t := img.Topics[coordinator.OffsetsTopic]
+	t := img.Topics[topic]
 	if t == nil {
-		if code := b.createOffsetsTopic(); code != 0 {
+		if code := create(); code != 0 {
 			return fail(kerr.CoordinatorNotAvailable.Code)
 		}
 		img = b.ctl.Image()
-		if t = img.Topics[coordinator.OffsetsTopic]; t == nil {
+		if t = img.Topics[topic]; t == nil {
 			return fail(kerr.CoordinatorNotAvailable.Code)
 		}
 	}
-	p := b.groups.PartitionFor(key)
 	if int(p) >= len(t.Partitions) || t.Partitions[p].Leader < 0 {
 		return fail(kerr.CoordinatorNotAvailable.Code)
 	}

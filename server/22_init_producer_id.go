@@ -4,10 +4,10 @@ package server
 //
 // Idempotent producers (no transactional id) get a fresh producer id with epoch 0,
 // taken from blocks the controller hands out (so ids stay unique across restarts).
-// Transactional ids arrive with the transaction coordinator (issue 5); until then they
-// are answered COORDINATOR_NOT_AVAILABLE... which clients retry forever, so instead the
-// broker refuses them as Kafka does when transactions are disabled:
-// TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
+// A transactional id goes to the transaction coordinator (coordinator.TxnCoordinator:
+// epoch bump fencing the previous producer, an open transaction aborted first with
+// CONCURRENT_TRANSACTIONS, INVALID_TRANSACTION_TIMEOUT for a timeout above
+// transaction.max.timeout.ms, PRODUCER_FENCED for a stale expected epoch, v3+).
 
 import (
 	"sync"
@@ -20,7 +20,7 @@ import (
 
 // producerIDAllocator hands out producer ids from controller-allocated blocks.
 type producerIDAllocator struct {
-	ctl    *controller.Controller
+	ctl    interface{ AllocateProducerIDs(int32) (int64, error) }
 	nodeID int32
 	mu     sync.Mutex
 	next   int64
@@ -49,7 +49,22 @@ func handleInitProducerID(c *conn, r *request) error {
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
 	switch {
 	case req.TransactionalID != nil:
-		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+		pid, epoch := int64(-1), int16(-1)
+		if req.Version >= 3 {
+			pid, epoch = req.ProducerID, req.ProducerEpoch
+		}
+		go func() { // the coordinator's write waits for the HW: not on the read loop
+			resp.ProducerID, resp.ProducerEpoch, resp.ErrorCode = c.b.txns.InitProducerID(*req.TransactionalID, req.TransactionTimeoutMillis, pid, epoch)
+			if resp.ErrorCode != 0 {
+				resp.ProducerID, resp.ProducerEpoch = -1, -1
+			}
+			if resp.ErrorCode == kerr.ProducerFenced.Code && req.Version < 4 {
+				// PRODUCER_FENCED is new in v4 (KIP-588); older clients know it as this.
+				resp.ErrorCode = kerr.InvalidProducerEpoch.Code
+			}
+			r.resp.finish(resp)
+		}()
+		return nil
 	default:
 		id, err := c.b.producerIDs.allocate()
 		if err != nil {

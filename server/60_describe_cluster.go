@@ -4,8 +4,8 @@ package server
 //
 // Answers as a KRaft broker does (KafkaApis.handleDescribeCluster): the unfenced
 // brokers (v2 include_fenced_brokers: every registered broker, with is_fenced), the
-// cluster id, a live broker as the controller id (clients cannot reach KRaft
-// controllers; this node, as Metadata says), and endpoint type 1 (brokers). Asking for
+// cluster id, the controller id Metadata reports (the active controller when it is a
+// live broker, else this node, which forwards), and endpoint type 1 (brokers). Asking for
 // the controllers' endpoint (type 2) is MISMATCHED_ENDPOINT_TYPE, any other type
 // UNSUPPORTED_ENDPOINT_TYPE (INVALID_REQUEST for both in v0). Without an authorizer the
 // cluster authorized operations, when asked for, are every cluster operation.
@@ -71,7 +71,7 @@ func handleDescribeCluster(c *conn, r *request) error {
 	if req.IncludeClusterAuthorizedOperations {
 		resp.ClusterAuthorizedOperations = clusterAuthorizedOps
 	}
-	resp.ControllerID = -1
+	resp.ControllerID = c.b.metadataControllerID(img)
 	for _, br := range img.SortedBrokers() {
 		if br.Fenced && !req.IncludeFencedBrokers {
 			continue
@@ -79,9 +79,6 @@ func handleDescribeCluster(c *conn, r *request) error {
 		b := kmsg.NewDescribeClusterResponseBroker()
 		b.NodeID, b.Host, b.Port, b.Rack, b.IsFenced = br.ID, br.Host, br.Port, br.Rack, br.Fenced
 		resp.Brokers = append(resp.Brokers, b)
-		if br.ID == c.b.cfg.NodeID && !br.Fenced {
-			resp.ControllerID = br.ID
-		}
 	}
 	r.resp.finish(resp)
 	return nil

@@ -11,16 +11,39 @@ type apiHandler struct {
 	handle   func(c *conn, r *request) error
 }
 
-// apis is the one table that routing and ApiVersions both read: an API is advertised
-// exactly when it has a handler here, at exactly these versions. Minimums are Kafka
-// 4.0's (KIP-896 removed the older versions).
-var apis []apiHandler
+// apiTable is one listener's API table, which routing and ApiVersions both read: an
+// API is advertised exactly when it has a handler here, at exactly these versions.
+type apiTable struct {
+	list  []apiHandler
+	byKey [kmsgMaxKey + 1]*apiHandler
+}
 
-// apiTable indexes apis by key.
-var apiTable [kmsgMaxKey + 1]*apiHandler
+func newAPITable(list []apiHandler) *apiTable {
+	t := &apiTable{list: list}
+	for i := range t.list {
+		a := &t.list[i]
+		if kmsg.RequestForKey(a.key) == nil || a.max > kmsg.RequestForKey(a.key).MaxVersion() {
+			panic("server: api table names a key or version kmsg cannot decode")
+		}
+		t.byKey[a.key] = a
+	}
+	return t
+}
+
+// get returns the handler for key, or nil for a key this listener does not serve.
+func (t *apiTable) get(key int16) *apiHandler {
+	if key < 0 || int(key) >= len(t.byKey) {
+		return nil
+	}
+	return t.byKey[key]
+}
+
+// brokerAPIs is the client (broker) listeners' table. Minimums are Kafka 4.0's
+// (KIP-896 removed the older versions).
+var brokerAPIs *apiTable
 
 func init() {
-	apis = []apiHandler{
+	brokerAPIs = newAPITable([]apiHandler{
 		{key: 0, min: 3, max: 12, handle: handleProduce},
 		{key: 1, min: 4, max: 17, handle: handleFetch},
 		{key: 2, min: 1, max: 10, handle: handleListOffsets},
@@ -40,6 +63,11 @@ func init() {
 		{key: 21, min: 0, max: 2, handle: handleDeleteRecords},
 		{key: 22, min: 0, max: 5, handle: handleInitProducerID},
 		{key: 23, min: 2, max: 4, handle: handleOffsetForLeaderEpoch},
+		{key: 24, min: 0, max: 5, handle: handleAddPartitionsToTxn},
+		{key: 25, min: 0, max: 4, handle: handleAddOffsetsToTxn},
+		{key: 26, min: 0, max: 4, handle: handleEndTxn},
+		{key: 27, min: 1, max: 1, handle: handleWriteTxnMarkers},
+		{key: 28, min: 0, max: 4, handle: handleTxnOffsetCommit},
 		{key: 32, min: 1, max: 4, handle: handleDescribeConfigs},
 		{key: 33, min: 0, max: 2, handle: handleAlterConfigs},
 		{key: 35, min: 1, max: 4, handle: handleDescribeLogDirs},
@@ -48,24 +76,18 @@ func init() {
 		{key: 44, min: 0, max: 1, handle: handleIncrementalAlterConfigs},
 		{key: 47, min: 0, max: 0, handle: handleOffsetDelete},
 		{key: 60, min: 0, max: 2, handle: handleDescribeCluster},
+		{key: 55, min: 0, max: 2, handle: handleDescribeQuorum},
+		{key: 61, min: 0, max: 0, handle: handleDescribeProducers},
+		{key: 65, min: 0, max: 0, handle: handleDescribeTransactions},
+		{key: 66, min: 0, max: 2, handle: handleListTransactions},
+		{key: 68, min: 0, max: 1, handle: handleConsumerGroupHeartbeat},
+		{key: 69, min: 0, max: 1, handle: handleConsumerGroupDescribe},
 		{key: 75, min: 0, max: 0, handle: handleDescribeTopicPartitions},
-	}
-	for i := range apis {
-		a := &apis[i]
-		if kmsg.RequestForKey(a.key) == nil || a.max > kmsg.RequestForKey(a.key).MaxVersion() {
-			panic("server: api table names a key or version kmsg cannot decode")
-		}
-		apiTable[a.key] = a
-	}
+	})
 }
 
 // kmsgMaxKey bounds the table; keys above it are unknown.
 const kmsgMaxKey = 100
 
-// apiFor returns the handler for key, or nil for a key this broker does not serve.
-func apiFor(key int16) *apiHandler {
-	if key < 0 || int(key) >= len(apiTable) {
-		return nil
-	}
-	return apiTable[key]
-}
+// apiFor returns the client listeners' handler for key, or nil.
+func apiFor(key int16) *apiHandler { return brokerAPIs.get(key) }

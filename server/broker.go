@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gokafkad/gokafkad/config"
 	"github.com/gokafkad/gokafkad/controller"
@@ -31,6 +32,9 @@ type Config struct {
 	// Listen, when set, overrides the client listener's bind address (tests use
 	// 127.0.0.1:0). Otherwise the first non-controller entry of listeners is used.
 	Listen string
+	// ControllerListen, when set, overrides the controller listener's bind address
+	// (tests of single nodes use 127.0.0.1:0; a lone voter needs no fixed address).
+	ControllerListen string
 
 	// LogConfigHook, when set, adjusts every log's resolved config (tests use it for
 	// segment sizes below Kafka's minimums).
@@ -53,7 +57,7 @@ func DefaultConfig(logDir string) Config {
 	if err != nil {
 		panic("server: default config does not parse: " + err.Error())
 	}
-	return Config{Broker: b, Listen: "127.0.0.1:0", Logger: zerolog.Nop()}
+	return Config{Broker: b, Listen: "127.0.0.1:0", ControllerListen: "127.0.0.1:0", Logger: zerolog.Nop()}
 }
 
 // WithProps returns c with the server.properties keys in props set (Kafka's names),
@@ -91,6 +95,12 @@ func (c *Config) logConfig(overrides map[string]string) storage.LogConfig {
 		FlushMessages:                 t.FlushMessages,
 		FlushMs:                       t.FlushMs,
 		MessageTimestampLogAppendTime: t.MessageTimestampType == "LogAppendTime",
+		Compact:                       t.Compact(),
+		Delete:                        t.Delete(),
+		MinCleanableDirtyRatio:        t.MinCleanableDirtyRatio,
+		MinCompactionLagMs:            t.MinCompactionLagMs,
+		MaxCompactionLagMs:            t.MaxCompactionLagMs,
+		DeleteRetentionMs:             t.DeleteRetentionMs,
 	}
 	if c.LogConfigHook != nil {
 		c.LogConfigHook(&lc)
@@ -111,18 +121,31 @@ func groupConfig(b *config.Broker) coordinator.Config {
 	c.OffsetMetadataMaxBytes = int(b.OffsetMetadataMaxBytes)
 	c.OffsetsRetention = time.Duration(b.OffsetsRetentionMinutes) * time.Minute
 	c.OffsetsRetentionCheckInterval = time.Duration(b.OffsetsRetentionCheckIntervalMs) * time.Millisecond
+	c.Consumer = consumerGroupConfig(b)
 	return c
 }
 
-// Broker is one gokafkad node (broker and controller roles combined for now).
+// Broker is one gokafkad node: a broker, a controller (a voter of the metadata
+// quorum), or both (combined mode).
 type Broker struct {
-	cfg           Config
-	log           zerolog.Logger
-	ln            net.Listener
+	cfg Config
+	log zerolog.Logger
+	ln  net.Listener // client listener (nil on a controller-only node)
+	// cln is the controller listener (nil on a broker-only node).
+	cln net.Listener
+	// localCtl is this node's controller (nil on a broker-only node).
+	localCtl *controller.Controller
+	raftT    *raftTransport
+	// ctl is the broker's view of the metadata and its way to the active controller.
+	ctl           *brokerMeta
+	pub           metadataPublisher
+	lifecycle     *brokerLifecycle
+	metaDone      chan struct{} // closed when the metadata loop ends (broker-only)
 	logs          *storage.LogManager
-	ctl           *controller.Controller
 	rm            *replication.ReplicaManager
 	groups        *coordinator.GroupCoordinator
+	txns          *coordinator.TxnCoordinator
+	txnPeers      txnPeers
 	fetchSessions *fetchSessionCache
 	producerIDs   producerIDAllocator
 
@@ -136,70 +159,186 @@ type Broker struct {
 	conns     map[*conn]struct{}
 }
 
-// Start opens the logs and the metadata, registers the broker and starts listening.
+// voters is controller.quorum.voters for the controller package.
+func (c *Config) voters() []controller.Voter {
+	var vs []controller.Voter
+	for _, v := range c.ControllerQuorumVoters {
+		vs = append(vs, controller.Voter{ID: v.ID, Addr: v.Addr()})
+	}
+	return vs
+}
+
+// Start opens the metadata quorum member (controller role), then the logs, registers
+// the broker with the active controller and waits until it is unfenced (broker role),
+// and starts listening.
 func Start(cfg Config) (*Broker, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
 	b := &Broker{cfg: cfg, log: cfg.Logger, closing: make(chan struct{}), conns: map[*conn]struct{}{}}
+	b.pub.b = b
+	if cfg.Configs == nil {
+		cfg.Configs = configDefs{broker: cfg.Broker}
+		b.cfg.Configs = cfg.Configs
+	}
+	isBroker := cfg.IsBroker() || len(cfg.ProcessRoles) == 0
+	voters := cfg.voters()
+	var ok bool
+	defer func() {
+		if !ok {
+			b.Close()
+		}
+	}()
+
+	if cfg.IsController() {
+		listen := cfg.ControllerListen
+		if listen == "" {
+			ls := cfg.ControllerListeners()
+			if len(ls) == 0 {
+				return nil, errors.New("server: no controller listener in listeners")
+			}
+			listen = ls[0].Addr()
+		}
+		cln, err := net.Listen("tcp", listen)
+		if err != nil {
+			return nil, fmt.Errorf("server: listen on %s: %w", listen, err)
+		}
+		b.cln = cln
+		b.raftT = newRaftTransport(cfg.NodeID, voters, cfg.Logger.With().Str("component", "raft").Logger())
+		ctl, err := controller.Open(controller.Config{
+			NodeID: cfg.NodeID, Dir: cfg.MetadataLogDir, Voters: voters, Transport: b.raftT,
+			SessionTimeout:    time.Duration(cfg.BrokerSessionTimeoutMs) * time.Millisecond,
+			DefaultPartitions: cfg.NumPartitions, DefaultReplicationFactor: cfg.DefaultReplicationFactor,
+			ValidateTopicConfig: cfg.Configs.ValidateTopic, ListConfigDefault: cfg.Configs.ListConfigDefault,
+			Now: cfg.Now, Logger: cfg.Logger.With().Str("component", "controller").Logger(),
+		})
+		if err != nil {
+			return nil, err
+		}
+		b.localCtl = ctl
+		b.raftT.ctl = ctl
+		b.wg.Add(1)
+		go b.acceptLoop(cln, controllerAPIs)
+	}
+	if !isBroker {
+		ok = true
+		b.log.Info().Int32("node_id", cfg.NodeID).Str("controller_listener", b.cln.Addr().String()).Msg("gokafkad controller started")
+		return b, nil
+	}
+
+	clientID := "gokafkad-broker-" + strconv.Itoa(int(cfg.NodeID))
+	b.ctl = &brokerMeta{ch: newControllerChannel(b.localCtl, voters, clientID, b.closing, cfg.Logger), timeout: 30 * time.Second}
+	b.ctl.image.Store(controller.EmptyImage())
+	regTimeout := time.Duration(cfg.InitialBrokerRegistrationTimeoutMs) * time.Millisecond
+	if regTimeout <= 0 {
+		regTimeout = time.Minute
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), regTimeout)
+	defer cancel()
+	if b.localCtl != nil {
+		b.localCtl.Subscribe(b.pub.publish)
+		b.pub.publish(nil, b.localCtl.Image())
+	} else {
+		b.metaDone = make(chan struct{})
+		fetchCh := newControllerChannel(nil, voters, clientID+"-metadata", b.closing, cfg.Logger)
+		go func() {
+			<-b.closing
+			fetchCh.close()
+		}()
+		go b.metadataLoop(fetchCh, b.metaDone)
+	}
+	// The logs need the cluster id (meta.properties): wait for the metadata log.
+	if err := waitImage(ctx, b, func(img *controller.MetadataImage) bool { return img.ClusterID != "" }); err != nil {
+		return nil, fmt.Errorf("server: no cluster id from the controller quorum: %w", err)
+	}
+	if err := b.startBroker(ctx); err != nil {
+		return nil, err
+	}
+	ok = true
+	return b, nil
+}
+
+// metadataControllerID is the controller id Metadata and DescribeCluster report: the
+// active controller when it is also a live broker (combined mode: clients can send it
+// controller-bound requests directly), otherwise this broker, which forwards them —
+// clients cannot reach controller-only nodes, as with Kafka's KRaft brokers.
+func (b *Broker) metadataControllerID(img *controller.MetadataImage) int32 {
+	if id := b.ctl.ch.knownLeader(); id >= 0 {
+		if br, ok := img.Brokers[id]; ok && !br.Fenced {
+			return id
+		}
+	}
+	return b.cfg.NodeID
+}
+
+// waitImage polls the broker's image until cond holds.
+func waitImage(ctx context.Context, b *Broker, cond func(*controller.MetadataImage) bool) error {
+	t := time.NewTicker(time.Millisecond)
+	defer t.Stop()
+	for !cond(b.ctl.Image()) {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-b.closing:
+			return errors.New("server: closed")
+		case <-t.C:
+		}
+	}
+	return nil
+}
+
+// startBroker opens the broker role: logs, replica manager, group coordinator, the
+// client listener, registration.
+func (b *Broker) startBroker(ctx context.Context) error {
+	cfg := b.cfg
 	b.fetchSessions = newFetchSessionCache(int(cfg.MaxIncrementalFetchSessionCacheSlots))
 	listen := cfg.Listen
 	if listen == "" {
 		ls := cfg.BrokerListeners()
 		if len(ls) == 0 {
-			return nil, errors.New("server: no broker listener in listeners")
+			return errors.New("server: no broker listener in listeners")
 		}
 		listen = ls[0].Addr()
 	}
-
-	if cfg.Configs == nil {
-		cfg.Configs = configDefs{broker: cfg.Broker}
-		b.cfg.Configs = cfg.Configs
-	}
-	ctl, err := controller.Open(controller.Config{
-		NodeID: cfg.NodeID, Dir: cfg.MetadataLogDir,
-		DefaultPartitions: cfg.NumPartitions, DefaultReplicationFactor: cfg.DefaultReplicationFactor,
-		ValidateTopicConfig: cfg.Configs.ValidateTopic, ListConfigDefault: cfg.Configs.ListConfigDefault,
-		Logger: cfg.Logger.With().Str("component", "controller").Logger(),
-	})
-	if err != nil {
-		return nil, err
-	}
-	b.ctl = ctl
-	img := ctl.Image()
+	img := b.ctl.Image()
 	logs, err := storage.OpenLogManager(storage.LogManagerConfig{
 		Dir: cfg.logDir(), NodeID: cfg.NodeID, ClusterID: img.ClusterID,
-		RetentionCheckInterval:  time.Duration(cfg.LogRetentionCheckIntervalMs) * time.Millisecond,
-		FlushCheckpointInterval: time.Duration(cfg.LogFlushOffsetCheckpointIntervalMs) * time.Millisecond,
+		RetentionCheckInterval: time.Duration(cfg.LogRetentionCheckIntervalMs) * time.Millisecond,
+		// The checkpoints are written together; the high watermarks' interval
+		// (replica.high.watermark.checkpoint.interval.ms, 5 s) is the shorter.
+		FlushCheckpointInterval: time.Duration(min(cfg.LogFlushOffsetCheckpointIntervalMs, cfg.ReplicaHighWatermarkCheckpointIntervalMs)) * time.Millisecond,
 		Logger:                  cfg.Logger.With().Str("component", "log-manager").Logger(), Now: cfg.Now,
 		ProducerIDExpiration: time.Duration(cfg.ProducerIDExpirationMs) * time.Millisecond,
+		DisableCleaner:       !cfg.LogCleanerEnable,
+		CleanerBackoff:       time.Duration(cfg.LogCleanerBackoffMs) * time.Millisecond,
 		Decompress: func(codec int8, src []byte) ([]byte, error) {
 			return protocol.Decompress(codec, src, nil, protocol.DecompressedLimit(int(cfg.MessageMaxBytes)))
 		},
 	}, func(topic string) storage.LogConfig {
-		if t := ctl.Image().Topics[topic]; t != nil {
+		if t := b.ctl.Image().Topics[topic]; t != nil {
 			return b.cfg.logConfig(t.Configs)
 		}
 		return b.cfg.logConfig(nil)
 	})
 	if err != nil {
-		ctl.Close()
-		return nil, err
+		return err
 	}
 	b.logs = logs
 	b.rm = replication.NewReplicaManager(cfg.NodeID, logs, func(t *controller.TopicImage) storage.LogConfig {
 		return b.cfg.logConfig(t.Configs)
 	}, cfg.Logger)
-	b.producerIDs.ctl, b.producerIDs.nodeID = ctl, cfg.NodeID
-	b.groups = coordinator.New(groupConfig(cfg.Broker), offsetsLog{b}, groupMetadata{b}, cfg.Now,
+	b.rm.Now = cfg.Now
+	b.rm.ReplicaLagTimeMaxMs = cfg.ReplicaLagTimeMaxMs
+	b.rm.TopicMinISR = func(t *controller.TopicImage) int32 { return b.cfg.topicConfig(t.Configs).MinInsyncReplicas }
+	b.startReplication()
+	b.producerIDs.ctl, b.producerIDs.nodeID = b.ctl, cfg.NodeID
+	b.groups = coordinator.New(groupConfig(cfg.Broker), offsetsLog{b: b}, groupMetadata{b}, cfg.Now,
 		cfg.Logger.With().Str("component", "group-coordinator").Logger())
+	b.txns = b.newTxnCoordinator()
 
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
-		b.groups.Close()
-		logs.Close()
-		ctl.Close()
-		return nil, fmt.Errorf("server: listen on %s: %w", listen, err)
+		return fmt.Errorf("server: listen on %s: %w", listen, err)
 	}
 	b.ln = ln
 	addr := ln.Addr().(*net.TCPAddr)
@@ -212,27 +351,27 @@ func Start(cfg Config) (*Broker, error) {
 			b.advertisedPort = int32(adv[0].Port)
 		}
 	}
+	// The replica manager first, so the partitions the coordinator loads exist.
+	b.pub.attach()
 
-	ctl.Subscribe(b.rm.ApplyImage)
-	b.rm.ApplyImage(nil, ctl.Image())
-	// After the replica manager, so the partitions the coordinator loads exist.
-	ctl.Subscribe(b.applyGroupImage)
-	b.applyGroupImage(nil, ctl.Image())
-	var rack *string
-	if cfg.BrokerRack != "" {
-		rack = &cfg.BrokerRack
+	b.lifecycle = newBrokerLifecycle(b)
+	if err := b.lifecycle.start(ctx); err != nil {
+		return fmt.Errorf("server: broker registration: %w", err)
 	}
-	epoch, err := ctl.RegisterBroker(cfg.NodeID, b.advertisedHost, b.advertisedPort, rack)
-	if err != nil {
-		b.Close()
-		return nil, err
+	// As Kafka's BrokerServer: serve clients once the controller has unfenced us and
+	// our image shows it.
+	epoch := b.lifecycle.epoch()
+	if err := waitImage(ctx, b, func(img *controller.MetadataImage) bool {
+		br, ok := img.Brokers[cfg.NodeID]
+		return ok && !br.Fenced && br.Epoch >= epoch
+	}); err != nil {
+		return fmt.Errorf("server: broker was not unfenced: %w", err)
 	}
-	logs.SetBrokerEpoch(epoch)
 	b.wg.Add(1)
-	go b.acceptLoop()
+	go b.acceptLoop(ln, brokerAPIs)
 	b.log.Info().Int32("node_id", cfg.NodeID).Str("listener", ln.Addr().String()).
-		Str("cluster_id", ctl.Image().ClusterID).Str("log_dir", cfg.logDir()).Msg("gokafkad started")
-	return b, nil
+		Str("cluster_id", b.ctl.Image().ClusterID).Str("log_dir", cfg.logDir()).Msg("gokafkad started")
+	return nil
 }
 
 // Addr is the client listener's address, as "host:port".
@@ -240,8 +379,35 @@ func (b *Broker) Addr() string {
 	return net.JoinHostPort(b.advertisedHost, strconv.Itoa(int(b.advertisedPort)))
 }
 
-// Controller returns the broker's controller (tests inspect the image).
-func (b *Broker) Controller() *controller.Controller { return b.ctl }
+// ControllerAddr is the controller listener's address ("" on a broker-only node).
+func (b *Broker) ControllerAddr() string {
+	if b.cln == nil {
+		return ""
+	}
+	return b.cln.Addr().String()
+}
+
+// ControllerRequest sends req to the active controller (in-process when this node's
+// controller is active) and returns its answer; it retries on other voters until ctx
+// ends. It is the broker's controller channel, for AlterPartition from partition
+// leaders (Kafka's AlterPartitionManager) and the like.
+func (b *Broker) ControllerRequest(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
+	return b.ctl.ch.request(ctx, req)
+}
+
+// Controller returns this node's controller (nil on a broker-only node).
+func (b *Broker) Controller() *controller.Controller { return b.localCtl }
+
+// Image returns the metadata image the broker serves.
+func (b *Broker) Image() *controller.MetadataImage { return b.ctl.Image() }
+
+// BrokerEpoch returns the broker's current broker epoch (-1 before registration).
+func (b *Broker) BrokerEpoch() int64 {
+	if b.lifecycle == nil {
+		return -1
+	}
+	return b.lifecycle.epoch()
+}
 
 // ReplicaManager returns the broker's replica manager.
 func (b *Broker) ReplicaManager() *replication.ReplicaManager { return b.rm }
@@ -252,11 +418,11 @@ func (b *Broker) GroupCoordinator() *coordinator.GroupCoordinator { return b.gro
 // LogManager returns the broker's log manager.
 func (b *Broker) LogManager() *storage.LogManager { return b.logs }
 
-func (b *Broker) acceptLoop() {
+func (b *Broker) acceptLoop(ln net.Listener, apis *apiTable) {
 	defer b.wg.Done()
 	var backoff time.Duration
 	for {
-		nc, err := b.ln.Accept()
+		nc, err := ln.Accept()
 		if err != nil {
 			select {
 			case <-b.closing:
@@ -282,7 +448,7 @@ func (b *Broker) acceptLoop() {
 			continue
 		}
 		backoff = 0
-		c := newConn(b, nc)
+		c := newConn(b, nc, apis)
 		b.connsMu.Lock()
 		b.conns[c] = struct{}{}
 		b.connsMu.Unlock()
@@ -297,14 +463,25 @@ func (b *Broker) acceptLoop() {
 	}
 }
 
-// Close stops listening, closes every connection, and closes the logs cleanly (so the
-// next start skips recovery).
+// Close makes a controlled shutdown (the controller moves this broker's leaderships
+// away first, bounded by the session timeout), stops listening, closes every
+// connection, and closes the logs cleanly (so the next start skips recovery) and the
+// controller.
 func (b *Broker) Close() error {
 	var err error
 	b.closeOnce.Do(func() {
+		if b.lifecycle != nil && b.lifecycle.epoch() >= 0 {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Duration(b.cfg.BrokerSessionTimeoutMs)*time.Millisecond)
+			if cerr := b.lifecycle.controlledShutdown(ctx); cerr != nil {
+				b.log.Warn().Err(cerr).Msg("controlled shutdown did not complete")
+			}
+			cancel()
+		}
 		close(b.closing)
-		if b.ln != nil {
-			b.ln.Close()
+		for _, l := range []net.Listener{b.ln, b.cln} {
+			if l != nil {
+				l.Close()
+			}
 		}
 		b.connsMu.Lock()
 		for c := range b.conns {
@@ -312,8 +489,37 @@ func (b *Broker) Close() error {
 		}
 		b.connsMu.Unlock()
 		b.wg.Wait()
-		b.groups.Close()
-		err = errors.Join(b.logs.Close(), b.ctl.Close())
+		if b.rm != nil && b.rm.Fetchers != nil {
+			b.rm.Fetchers.Close()
+		}
+		if b.lifecycle != nil {
+			<-b.lifecycle.done
+			b.lifecycle.ch.close()
+		}
+		if b.metaDone != nil {
+			<-b.metaDone
+		}
+		// No image reaches the replica manager or the coordinator once they close.
+		b.pub.detach()
+		if b.ctl != nil {
+			b.ctl.ch.close()
+		}
+		if b.groups != nil {
+			b.groups.Close()
+		}
+		if b.txns != nil {
+			b.txns.Close()
+			b.txnPeers.close()
+		}
+		if b.logs != nil {
+			err = b.logs.Close()
+		}
+		if b.localCtl != nil {
+			err = errors.Join(err, b.localCtl.Close())
+		}
+		if b.raftT != nil {
+			b.raftT.close()
+		}
 		b.log.Info().Msg("gokafkad stopped")
 	})
 	return err

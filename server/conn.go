@@ -23,13 +23,17 @@ var connIDs atomic.Uint64
 // in request order. A handler may answer later (acks=all, long-polling fetch): the
 // writer waits for the oldest unanswered request, so later answers queue behind it.
 type conn struct {
-	b   *Broker
-	nc  net.Conn
-	log zerolog.Logger
+	b *Broker
+	// apis is the listener's API table (brokerAPIs or controllerAPIs).
+	apis *apiTable
+	nc   net.Conn
+	log  zerolog.Logger
 	// out holds responses in request order; its capacity bounds the requests in flight
 	// on one connection (the reader blocks when it is full).
-	out  chan *response
-	quit chan struct{} // closed when the connection is done
+	out chan *response
+	// broken is closed when the read side failed: the writer stops waiting for
+	// answers that will never matter.
+	broken chan struct{}
 }
 
 // response is one request's answer slot.
@@ -68,13 +72,13 @@ type request struct {
 	resp *response
 }
 
-func newConn(b *Broker, nc net.Conn) *conn {
+func newConn(b *Broker, nc net.Conn, apis *apiTable) *conn {
 	id := connIDs.Add(1)
 	return &conn{
-		b: b, nc: nc,
-		log:  b.log.With().Uint64("conn", id).Str("remote", nc.RemoteAddr().String()).Logger(),
-		out:  make(chan *response, 128),
-		quit: make(chan struct{}),
+		b: b, nc: nc, apis: apis,
+		log:    b.log.With().Uint64("conn", id).Str("remote", nc.RemoteAddr().String()).Logger(),
+		out:    make(chan *response, 128),
+		broken: make(chan struct{}),
 	}
 }
 
@@ -92,10 +96,10 @@ func (c *conn) serve() {
 	close(c.out)
 	// The writer drains what was already answered unless the socket is gone.
 	if err != nil && !errors.Is(err, io.EOF) {
+		close(c.broken)
 		c.nc.Close()
 	}
 	<-writerDone
-	close(c.quit)
 	c.nc.Close()
 }
 
@@ -110,7 +114,13 @@ func (c *conn) readLoop() error {
 		if err != nil {
 			return err
 		}
-		api := apiFor(hdr.APIKey)
+		if hdr.APIKey == raftMessageKey && c.apis == controllerAPIs {
+			if err := c.stepRaftMessage(frame); err != nil {
+				return err
+			}
+			continue
+		}
+		api := c.apis.get(hdr.APIKey)
 		if api == nil {
 			return protocol.ErrUnknownAPIKey
 		}
@@ -122,7 +132,7 @@ func (c *conn) readLoop() error {
 			// supported versions, so the client can pick one.
 			r := &response{ready: make(chan struct{}), key: hdr.APIKey, corrID: hdr.CorrelationID}
 			c.out <- r
-			resp := c.b.apiVersionsResponse(0)
+			resp := c.apis.apiVersionsResponse(0)
 			resp.ErrorCode = kerr.UnsupportedVersion.Code
 			r.finish(resp)
 			continue
@@ -134,6 +144,10 @@ func (c *conn) readLoop() error {
 		}
 		r := &response{ready: make(chan struct{}), key: hdr.APIKey, flexible: req.IsFlexible(), corrID: hdr.CorrelationID}
 		c.out <- r
+		if e := c.log.Debug(); e.Enabled() {
+			e.Str("api", kmsg.NameForKey(hdr.APIKey)).Int16("version", hdr.APIVersion).
+				Int32("correlation_id", hdr.CorrelationID).Str("client_id", hdr.ClientID).Msg("request")
+		}
 		if err := api.handle(c, &request{hdr: hdr, req: req, resp: r}); err != nil {
 			return err
 		}
@@ -152,6 +166,10 @@ func (c *conn) writeLoop() {
 		case <-c.b.closing: // shutting down: do not wait for parked fetches / produces
 			c.nc.Close()
 			for range c.out { // let the reader finish
+			}
+			return
+		case <-c.broken: // the connection is being closed for a bad request
+			for range c.out {
 			}
 			return
 		}

@@ -16,6 +16,8 @@ func errorCode(err error) int16 {
 		return 0
 	case errors.Is(err, partition.ErrNotLeaderOrFollower):
 		return kerr.NotLeaderForPartition.Code
+	case errors.Is(err, partition.ErrNotEnoughReplicasAfterAppend):
+		return kerr.NotEnoughReplicasAfterAppend.Code
 	case errors.Is(err, partition.ErrNotEnoughReplicas):
 		return kerr.NotEnoughReplicas.Code
 	case errors.Is(err, partition.ErrFencedLeaderEpoch):
@@ -28,6 +30,10 @@ func errorCode(err error) int16 {
 		return kerr.OutOfOrderSequenceNumber.Code
 	case errors.Is(err, storage.ErrInvalidProducerEpoch):
 		return kerr.InvalidProducerEpoch.Code
+	case errors.Is(err, storage.ErrInvalidTxnState):
+		return kerr.InvalidTxnState.Code
+	case errors.Is(err, storage.ErrTransactionCoordinatorFenced):
+		return kerr.TransactionCoordinatorFenced.Code
 	case errors.Is(err, storage.ErrCorruptBatch):
 		return kerr.CorruptMessage.Code
 	case errors.Is(err, storage.ErrStorage), errors.Is(err, storage.ErrLogClosed):

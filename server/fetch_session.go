@@ -38,6 +38,8 @@ type cachedPartition struct {
 	maxBytes           int32
 	currentLeaderEpoch int32
 	lastFetchedEpoch   int32
+	// replicaLogStart is the log start offset a follower sent (-1 from consumers).
+	replicaLogStart int64
 	// Last values sent, to answer only what changed. -1 forces an answer.
 	highWatermark  int64
 	logStartOffset int64
@@ -126,6 +128,7 @@ func (s *fetchSession) upsertLocked(cp cachedPartition) {
 		old.maxBytes = cp.maxBytes
 		old.currentLeaderEpoch = cp.currentLeaderEpoch
 		old.lastFetchedEpoch = cp.lastFetchedEpoch
+		old.replicaLogStart = cp.replicaLogStart
 		return
 	}
 	cp.highWatermark, cp.logStartOffset, cp.lastStable = -1, -1, -1

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gokafkad/gokafkad/controller"
 	"github.com/gokafkad/gokafkad/coordinator"
+	"github.com/gokafkad/gokafkad/partition"
 	"github.com/gokafkad/gokafkad/protocol"
 	"github.com/gokafkad/gokafkad/replication"
 	"github.com/gokafkad/gokafkad/storage"
@@ -27,8 +28,19 @@ import (
 // waits for the high watermark.
 const offsetsCommitTimeout = 5 * time.Second
 
-// offsetsLog is the coordinator's PartitionLog over this broker's replicas.
-type offsetsLog struct{ b *Broker }
+// offsetsLog is a coordinator's PartitionLog over this broker's replicas of an
+// internal topic: __consumer_offsets, or topic when set (__transaction_state).
+type offsetsLog struct {
+	b     *Broker
+	topic string
+}
+
+func (l offsetsLog) tp(partition int32) storage.TopicPartition {
+	if l.topic != "" {
+		return storage.TopicPartition{Topic: l.topic, Partition: partition}
+	}
+	return offsetsTP(partition)
+}
 
 func offsetsTP(partition int32) storage.TopicPartition {
 	return storage.TopicPartition{Topic: coordinator.OffsetsTopic, Partition: partition}
@@ -39,7 +51,7 @@ func offsetsTP(partition int32) storage.TopicPartition {
 // runtime waits for the HW before completing a write.
 func (l offsetsLog) Append(partition int32, batch []byte) error {
 	b := l.b
-	tp := offsetsTP(partition)
+	tp := l.tp(partition)
 	p := b.rm.Partition(tp)
 	if p == nil {
 		return kerr.NotLeaderForPartition
@@ -53,7 +65,13 @@ func (l offsetsLog) Append(partition int32, batch []byte) error {
 		return kerr.TypedErrorForCode(errorCode(err))
 	}
 	b.rm.Purgatory.CheckAndComplete(tp)
-	required := info.LastOffset + 1
+	return b.waitForHW(p, info.LastOffset+1)
+}
+
+// waitForHW waits (in the purgatory) until p's HW reaches required, for at most
+// offsets.commit.timeout.ms: REQUEST_TIMED_OUT otherwise.
+func (b *Broker) waitForHW(p *partition.Partition, required int64) error {
+	tp := p.TP
 	if p.HighWatermark() >= required {
 		return nil
 	}
@@ -67,13 +85,17 @@ func (l offsetsLog) Append(partition int32, batch []byte) error {
 	return nil
 }
 
-// Read hands fn the partition's batches from the log start to the HW, 1 MiB at a time.
+// Read hands fn the partition's batches from the log start to the log end, 1 MiB at a
+// time. As Kafka's coordinator loaders, a new leader reads to its LEO, not its HW: a
+// leader just elected may not know the HW yet (followers learn it a fetch late), but
+// everything in its log up to the LEO was written by the coordinator before and stays
+// (a leader is never truncated), so stopping at the HW would lose the last states.
 func (l offsetsLog) Read(partition int32, fn func([]byte) error) error {
-	p := l.b.rm.Partition(offsetsTP(partition))
+	p := l.b.rm.Partition(l.tp(partition))
 	if p == nil {
 		return kerr.NotLeaderForPartition
 	}
-	off, hw := p.Log.LogStartOffset(), p.HighWatermark()
+	off, hw := p.Log.LogStartOffset(), p.Log.LogEndOffset()
 	for off < hw {
 		res, err := p.Log.Read(off, 1<<20, hw, true)
 		if err != nil {
@@ -96,7 +118,7 @@ func (l offsetsLog) Read(partition int32, fn func([]byte) error) error {
 			rest = rest[n:]
 		}
 		if next <= off {
-			return fmt.Errorf("server: no progress reading %s-%d at offset %d", coordinator.OffsetsTopic, partition, off)
+			return fmt.Errorf("server: no progress reading %s at offset %d", l.tp(partition), off)
 		}
 		if err := fn(buf); err != nil {
 			return err
@@ -156,14 +178,21 @@ func (b *Broker) applyGroupImage(_, next *controller.MetadataImage) {
 // offsets.topic.replication.factor replicas, compacted.
 func (b *Broker) createOffsetsTopic() int16 {
 	gc := groupConfig(b.cfg.Broker)
-	req := kmsg.NewPtrCreateTopicsRequest()
-	t := kmsg.NewCreateTopicsRequestTopic()
-	t.Topic, t.NumPartitions, t.ReplicationFactor = coordinator.OffsetsTopic, gc.OffsetsTopicNumPartitions, gc.OffsetsTopicReplicationFactor
-	for _, kv := range [][2]string{
+	return b.createInternalTopic(coordinator.OffsetsTopic, gc.OffsetsTopicNumPartitions, gc.OffsetsTopicReplicationFactor, [][2]string{
 		{"cleanup.policy", "compact"},
 		{"compression.type", "producer"},
 		{"segment.bytes", strconv.FormatInt(gc.OffsetsTopicSegmentBytes, 10)},
-	} {
+	})
+}
+
+// createInternalTopic creates a coordinator's topic through the controller and logs
+// the outcome; a topic that already exists is success (0), as for Kafka's
+// AutoTopicCreationManager, since another broker may have created it first.
+func (b *Broker) createInternalTopic(name string, partitions int32, replicationFactor int16, configs [][2]string) int16 {
+	req := kmsg.NewPtrCreateTopicsRequest()
+	t := kmsg.NewCreateTopicsRequestTopic()
+	t.Topic, t.NumPartitions, t.ReplicationFactor = name, partitions, replicationFactor
+	for _, kv := range configs {
 		c := kmsg.NewCreateTopicsRequestTopicConfig()
 		c.Name, c.Value = kv[0], kmsg.StringPtr(kv[1])
 		t.Configs = append(t.Configs, c)
@@ -173,7 +202,7 @@ func (b *Broker) createOffsetsTopic() int16 {
 	code := resp.Topics[0].ErrorCode
 	switch code {
 	case 0:
-		b.log.Info().Int32("partitions", gc.OffsetsTopicNumPartitions).Msg("created " + coordinator.OffsetsTopic)
+		b.log.Info().Int32("partitions", partitions).Msg("created " + name)
 	case kerr.TopicAlreadyExists.Code:
 		code = 0
 	default:
@@ -181,7 +210,7 @@ func (b *Broker) createOffsetsTopic() int16 {
 		if m := resp.Topics[0].ErrorMessage; m != nil {
 			msg = *m
 		}
-		b.log.Warn().Str("error", kerr.ErrorForCode(code).Error()).Str("message", msg).Msg("creating " + coordinator.OffsetsTopic + " failed")
+		b.log.Warn().Str("error", kerr.ErrorForCode(code).Error()).Str("message", msg).Msg("creating " + name + " failed")
 	}
 	return code
 }

@@ -18,6 +18,12 @@ var (
 	ErrLogClosed            = errors.New("storage: log closed")
 	ErrStorage              = errors.New("storage: I/O error") // sticky: the log refuses writes after one
 	ErrInvalidOffset        = errors.New("storage: invalid offset")
+	// ErrInvalidTxnState: a non-transactional write from a producer with an ongoing
+	// transaction (Kafka: INVALID_TXN_STATE).
+	ErrInvalidTxnState = errors.New("storage: invalid transaction state")
+	// ErrTransactionCoordinatorFenced: a marker from an older coordinator epoch
+	// (Kafka: TRANSACTION_COORDINATOR_FENCED).
+	ErrTransactionCoordinatorFenced = errors.New("storage: transaction coordinator fenced")
 )
 
 // LogConfig is the resolved (broker default + topic override) configuration of one log.
@@ -35,6 +41,19 @@ type LogConfig struct {
 	// MessageTimestampLogAppendTime: message.timestamp.type=LogAppendTime; the leader
 	// overwrites MaxTimestamp and sets the timestamp-type attribute bit.
 	MessageTimestampLogAppendTime bool
+	// Compact and Delete are cleanup.policy (default delete): Delete applies
+	// retention.ms / retention.bytes, Compact runs the cleaner (cleaner.go).
+	Compact bool
+	Delete  bool
+	// MinCleanableDirtyRatio is min.cleanable.dirty.ratio (default 0.5).
+	MinCleanableDirtyRatio float64
+	// MinCompactionLagMs is min.compaction.lag.ms (default 0).
+	MinCompactionLagMs int64
+	// MaxCompactionLagMs is max.compaction.lag.ms (default Long.MaxValue).
+	MaxCompactionLagMs int64
+	// DeleteRetentionMs is delete.retention.ms (default 86400000): how long tombstones
+	// and transaction markers survive after their first cleaning.
+	DeleteRetentionMs int64
 }
 
 // DefaultLogConfig returns Kafka's defaults.
@@ -50,6 +69,11 @@ func DefaultLogConfig() LogConfig {
 		FileDeleteDelayMs:  60000,
 		FlushMessages:      never,
 		FlushMs:            never,
+
+		Delete:                 true,
+		MinCleanableDirtyRatio: 0.5,
+		MaxCompactionLagMs:     never,
+		DeleteRetentionMs:      86400000,
 	}
 }
 
@@ -95,6 +119,10 @@ type ReadResult struct {
 	// FirstOffset is the base offset of the first batch in Slice (may be < the offset
 	// asked for, as in Kafka: the batch containing it is returned whole).
 	FirstOffset int64
+	// NextOffset bounds the offsets in Slice from above (every offset in it is below
+	// NextOffset): the upper bound of a read_committed fetch's aborted-transaction
+	// lookup, as Kafka's FetchDataInfo + fetchUpperBoundOffset.
+	NextOffset int64
 }
 
 // EpochEntry is one line of leader-epoch-checkpoint: the first offset written under Epoch.

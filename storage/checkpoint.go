@@ -16,6 +16,7 @@ const (
 	recoveryPointCheckpointFile  = "recovery-point-offset-checkpoint"
 	logStartOffsetCheckpointFile = "log-start-offset-checkpoint"
 	replicationCheckpointFile    = "replication-offset-checkpoint"
+	cleanerCheckpointFile        = "cleaner-offset-checkpoint"
 	leaderEpochCheckpointFile    = "leader-epoch-checkpoint"
 	partitionMetadataFile        = "partition.metadata"
 	metaPropertiesFile           = "meta.properties"

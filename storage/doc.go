@@ -7,6 +7,7 @@
 //	recovery-point-offset-checkpoint    "0\n<n>\n<topic> <partition> <offset>\n"...
 //	log-start-offset-checkpoint         same format
 //	replication-offset-checkpoint       same format (high watermarks)
+//	cleaner-offset-checkpoint           same format (first dirty offset of compacted logs)
 //	.kafka_cleanshutdown                {"version":0,"brokerEpoch":N}, written on clean close
 //	<topic>-<partition>/                one Log
 //
@@ -15,6 +16,10 @@
 //	00000000000000000000.log        v2 record batches back to back, as on the wire
 //	00000000000000000000.index      8-byte entries: int32 offset - base, int32 file position
 //	00000000000000000000.timeindex  12-byte entries: int64 timestamp, int32 offset - base
+//	00000000000000000000.txnindex   34-byte entries, one per ABORT marker in the segment:
+//	                                int16 version 0, int64 producerId, int64 firstOffset,
+//	                                int64 lastOffset (the marker), int64 lastStableOffset
+//	                                (created on the first entry, as Kafka)
 //	leader-epoch-checkpoint         "0\n<n>\n<epoch> <startOffset>\n"...
 //	partition.metadata              "version: 0\ntopic_id: <base64url uuid>\n"
 //
@@ -33,6 +38,15 @@
 // the segment is cut at the first bad or torn batch and later segments are deleted, and
 // the indexes of the recovered segments are rebuilt.
 //
+// Transactions: the producer state holds each producer's open transaction (the offset
+// of its first transactional batch); a control batch (COMMIT or ABORT marker, written
+// by the leader for the transaction coordinator) ends it, and an ABORT adds an entry to
+// the .txnindex of the segment the marker went to. The last stable offset (LSO) is the
+// HW lowered to the first offset of the earliest transaction still open or whose
+// marker is not yet below the HW. A marker that ends no transaction here (the producer
+// wrote nothing to the partition) changes neither. Recovery rebuilds the .txnindex of
+// the segments it scans; otherwise the file is trusted like the other indexes.
+//
 // Inactive segments are loaded from their indexes alone when their largest timestamp is
 // older than producer.id.expiration.ms (as Kafka loads segments it does not recover);
 // the idempotent-producer state is rebuilt from the batch headers of the later
@@ -43,10 +57,21 @@
 // recovery point moves once that is done. Nothing else is fsynced unless flush.messages
 // or flush.ms ask for it: durability comes from replication.
 //
+// Compaction (cleanup.policy=compact, cleaner.go): the LogManager's cleaner rewrites
+// the segments below the first uncleanable offset keeping the latest record per key;
+// batches keep their offsets, so compacted logs have offset gaps (reads return the next
+// batch; followers accept gaps). A cleaned segment is written as
+// "<base>.{log,index,timeindex,txnindex}.cleaned", renamed ".swap" (the .log last: the
+// commit point), the replaced segments renamed ".deleted", then the ".swap" files
+// renamed to their final names. On open, ".cleaned" files are removed and a swap whose
+// .log.swap exists is finished (the segments it replaces removed); index ".swap" files
+// of an uncommitted swap are removed.
+//
 // Deleted segments are renamed with a ".deleted" suffix and closed and unlinked
 // file.delete.delay.ms later, so a FileSlice handed to a fetch stays readable meanwhile.
 //
-// Locks: LogManager.mu before Log.mu; Log.flushMu (background flushes) before Log.mu.
+// Locks: LogManager.mu before Log.mu; Log.flushMu (background flushes) before Log.mu;
+// Log.cleanMu (one cleaning at a time) before Log.mu.
 // Log.mu is a RWMutex: reads share it, appends, truncation and retention take it
 // exclusively; no fsync of a whole segment happens under it except in Close and explicit
 // flushes.

@@ -24,6 +24,7 @@ type batchSpec struct {
 	epoch     int16
 	seq       int32
 	valueSize int
+	txn       bool // transactional attribute
 }
 
 func spec(records int, ts int64) batchSpec {
@@ -57,6 +58,9 @@ func makeBatch(t testing.TB, s batchSpec) []byte {
 		FirstSequence:        s.seq,
 		NumRecords:           int32(s.records),
 		Records:              recs,
+	}
+	if s.txn {
+		rb.Attributes = protocol.AttrTransactional
 	}
 	b := rb.AppendTo(nil)
 	binary.BigEndian.PutUint32(b[8:], uint32(len(b)-12))

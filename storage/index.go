@@ -59,31 +59,7 @@ func openOffsetIndex(path string, base int64, maxIndexBytes int64, logSize int64
 		}
 		return nil
 	}
-	if x.mem != nil {
-		var prev *offsetIndexEntry
-		for i := 0; i < x.n; i++ {
-			e := decodeOffsetEntry(x.mem[i*offsetIndexEntrySize:])
-			if err := check(i, e, prev); err != nil {
-				return x, err
-			}
-			prev = &e
-		}
-	} else if x.n > 0 {
-		first := x.entry(0)
-		if first == nil {
-			return x, fmt.Errorf("%w: %s unreadable", errCorruptIndex, path)
-		}
-		f, l := decodeOffsetEntry(first), decodeOffsetEntry(x.last)
-		if err := check(0, f, nil); err != nil {
-			return x, err
-		}
-		if x.n > 1 {
-			if err := check(x.n-1, l, &f); err != nil {
-				return x, err
-			}
-		}
-	}
-	return x, nil
+	return x, checkEntries(x.indexFile, decodeOffsetEntry, check)
 }
 
 // lastEntry returns the last entry, ok false when empty.
@@ -138,11 +114,5 @@ func (x *offsetIndex) resetEntries(es []offsetIndexEntry) error {
 
 // entries decodes every entry (tests and diagnostics).
 func (x *offsetIndex) entries() []offsetIndexEntry {
-	out := make([]offsetIndexEntry, 0, x.n)
-	for i := 0; i < x.n; i++ {
-		if e := x.entry(i); e != nil {
-			out = append(out, decodeOffsetEntry(e))
-		}
-	}
-	return out
+	return decodeEntries(x.indexFile, decodeOffsetEntry)
 }

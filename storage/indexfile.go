@@ -251,3 +251,48 @@ func (x *indexFile) trim() error {
 
 func (x *indexFile) sync() error  { return x.file.Sync() }
 func (x *indexFile) close() error { return x.file.Close() }
+
+// checkEntries is the sanity check offsetIndex and timeIndex run on open, as Kafka's
+// AbstractIndex.sanityCheck: every entry when resident (cheap, they are in memory),
+// else only the first and last. check sees each entry with the one checked before it
+// (nil for the first); its error, or errCorruptIndex when the first entry cannot be
+// read, is returned.
+func checkEntries[E any](x *indexFile, decode func([]byte) E, check func(i int, e E, prev *E) error) error {
+	if x.mem != nil {
+		var prev *E
+		for i := 0; i < x.n; i++ {
+			e := decode(x.mem[i*x.entrySize:])
+			if err := check(i, e, prev); err != nil {
+				return err
+			}
+			prev = &e
+		}
+		return nil
+	}
+	if x.n == 0 {
+		return nil
+	}
+	first := x.entry(0)
+	if first == nil {
+		return fmt.Errorf("%w: %s unreadable", errCorruptIndex, x.path)
+	}
+	f, l := decode(first), decode(x.last)
+	if err := check(0, f, nil); err != nil {
+		return err
+	}
+	if x.n > 1 {
+		return check(x.n-1, l, &f)
+	}
+	return nil
+}
+
+// decodeEntries decodes every entry that can be read (tests and diagnostics).
+func decodeEntries[E any](x *indexFile, decode func([]byte) E) []E {
+	out := make([]E, 0, x.n)
+	for i := 0; i < x.n; i++ {
+		if e := x.entry(i); e != nil {
+			out = append(out, decode(e))
+		}
+	}
+	return out
+}

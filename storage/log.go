@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -8,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gokafkad/gokafkad/protocol"
@@ -46,6 +48,10 @@ type Log struct {
 	flushMu sync.Mutex
 	// flushes counts running background flushes.
 	flushes sync.WaitGroup
+	// cleanMu serializes cleanings (cleaner.go); taken before mu.
+	cleanMu sync.Mutex
+	// uncleanable is set when a cleaning failed (cleaner.go: maybeClean).
+	uncleanable atomic.Bool
 
 	mu struct {
 		sync.RWMutex
@@ -63,6 +69,15 @@ type Log struct {
 		// epochsDirty: epochs changed and leader-epoch-checkpoint is not yet rewritten.
 		epochsDirty bool
 		producers   producerState
+		// unreplicated are transactions whose marker is not below the HW yet: they
+		// keep the LSO at their first offset until it is (Kafka's
+		// ProducerStateManager.unreplicatedTxns). Ordered by marker offset.
+		unreplicated []completedTxn
+		// verifying maps a producer id to the guard of its transaction verification
+		// in flight (KIP-890 part 1, Kafka's VerificationStateEntry): a marker removes
+		// it, so a verified write racing with the transaction's end is refused.
+		verifying map[int64]uint64
+		nextGuard uint64
 		// storageErr is sticky: once set (wrapping ErrStorage) every write fails with it.
 		storageErr error
 		closed     bool
@@ -70,6 +85,12 @@ type Log struct {
 		// truncations counts truncations; a background flush started before one does
 		// not move the recovery point (the offsets it covered may have been rewritten).
 		truncations uint64
+		// cleanerCheckpoint is the first dirty offset: the cleaner cleaned everything
+		// below it (Kafka's cleaner-offset-checkpoint entry). Invariant: <= LEO.
+		cleanerCheckpoint int64
+		// cleanerDeleteHorizon is the earliest delete horizon of a tombstone or marker
+		// the last cleaning kept (-1: none): the log is cleaned again once it passes.
+		cleanerDeleteHorizon int64
 	}
 }
 
@@ -112,6 +133,34 @@ func (l *Log) persistEpochsLocked() error {
 // updates the indexes and the leader-epoch cache (assigning leaderEpoch at this offset
 // if it is new), and rolls the segment first when needed. batch may be modified.
 func (l *Log) AppendAsLeader(batch []byte, leaderEpoch int32, now time.Time) (AppendInfo, error) {
+	return l.AppendAsLeaderVerified(batch, leaderEpoch, now, 0)
+}
+
+// StartTxnVerification records that producerID's transaction is being verified with its
+// coordinator before a transactional write, and returns the guard to pass to
+// AppendAsLeaderVerified.
+func (l *Log) StartTxnVerification(producerID int64) uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.mu.verifying == nil {
+		l.mu.verifying = map[int64]uint64{}
+	}
+	// As Kafka's maybeStartTransactionVerification: a verification already in flight
+	// for the producer shares its guard.
+	if g, ok := l.mu.verifying[producerID]; ok {
+		return g
+	}
+	l.mu.nextGuard++
+	l.mu.verifying[producerID] = l.mu.nextGuard
+	return l.mu.nextGuard
+}
+
+// AppendAsLeaderVerified is AppendAsLeader for a transactional batch verified with the
+// transaction coordinator under guard (0: not verified): a batch that would open a
+// transaction here is refused with ErrInvalidTxnState unless the guard is still the
+// producer's, i.e. no marker was written since the verification started (the race
+// behind Jepsen's hanging transactions).
+func (l *Log) AppendAsLeaderVerified(batch []byte, leaderEpoch int32, now time.Time, guard uint64) (AppendInfo, error) {
 	b := protocol.Batch(batch)
 	if err := b.CheckHeader(); err != nil {
 		return AppendInfo{}, fmt.Errorf("%w: %v", ErrCorruptBatch, err)
@@ -129,6 +178,12 @@ func (l *Log) AppendAsLeader(batch []byte, leaderEpoch int32, now time.Time) (Ap
 	}
 	if err := l.mu.producers.checkLeaderAppend(b); err != nil {
 		return AppendInfo{}, err
+	}
+	if guard != 0 && b.IsTransactional() {
+		if e := l.mu.producers.producers[b.ProducerID()]; (e == nil || e.currentTxnFirstOffset < 0) && l.mu.verifying[b.ProducerID()] != guard {
+			return AppendInfo{}, fmt.Errorf("%w: producer %d's transaction ended during verification", ErrInvalidTxnState, b.ProducerID())
+		}
+		delete(l.mu.verifying, b.ProducerID())
 	}
 	leo := l.leoLocked()
 	b.SetBaseOffset(leo)
@@ -155,10 +210,10 @@ func (l *Log) AppendAsLeader(batch []byte, leaderEpoch int32, now time.Time) (Ap
 // epochs kept), updating the epoch cache from each batch's partitionLeaderEpoch and the
 // producer state (without sequence checks, as Kafka's REPLICATION origin).
 //
-// Every batch must pass its header and CRC check (ErrCorruptBatch) and the first must
-// start at the LEO, each next one right after the previous one (ErrInvalidOffset).
-// Nothing is written unless every batch is good. Note that Kafka accepts gaps here
-// (compacted logs have them); gokafkad does not compact yet, so a gap is a bug.
+// Every batch must pass its header and CRC check (ErrCorruptBatch); the first must start
+// at or after the LEO and each next one after the previous one (ErrInvalidOffset). Gaps
+// are accepted, as Kafka does: a compacted leader's log has them, and the follower's
+// log must end identical to it. Nothing is written unless every batch is good.
 func (l *Log) AppendAsFollower(batches []byte) (AppendInfo, error) {
 	var list []protocol.Batch
 	info := AppendInfo{MaxTimestamp: -1, LogAppendTime: -1}
@@ -177,7 +232,7 @@ func (l *Log) AppendAsFollower(batches []byte) (AppendInfo, error) {
 		if b.LastOffsetDelta() < 0 {
 			return AppendInfo{}, fmt.Errorf("%w: negative lastOffsetDelta", ErrCorruptBatch)
 		}
-		if n := len(list); n > 0 && b.BaseOffset() != list[n-1].LastOffset()+1 {
+		if n := len(list); n > 0 && b.BaseOffset() <= list[n-1].LastOffset() {
 			return AppendInfo{}, fmt.Errorf("%w: batch at %d does not follow %d", ErrInvalidOffset, b.BaseOffset(), list[n-1].LastOffset())
 		}
 		list = append(list, b)
@@ -196,7 +251,7 @@ func (l *Log) AppendAsFollower(batches []byte) (AppendInfo, error) {
 		info.FirstOffset, info.LastOffset = leo, leo-1
 		return info, nil
 	}
-	if list[0].BaseOffset() != leo {
+	if list[0].BaseOffset() < leo {
 		return AppendInfo{}, fmt.Errorf("%w: first batch at %d, log end offset %d", ErrInvalidOffset, list[0].BaseOffset(), leo)
 	}
 	for _, b := range list {
@@ -217,7 +272,14 @@ func (l *Log) AppendAsFollower(batches []byte) (AppendInfo, error) {
 // appendLocked writes one batch whose offsets are final: roll if needed, write, then the
 // epoch cache, producer state and flush policy. Lock should be held.
 func (l *Log) appendLocked(b protocol.Batch, now time.Time) error {
-	if l.shouldRollLocked(b, now) {
+	if b.LastOffset()-l.activeLocked().base > math.MaxInt32 {
+		// Only after a gap (a follower of a compacted leader): the batch's offsets do
+		// not fit relative to the active segment's base, so a segment starts at the
+		// batch, as Kafka's roll(Some(rollOffset)).
+		if err := l.rollToLocked(b.BaseOffset(), now); err != nil {
+			return err
+		}
+	} else if l.shouldRollLocked(b, now) {
 		if err := l.rollLocked(now); err != nil {
 			return err
 		}
@@ -230,7 +292,16 @@ func (l *Log) appendLocked(b protocol.Batch, now time.Time) error {
 			return err
 		}
 	}
-	l.mu.producers.update(b)
+	if c, ok := l.replayLocked(b); ok {
+		if c.aborted {
+			if err := l.activeLocked().txn.append(l.abortedTxnLocked(c)); err != nil {
+				return l.failLocked("append to transaction index", err)
+			}
+		}
+		if c.lastOffset >= l.mu.hw {
+			l.mu.unreplicated = append(l.mu.unreplicated, c)
+		}
+	}
 	if l.leoLocked()-l.mu.recoveryPoint >= l.mu.cfg.FlushMessages {
 		return l.flushLocked()
 	}
@@ -280,6 +351,39 @@ func (l *Log) rollLocked(now time.Time) error {
 	l.flushes.Add(1)
 	go l.flushUpTo(leo, l.mu.truncations)
 	l.logger.Info().Int64("base_offset", leo).Int64("previous_size", old.size).Msg("rolled new log segment")
+	return nil
+}
+
+// rollToLocked makes a new active segment at base (>= the LEO): as rollLocked, except
+// that an empty active segment is replaced rather than kept, as Kafka's LocalLog.roll.
+// Lock should be held.
+func (l *Log) rollToLocked(base int64, now time.Time) error {
+	old := l.activeLocked()
+	if old.size > 0 {
+		if err := l.rollLocked(now); err != nil {
+			return err
+		}
+		if base == l.activeLocked().base {
+			return nil
+		}
+		old = l.activeLocked()
+	}
+	seg, err := createSegment(l.dir, base, l.mu.cfg, now)
+	if err != nil {
+		return l.failLocked("roll", err)
+	}
+	l.mu.segments = append(l.mu.segments, seg)
+	if err := l.removeSegmentsLocked([]*segment{old}, "replaced by a segment after an offset gap"); err != nil {
+		return err
+	}
+	if len(l.mu.segments) == 1 {
+		// The log held nothing but the replaced segment: it now starts at base.
+		l.incrementLogStartOffsetLocked(base)
+		if err := l.persistEpochsIfNeededLocked(); err != nil {
+			return err
+		}
+	}
+	l.logger.Info().Int64("base_offset", base).Msg("rolled new log segment after an offset gap")
 	return nil
 }
 
@@ -396,6 +500,39 @@ func (l *Log) SetHighWatermark(hw int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.mu.hw = min(max(hw, l.mu.logStartOffset), l.leoLocked())
+	l.pruneUnreplicatedLocked()
+}
+
+// pruneUnreplicatedLocked forgets completed transactions whose marker is below the HW,
+// as ProducerStateManager.onHighWatermarkUpdated. Lock should be held.
+func (l *Log) pruneUnreplicatedLocked() {
+	l.mu.unreplicated = slices.DeleteFunc(l.mu.unreplicated, func(c completedTxn) bool {
+		return c.lastOffset < l.mu.hw || c.lastOffset >= l.leoLocked()
+	})
+}
+
+// LastStableOffset is the LSO: the HW, lowered to the first offset of the earliest
+// transaction that is still open or whose marker is not below the HW yet, and never
+// below the log start offset, as Kafka's UnifiedLog.lastStableOffset. read_committed
+// consumers read up to it.
+func (l *Log) LastStableOffset() int64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.lastStableOffsetLocked()
+}
+
+// lastStableOffsetLocked: see LastStableOffset. Lock should be held.
+func (l *Log) lastStableOffsetLocked() int64 {
+	lso := l.mu.hw
+	if f, ok := l.mu.producers.firstUnstableOffset(-1); ok {
+		lso = min(lso, f)
+	}
+	for _, c := range l.mu.unreplicated {
+		if c.lastOffset >= l.mu.hw {
+			lso = min(lso, c.firstOffset)
+		}
+	}
+	return max(lso, l.mu.logStartOffset)
 }
 
 // RecoveryPoint is the offset below which everything is known to be fsynced.
@@ -556,4 +693,103 @@ func (l *Log) removeExpiredProducers(now time.Time) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.mu.producers.removeExpired(now.UnixMilli(), l.producerExpirationMs)
+}
+
+// replay updates the producer state ps with a written batch (b may be a header only,
+// except for control batches, whose marker type is in their record).
+func replay(ps *producerState, b protocol.Batch) (completedTxn, bool) {
+	typ := int16(-1)
+	if b.IsControl() {
+		if t, err := b.ControlType(); err == nil {
+			typ = t
+		}
+	}
+	return ps.update(b, typ)
+}
+
+// replayLocked is replay on the log's own producer state. Lock should be held.
+func (l *Log) replayLocked(b protocol.Batch) (completedTxn, bool) {
+	return replay(&l.mu.producers, b)
+}
+
+// abortedTxnLocked is the .txnindex entry of an aborted transaction just completed
+// (the producer state already updated). Lock should be held.
+func (l *Log) abortedTxnLocked(c completedTxn) AbortedTxn {
+	lso := c.lastOffset + 1
+	if f, ok := l.mu.producers.firstUnstableOffset(c.producerID); ok {
+		lso = f
+	}
+	return AbortedTxn{ProducerID: c.producerID, FirstOffset: c.firstOffset, LastOffset: c.lastOffset, LastStableOffset: lso}
+}
+
+// AppendTxnMarker writes a COMMIT or ABORT marker for producerID's transaction as the
+// leader, as Kafka's UnifiedLog.appendAsLeader with origin COORDINATOR: a marker with
+// an epoch older than the producer's is ErrInvalidProducerEpoch, one from an older
+// coordinator epoch ErrTransactionCoordinatorFenced. A marker for a producer with no
+// open transaction here is written anyway (as Kafka: markers are idempotent for
+// readers).
+func (l *Log) AppendTxnMarker(producerID int64, producerEpoch int16, coordinatorEpoch int32, commit bool, leaderEpoch int32, now time.Time) (AppendInfo, error) {
+	b := protocol.Batch(protocol.EndTxnMarker(producerID, producerEpoch, coordinatorEpoch, commit, now.UnixMilli()))
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.writableLocked(); err != nil {
+		return AppendInfo{}, err
+	}
+	if err := l.mu.producers.checkMarker(producerID, producerEpoch, coordinatorEpoch); err != nil {
+		return AppendInfo{}, err
+	}
+	leo := l.leoLocked()
+	b.SetBaseOffset(leo)
+	b.SetPartitionLeaderEpoch(leaderEpoch)
+	if err := l.appendLocked(b, now); err != nil {
+		return AppendInfo{}, err
+	}
+	l.mu.producers.setCoordinatorEpoch(producerID, coordinatorEpoch)
+	delete(l.mu.verifying, producerID)
+	return AppendInfo{FirstOffset: leo, LastOffset: leo, MaxTimestamp: b.MaxTimestamp(), LogAppendTime: -1,
+		LogStartOffset: l.mu.logStartOffset, RecordCount: 1}, nil
+}
+
+// CollectAbortedTxns returns the aborted transactions overlapping [fetchOffset,
+// upperBound) — ended at or after fetchOffset, started before upperBound — for a
+// read_committed fetch, as Kafka's LocalLog.collectAbortedTransactions: the
+// transaction indexes of the segment holding fetchOffset and the later ones, until an
+// entry's lastStableOffset shows that no later one can start below upperBound.
+func (l *Log) CollectAbortedTxns(fetchOffset, upperBound int64) []AbortedTxn {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	var out []AbortedTxn
+	for i := max(l.segmentIndexLocked(fetchOffset), 0); i < len(l.mu.segments); i++ {
+		var done bool
+		if out, done = l.mu.segments[i].txn.collect(fetchOffset, upperBound, out); done {
+			break
+		}
+	}
+	return out
+}
+
+// ProducerStateInfo describes one producer's state on this partition, for
+// DescribeProducers.
+type ProducerStateInfo struct {
+	ProducerID    int64
+	ProducerEpoch int16
+	LastSequence  int32
+	// LastTimestamp is the max timestamp of the producer's last batch.
+	LastTimestamp    int64
+	CoordinatorEpoch int32
+	// CurrentTxnStartOffset is the first offset of its open transaction, -1 when none.
+	CurrentTxnStartOffset int64
+}
+
+// ProducerStates lists the active producers, ordered by producer id.
+func (l *Log) ProducerStates() []ProducerStateInfo {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	out := make([]ProducerStateInfo, 0, len(l.mu.producers.producers))
+	for pid, e := range l.mu.producers.producers {
+		out = append(out, ProducerStateInfo{ProducerID: pid, ProducerEpoch: e.epoch, LastSequence: e.lastSeq(),
+			LastTimestamp: e.lastTimestamp, CoordinatorEpoch: e.coordinatorEpoch, CurrentTxnStartOffset: e.currentTxnFirstOffset})
+	}
+	slices.SortFunc(out, func(a, b ProducerStateInfo) int { return cmp.Compare(a.ProducerID, b.ProducerID) })
+	return out
 }

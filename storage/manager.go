@@ -35,6 +35,8 @@ type LogManager struct {
 	lockFile *os.File
 	stop     chan struct{}
 	done     chan struct{}
+	// cleanerDone is closed when the cleaner goroutine returns.
+	cleanerDone chan struct{}
 
 	mu struct {
 		sync.Mutex
@@ -62,6 +64,11 @@ type LogManagerConfig struct {
 	// producer state older than this is dropped (checked with retention), and on open
 	// only segments newer than this are read to rebuild it.
 	ProducerIDExpiration time.Duration
+	// CleanerBackoff is log.cleaner.backoff.ms (default 15000): how often the cleaner
+	// looks for compacted logs to clean.
+	CleanerBackoff time.Duration
+	// DisableCleaner is log.cleaner.enable=false.
+	DisableCleaner bool
 	// Decompress, when set, decompresses the records of a compressed batch (codec from
 	// the attributes); FetchOffsetByTimestamp uses it to find the exact record.
 	Decompress func(codec int8, src []byte) ([]byte, error)
@@ -129,11 +136,14 @@ func OpenLogManager(cfg LogManagerConfig, cfgFor func(topic string) LogConfig) (
 	if cfg.ProducerIDExpiration <= 0 {
 		cfg.ProducerIDExpiration = 24 * time.Hour
 	}
+	if cfg.CleanerBackoff <= 0 {
+		cfg.CleanerBackoff = 15 * time.Second
+	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrStorage, err)
 	}
 	m := &LogManager{cfg: cfg, cfgFor: cfgFor, deleter: newDeleter(), cleanShutdownEpoch: -1,
-		stop: make(chan struct{}), done: make(chan struct{})}
+		stop: make(chan struct{}), done: make(chan struct{}), cleanerDone: make(chan struct{})}
 	m.mu.logs = make(map[TopicPartition]*Log)
 	m.mu.brokerEpoch = -1
 	lock, err := lockDir(cfg.Dir)
@@ -176,6 +186,11 @@ func OpenLogManager(cfg LogManagerConfig, cfgFor func(topic string) LogConfig) (
 		cfg.Logger.Warn().Err(err).Msg("ignoring unreadable replication offset checkpoint")
 		hws = nil
 	}
+	cleanerOffsets, err := ReadOffsetCheckpoint(filepath.Join(cfg.Dir, cleanerCheckpointFile))
+	if err != nil {
+		cfg.Logger.Warn().Err(err).Msg("ignoring unreadable cleaner offset checkpoint: compacted logs count as dirty")
+		cleanerOffsets = nil
+	}
 	if !clean && len(recoveryPoints) > 0 {
 		cfg.Logger.Warn().Str("dir", cfg.Dir).Msg("no clean shutdown marker: recovering logs from their recovery points")
 	}
@@ -195,7 +210,7 @@ func OpenLogManager(cfg LogManagerConfig, cfgFor func(topic string) LogConfig) (
 		if !ok || e.Name() == MetadataLogDirName {
 			continue
 		}
-		l, err := m.openLog(tp, [16]byte{}, cfgFor(tp.Topic), false, clean, recoveryPoints[tp], startOffsets[tp], hws[tp])
+		l, err := m.openLog(tp, [16]byte{}, cfgFor(tp.Topic), false, clean, recoveryPoints[tp], startOffsets[tp], hws[tp], cleanerOffsets[tp])
 		if err != nil {
 			m.closeLogs()
 			return nil, err
@@ -211,6 +226,7 @@ func OpenLogManager(cfg LogManagerConfig, cfgFor func(topic string) LogConfig) (
 		return nil, fmt.Errorf("%w: %v", ErrStorage, err)
 	}
 	go m.background()
+	go m.cleanerLoop()
 	ok = true
 	return m, nil
 }
@@ -233,7 +249,7 @@ func lockDir(dir string) (*os.File, error) {
 
 // openLog opens the log of tp (creating its directory and partition.metadata when
 // create is set).
-func (m *LogManager) openLog(tp TopicPartition, topicID [16]byte, cfg LogConfig, create, clean bool, recoveryPoint, startOffset, hw int64) (*Log, error) {
+func (m *LogManager) openLog(tp TopicPartition, topicID [16]byte, cfg LogConfig, create, clean bool, recoveryPoint, startOffset, hw, cleanerOffset int64) (*Log, error) {
 	dir := filepath.Join(m.cfg.Dir, tp.String())
 	if create {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -263,10 +279,12 @@ func (m *LogManager) openLog(tp TopicPartition, topicID [16]byte, cfg LogConfig,
 		logStartOffset:   startOffset,
 		hw:               hw,
 		hadCleanShutdown: clean,
-		logger:           m.cfg.Logger.With().Str("topic", tp.Topic).Int32("partition", tp.Partition).Logger(),
-		now:              m.cfg.Now,
-		decompress:       m.cfg.Decompress,
-		deleter:          m.deleter,
+
+		cleanerCheckpoint: cleanerOffset,
+		logger:            m.cfg.Logger.With().Str("topic", tp.Topic).Int32("partition", tp.Partition).Logger(),
+		now:               m.cfg.Now,
+		decompress:        m.cfg.Decompress,
+		deleter:           m.deleter,
 
 		producerExpirationMs: m.cfg.ProducerIDExpiration.Milliseconds(),
 	})
@@ -305,7 +323,7 @@ func (m *LogManager) GetOrCreateLog(tp TopicPartition, topicID [16]byte, cfg Log
 		}
 		return l, nil
 	}
-	l, err := m.openLog(tp, topicID, cfg, true, true, 0, 0, 0)
+	l, err := m.openLog(tp, topicID, cfg, true, true, 0, 0, 0, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -353,14 +371,19 @@ func (m *LogManager) DeleteLog(tp TopicPartition) error {
 }
 
 // Checkpoint writes every per-dir checkpoint file now (recovery-point-offset-checkpoint,
-// log-start-offset-checkpoint, replication-offset-checkpoint). As Kafka, a log start
-// offset is only written when it is above the first segment's base offset.
+// log-start-offset-checkpoint, replication-offset-checkpoint, cleaner-offset-checkpoint).
+// As Kafka, a log start offset is only written when it is above the first segment's
+// base offset, a cleaner offset only for a log the cleaner cleaned.
 func (m *LogManager) Checkpoint() error {
 	rps := make(map[TopicPartition]int64)
 	lsos := make(map[TopicPartition]int64)
 	hws := make(map[TopicPartition]int64)
+	cleaned := make(map[TopicPartition]int64)
 	for tp, l := range m.Logs() {
 		l.mu.RLock()
+		if l.mu.cleanerCheckpoint > 0 {
+			cleaned[tp] = l.mu.cleanerCheckpoint
+		}
 		rps[tp] = l.mu.recoveryPoint
 		hws[tp] = l.mu.hw
 		if len(l.mu.segments) > 0 && l.mu.logStartOffset > l.mu.segments[0].base {
@@ -371,7 +394,7 @@ func (m *LogManager) Checkpoint() error {
 	for _, f := range []struct {
 		name string
 		m    map[TopicPartition]int64
-	}{{recoveryPointCheckpointFile, rps}, {logStartOffsetCheckpointFile, lsos}, {replicationCheckpointFile, hws}} {
+	}{{recoveryPointCheckpointFile, rps}, {logStartOffsetCheckpointFile, lsos}, {replicationCheckpointFile, hws}, {cleanerCheckpointFile, cleaned}} {
 		if err := WriteOffsetCheckpoint(filepath.Join(m.cfg.Dir, f.name), f.m); err != nil {
 			return fmt.Errorf("%w: %v", ErrStorage, err)
 		}
@@ -396,6 +419,51 @@ func (m *LogManager) RunRetention() (int, error) {
 		}
 	}
 	return total, first
+}
+
+// RunCleaner compacts every log whose config says compact and that Kafka's
+// LogCleanerManager would pick now (dirty ratio, max.compaction.lag.ms, a passed
+// delete horizon), as one round of Kafka's cleaner threads. Returns the number of logs
+// cleaned.
+func (m *LogManager) RunCleaner() (int, error) {
+	n := 0
+	var first error
+	for _, l := range m.Logs() {
+		select {
+		case <-m.stop:
+			return n, first
+		default:
+		}
+		st, err := l.maybeClean()
+		if st.Cleaned {
+			n++
+		}
+		if err != nil && !errors.Is(err, ErrLogClosed) && !errors.Is(err, ErrCleanAborted) && first == nil {
+			first = err
+		}
+	}
+	return n, first
+}
+
+// cleanerLoop runs RunCleaner every CleanerBackoff (log.cleaner.backoff.ms), in its own
+// goroutine so a long cleaning delays neither retention nor checkpoints.
+func (m *LogManager) cleanerLoop() {
+	defer close(m.cleanerDone)
+	if m.cfg.DisableCleaner {
+		return
+	}
+	t := time.NewTicker(m.cfg.CleanerBackoff)
+	defer t.Stop()
+	for {
+		select {
+		case <-m.stop:
+			return
+		case <-t.C:
+			if _, err := m.RunCleaner(); err != nil {
+				m.cfg.Logger.Error().Err(err).Msg("log cleaner")
+			}
+		}
+	}
 }
 
 // SetBrokerEpoch sets the broker epoch written into .kafka_cleanshutdown on Close.
@@ -458,6 +526,7 @@ func (m *LogManager) Close() error {
 	m.mu.Unlock()
 	close(m.stop)
 	<-m.done
+	<-m.cleanerDone
 	clean := true
 	var first error
 	for _, l := range m.Logs() {

@@ -42,7 +42,7 @@ func (l *Log) Read(startOffset int64, maxBytes int32, maxOffset int64, minOneMes
 		return ReadResult{}, fmt.Errorf("%w: %d not in [%d, %d]", ErrOffsetOutOfRange, startOffset, l.mu.logStartOffset, leo)
 	}
 	maxOffset = min(maxOffset, leo)
-	empty := ReadResult{FirstOffset: startOffset}
+	empty := ReadResult{FirstOffset: startOffset, NextOffset: startOffset}
 	if startOffset >= maxOffset {
 		return empty, nil
 	}
@@ -71,10 +71,12 @@ func (l *Log) Read(startOffset int64, maxBytes int32, maxOffset int64, minOneMes
 		}
 		if limit-pos <= int64(maxBytes) {
 			if limit <= pos {
-				return ReadResult{FirstOffset: first}, nil
+				return ReadResult{FirstOffset: first, NextOffset: first}, nil
 			}
-			return ReadResult{Slice: FileSlice{File: seg.reader, Pos: pos, Len: limit - pos}, FirstOffset: first}, nil
+			next := min(maxOffset, seg.nextOffset)
+			return ReadResult{Slice: FileSlice{File: seg.reader, Pos: pos, Len: limit - pos}, FirstOffset: first, NextOffset: next}, nil
 		}
+		next := first
 		end := pos
 		for end < limit {
 			b, err := seg.readHeader(end, hdr)
@@ -89,11 +91,12 @@ func (l *Log) Read(startOffset int64, maxBytes int32, maxOffset int64, minOneMes
 				break
 			}
 			end += size
+			next = b.LastOffset() + 1
 		}
 		if end == pos {
-			return ReadResult{FirstOffset: first}, nil
+			return ReadResult{FirstOffset: first, NextOffset: first}, nil
 		}
-		return ReadResult{Slice: FileSlice{File: seg.reader, Pos: pos, Len: end - pos}, FirstOffset: first}, nil
+		return ReadResult{Slice: FileSlice{File: seg.reader, Pos: pos, Len: end - pos}, FirstOffset: first, NextOffset: next}, nil
 	}
 	return empty, nil
 }

@@ -25,8 +25,10 @@ type logParams struct {
 	// logStartOffset from log-start-offset-checkpoint (0 when absent).
 	logStartOffset int64
 	// hw from replication-offset-checkpoint (0 when absent).
-	hw               int64
-	hadCleanShutdown bool
+	hw int64
+	// cleanerCheckpoint from cleaner-offset-checkpoint (0 when absent).
+	cleanerCheckpoint int64
+	hadCleanShutdown  bool
 	// producerExpirationMs is producer.id.expiration.ms.
 	producerExpirationMs int64
 	logger               zerolog.Logger
@@ -56,6 +58,8 @@ func openLog(p logParams) (*Log, error) {
 	}
 	l.mu.cfg = p.cfg
 	l.mu.producers = newProducerState()
+	l.mu.cleanerDeleteHorizon = -1
+	l.mu.cleanerCheckpoint = p.cleanerCheckpoint
 	now := p.now()
 	l.mu.lastFlush = now
 
@@ -155,6 +159,7 @@ func openLog(p logParams) (*Log, error) {
 			verify = newIndexVerifier(seg)
 		}
 		feed := i >= firstFed
+		var aborted []AbortedTxn
 		valid, err := seg.scan(mode, p.cfg.IndexIntervalBytes, rebuild, func(pos int64, b protocol.Batch) {
 			if verify != nil {
 				verify.see(pos, b)
@@ -163,7 +168,9 @@ func openLog(p logParams) (*Log, error) {
 				return
 			}
 			if b.LastOffset() >= p.logStartOffset {
-				l.mu.producers.update(b)
+				if c, ok := l.replayLocked(b); ok && c.aborted {
+					aborted = append(aborted, l.abortedTxnLocked(c))
+				}
 			}
 			// Only new epochs are added: the checkpoint is authoritative for what it
 			// has (it may hold an epoch assigned at an offset no batch carries yet);
@@ -179,6 +186,16 @@ func openLog(p logParams) (*Log, error) {
 		}
 		if !indexOK && !needsRecovery {
 			l.logger.Warn().Int64("base_offset", base).Msg("rebuilt missing or corrupt index files")
+		}
+		if feed && rebuild {
+			// As LogSegment.recover: a recovered (or badly indexed) segment's
+			// transaction index is rebuilt from the replay; otherwise the file is
+			// trusted, as the other indexes.
+			if err := seg.reconcileTxnIndex(aborted); err != nil {
+				seg.closeFiles()
+				closeOpened()
+				return nil, fmt.Errorf("rebuild transaction index of segment %d in %s: %w", base, p.dir, err)
+			}
 		}
 		l.mu.segments = append(l.mu.segments, seg)
 		if verify != nil && !verify.ok() {
@@ -371,28 +388,34 @@ func listSegmentFiles(dir string, logger zerolog.Logger) ([]int64, error) {
 		return nil, err
 	}
 	logs := make(map[int64]bool)
-	var indexes []string
+	var indexes, swaps []string
 	for _, e := range ents {
 		name := e.Name()
 		if e.IsDir() {
 			continue
 		}
 		switch {
-		case strings.HasSuffix(name, deletedSuffix), strings.HasSuffix(name, ".cleaned"), strings.HasSuffix(name, ".tmp"):
+		case strings.HasSuffix(name, deletedSuffix), strings.HasSuffix(name, cleanedSuffix), strings.HasSuffix(name, ".tmp"):
 			logger.Debug().Str("file", name).Msg("removing leftover file")
 			os.Remove(filepath.Join(dir, name))
-		case strings.HasSuffix(name, ".swap"):
-			logger.Warn().Str("file", name).Msg("ignoring .swap file (compaction is not implemented)")
+		case strings.HasSuffix(name, swapSuffix):
+			swaps = append(swaps, name)
 		case strings.HasSuffix(name, logSuffix):
 			if base, ok := parseBase(strings.TrimSuffix(name, logSuffix)); ok {
 				logs[base] = true
 			}
-		case strings.HasSuffix(name, indexSuffix), strings.HasSuffix(name, timeIndexSuffix):
+		case strings.HasSuffix(name, indexSuffix), strings.HasSuffix(name, timeIndexSuffix), strings.HasSuffix(name, txnIndexSuffix):
 			indexes = append(indexes, name)
 		}
 	}
+	if len(swaps) > 0 {
+		logger.Warn().Strs("files", swaps).Msg("finishing an interrupted swap of cleaned segments")
+		if err := completeSwaps(dir, swaps, logs); err != nil {
+			return nil, err
+		}
+	}
 	for _, name := range indexes {
-		stem := strings.TrimSuffix(strings.TrimSuffix(name, timeIndexSuffix), indexSuffix)
+		stem := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(name, timeIndexSuffix), indexSuffix), txnIndexSuffix)
 		if base, ok := parseBase(stem); ok && !logs[base] {
 			logger.Warn().Str("file", name).Msg("removing index file without a log")
 			os.Remove(filepath.Join(dir, name))
@@ -421,7 +444,7 @@ func parseBase(stem string) (int64, bool) {
 // removeSegmentFiles unlinks a segment's files right away (recovery only: nothing can
 // hold a slice of them yet).
 func removeSegmentFiles(dir string, base int64) error {
-	for _, suf := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
+	for _, suf := range []string{logSuffix, indexSuffix, timeIndexSuffix, txnIndexSuffix} {
 		if err := os.Remove(segmentPath(dir, base, suf)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}

@@ -203,6 +203,17 @@ func FuzzRecover(f *testing.F) {
 	f.Add(two[:len(two)-5], idx, tidx, false, true)
 	f.Add(two[:len(two)-5], idx, tidx, true, true)
 	f.Add(append(append([]byte(nil), good...), 0, 0, 0), []byte{0, 0, 0, 0, 0, 0, 0, 0}, []byte{}, true, false)
+	// A transaction and its ABORT marker: recovery replays them into the LSO and the
+	// .txnindex.
+	ts := spec(2, 100)
+	ts.pid, ts.epoch, ts.seq, ts.txn = 9, 0, 0, true
+	txn := makeBatch(f, ts)
+	abort := protocol.EndTxnMarker(9, 0, 0, false, 100)
+	protocol.Batch(abort).SetBaseOffset(2)
+	withTxn := append(append([]byte(nil), txn...), abort...)
+	f.Add(withTxn, []byte{}, []byte{}, false, false)
+	f.Add(withTxn, []byte{}, []byte{}, true, true)
+	f.Add(txn, []byte{}, []byte{}, false, false)
 	// second adds a valid later segment, so the fuzzed one is inactive (and, with clean,
 	// loaded from its indexes alone).
 	f.Fuzz(func(t *testing.T, data, index, timeIndex []byte, clean, second bool) {

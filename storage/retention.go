@@ -105,9 +105,9 @@ func (l *Log) removeSegmentsLocked(segs []*segment, reason string) error {
 	return nil
 }
 
-// deleteOldSegments is Kafka's UnifiedLog.deleteOldSegments for cleanup.policy=delete:
-// segments past retention.ms (by their largest timestamp), segments beyond
-// retention.bytes, and segments wholly below the log start offset. Returns how many
+// deleteOldSegments is Kafka's UnifiedLog.deleteOldSegments: with cleanup.policy
+// delete, segments past retention.ms (by their largest timestamp) and segments beyond
+// retention.bytes; whatever the policy, segments wholly below the log start offset. Returns how many
 // segments were deleted.
 func (l *Log) deleteOldSegments(now time.Time) (int, error) {
 	l.mu.Lock()
@@ -117,7 +117,7 @@ func (l *Log) deleteOldSegments(now time.Time) (int, error) {
 	}
 	total := 0
 	cfg := l.mu.cfg
-	if cfg.RetentionMs >= 0 {
+	if cfg.Delete && cfg.RetentionMs >= 0 {
 		nowMs := now.UnixMilli()
 		n, err := l.deleteSegmentsMatchingLocked(func(s, _ *segment) bool {
 			return nowMs-s.largestTimestamp() > cfg.RetentionMs
@@ -127,7 +127,7 @@ func (l *Log) deleteOldSegments(now time.Time) (int, error) {
 			return total, err
 		}
 	}
-	if cfg.RetentionBytes >= 0 {
+	if cfg.Delete && cfg.RetentionBytes >= 0 {
 		var size int64
 		for _, s := range l.mu.segments {
 			size += s.size
@@ -291,6 +291,9 @@ func (l *Log) TruncateTo(offset int64) error {
 	l.mu.logStartOffset = min(l.mu.logStartOffset, leo)
 	l.mu.hw = min(l.mu.hw, leo)
 	l.mu.recoveryPoint = min(l.mu.recoveryPoint, leo)
+	// As LogCleanerManager.maybeTruncateCheckpoint: what is appended from here on is dirty.
+	l.mu.cleanerCheckpoint = min(l.mu.cleanerCheckpoint, leo)
+	l.pruneUnreplicatedLocked()
 	if err := l.rebuildProducerStateLocked(); err != nil {
 		return l.failLocked("rebuild producer state", err)
 	}
@@ -331,7 +334,9 @@ func (l *Log) truncateFullyAndStartAtLocked(offset int64) error {
 		return err
 	}
 	l.mu.producers = newProducerState()
+	l.mu.unreplicated = nil
 	l.mu.logStartOffset, l.mu.hw, l.mu.recoveryPoint = offset, offset, offset
+	l.mu.cleanerCheckpoint = offset
 	l.logger.Info().Int64("offset", offset).Msg("truncated log fully")
 	return nil
 }
@@ -357,7 +362,12 @@ func (l *Log) rebuildProducerStateLocked() error {
 				return err
 			}
 			if b.LastOffset() >= l.mu.logStartOffset {
-				ps.update(b)
+				if b.IsControl() {
+					if b, err = l.readBatch(s, pos, b); err != nil {
+						return err
+					}
+				}
+				replay(&ps, b)
 			}
 			pos += protocol.BatchSize(b)
 		}

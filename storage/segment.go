@@ -42,6 +42,8 @@ type segment struct {
 	reader *os.File
 	idx    *offsetIndex
 	tidx   *timeIndex
+	// txn is the aborted-transaction index (.txnindex).
+	txn *txnIndex
 	// size is the number of valid bytes in log. Invariant: every byte below size is a
 	// whole batch; bytes at or past size are not part of the log.
 	size int64
@@ -75,7 +77,7 @@ func createSegment(dir string, base int64, cfg LogConfig, now time.Time) (*segme
 	if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
 		return nil, fmt.Errorf("segment %s already exists with %d bytes", path, fi.Size())
 	}
-	for _, suf := range []string{indexSuffix, timeIndexSuffix} {
+	for _, suf := range []string{indexSuffix, timeIndexSuffix, txnIndexSuffix} {
 		if err := os.Remove(segmentPath(dir, base, suf)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, err
 		}
@@ -98,6 +100,7 @@ func createSegment(dir string, base int64, cfg LogConfig, now time.Time) (*segme
 		s.closeFiles()
 		return nil, err
 	}
+	s.txn = &txnIndex{path: segmentPath(dir, base, txnIndexSuffix)}
 	if err := s.idx.preallocate(cfg.SegmentIndexBytes); err != nil {
 		s.closeFiles()
 		return nil, err
@@ -144,6 +147,14 @@ func openSegment(dir string, base int64, cfg LogConfig, now time.Time, resident 
 	s.tidx, err = openTimeIndex(segmentPath(dir, base, timeIndexSuffix), base, cfg.SegmentIndexBytes, resident)
 	if errors.Is(err, errCorruptIndex) {
 		indexOK = false
+	} else if err != nil {
+		s.closeFiles()
+		return nil, false, err
+	}
+	s.txn, err = openTxnIndex(segmentPath(dir, base, txnIndexSuffix))
+	if errors.Is(err, errCorruptIndex) {
+		// Rebuilt from the batches by the caller's scan (indexOK false forces one).
+		s.txn, indexOK = &txnIndex{path: segmentPath(dir, base, txnIndexSuffix)}, false
 	} else if err != nil {
 		s.closeFiles()
 		return nil, false, err
@@ -229,6 +240,19 @@ func (s *segment) scan(mode scanMode, indexInterval int64, rebuild bool, onBatch
 				break
 			}
 			b = hdr
+			if b.IsControl() {
+				// Whole control batches: the marker type is in the record (onBatch
+				// replays transactions from it). They are tiny.
+				size := protocol.BatchSize(hdr)
+				if int64(cap(buf)) < size {
+					buf = make([]byte, size)
+				}
+				buf = buf[:size]
+				if _, err := s.log.ReadAt(buf, pos); err != nil {
+					return 0, err
+				}
+				b = buf
+			}
 		}
 		size := protocol.BatchSize(b)
 		if s.firstBatchTimestamp == -1 && pos == 0 {
@@ -353,6 +377,9 @@ func (s *segment) truncateTo(offset int64, now time.Time) (int64, error) {
 	if err := s.tidx.truncateTo(offset); err != nil {
 		return 0, err
 	}
+	if err := s.txn.truncateTo(offset); err != nil {
+		return 0, err
+	}
 	if err := s.truncateLogFile(pos); err != nil {
 		return 0, err
 	}
@@ -403,6 +430,9 @@ func (s *segment) flush() error {
 	if err := s.idx.sync(); err != nil {
 		return err
 	}
+	if err := s.txn.sync(); err != nil {
+		return err
+	}
 	return s.tidx.sync()
 }
 
@@ -410,7 +440,7 @@ func (s *segment) flush() error {
 // valid, so FileSlices already handed out keep working.
 func (s *segment) renameDeleted() error {
 	var first error
-	for _, suf := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
+	for _, suf := range []string{logSuffix, indexSuffix, timeIndexSuffix, txnIndexSuffix} {
 		p := segmentPath(s.dir, s.base, suf)
 		if err := os.Rename(p, p+deletedSuffix); err != nil && !errors.Is(err, os.ErrNotExist) && first == nil {
 			first = err
@@ -422,7 +452,7 @@ func (s *segment) renameDeleted() error {
 // removeDeleted closes the files and unlinks the ".deleted" names.
 func (s *segment) removeDeleted() {
 	s.closeFiles()
-	for _, suf := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
+	for _, suf := range []string{logSuffix, indexSuffix, timeIndexSuffix, txnIndexSuffix} {
 		os.Remove(segmentPath(s.dir, s.base, suf) + deletedSuffix)
 	}
 }
@@ -433,6 +463,9 @@ func (s *segment) closeFiles() {
 	}
 	if s.tidx != nil {
 		s.tidx.close()
+	}
+	if s.txn != nil {
+		s.txn.close()
 	}
 	if s.reader != nil {
 		s.reader.Close()

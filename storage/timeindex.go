@@ -53,31 +53,7 @@ func openTimeIndex(path string, base int64, maxIndexBytes int64, resident bool) 
 		}
 		return nil
 	}
-	if x.mem != nil {
-		var prev *timeIndexEntry
-		for i := 0; i < x.n; i++ {
-			e := decodeTimeEntry(x.mem[i*timeIndexEntrySize:])
-			if err := check(i, e, prev); err != nil {
-				return x, err
-			}
-			prev = &e
-		}
-	} else if x.n > 0 {
-		first := x.entry(0)
-		if first == nil {
-			return x, fmt.Errorf("%w: %s unreadable", errCorruptIndex, path)
-		}
-		f, l := decodeTimeEntry(first), decodeTimeEntry(x.last)
-		if err := check(0, f, nil); err != nil {
-			return x, err
-		}
-		if x.n > 1 {
-			if err := check(x.n-1, l, &f); err != nil {
-				return x, err
-			}
-		}
-	}
-	return x, nil
+	return x, checkEntries(x.indexFile, decodeTimeEntry, check)
 }
 
 // lastEntry returns the last entry, ok false when empty.
@@ -135,11 +111,5 @@ func (x *timeIndex) resetEntries(es []timeIndexEntry) error {
 
 // entries decodes every entry (tests and diagnostics).
 func (x *timeIndex) entries() []timeIndexEntry {
-	out := make([]timeIndexEntry, 0, x.n)
-	for i := 0; i < x.n; i++ {
-		if e := x.entry(i); e != nil {
-			out = append(out, decodeTimeEntry(e))
-		}
-	}
-	return out
+	return decodeEntries(x.indexFile, decodeTimeEntry)
 }

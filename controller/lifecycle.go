@@ -1,0 +1,371 @@
+package controller
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.etcd.io/raft/v3"
+)
+
+// Broker lifecycle, as Kafka's ClusterControlManager and BrokerHeartbeatManager: a
+// broker registers (BrokerRegistration) and gets a new broker epoch, fenced; its
+// heartbeats (BrokerHeartbeat) carry the metadata offset it has applied and unfence it
+// once it has caught up to its registration; a broker whose heartbeats stop for
+// broker.session.timeout.ms is fenced; a broker that asks to shut down is taken out
+// of every ISR and leadership first (controlled shutdown), then told to go.
+//
+// Heartbeat times are not in the log: they live in the active controller's memory,
+// and a new active controller gives every broker a full session (resetAll).
+
+// brokerHeartbeats remembers when each broker was last heard from.
+type brokerHeartbeats struct {
+	mu     sync.Mutex
+	since  time.Time // brokers without an entry count as heard from at since
+	last   map[int32]time.Time
+	offset map[int32]int64 // metadata offset of the last heartbeat
+}
+
+func (h *brokerHeartbeats) init() {
+	h.last, h.offset = map[int32]time.Time{}, map[int32]int64{}
+}
+
+func (h *brokerHeartbeats) resetAll(now time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.since = now
+	clear(h.last)
+}
+
+func (h *brokerHeartbeats) touch(id int32, now time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.last[id] = now
+}
+
+// seenWithin reports whether id heartbeated to this controller within d of now.
+func (h *brokerHeartbeats) seenWithin(id int32, now time.Time, d time.Duration) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	t, ok := h.last[id]
+	return ok && now.Sub(t) < d
+}
+
+func (h *brokerHeartbeats) lastContact(id int32) time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if t, ok := h.last[id]; ok {
+		return t
+	}
+	return h.since
+}
+
+// BrokerMetadataOffsets returns the metadata offset each broker last reported.
+func (c *Controller) BrokerMetadataOffsets() map[int32]int64 {
+	h := &c.heartbeats
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make(map[int32]int64, len(h.offset))
+	for k, v := range h.offset {
+		out[k] = v
+	}
+	return out
+}
+
+// isActiveBroker reports whether id can lead or join an ISR: registered, unfenced,
+// not shutting down (Kafka's ClusterControlManager.isActive).
+func isActiveBroker(img *MetadataImage, id int32) bool {
+	b, ok := img.Brokers[id]
+	return ok && !b.Fenced && !b.InControlledShutdown
+}
+
+// HandleBrokerRegistration carries out a BrokerRegistration request
+// (ClusterControlManager.registerBroker): NOT_CONTROLLER off the active controller,
+// INCONSISTENT_CLUSTER_ID for another cluster's broker, DUPLICATE_BROKER_REGISTRATION
+// while another process with the same id still has a live session; otherwise a
+// RegisterBrokerRecord, fenced, whose offset is the new broker epoch.
+func (c *Controller) HandleBrokerRegistration(req *kmsg.BrokerRegistrationRequest) *kmsg.BrokerRegistrationResponse {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	resp := kmsg.NewPtrBrokerRegistrationResponse()
+	resp.SetVersion(req.Version)
+	resp.BrokerEpoch = -1
+	if !c.IsActive() {
+		resp.ErrorCode = kerr.NotController.Code
+		return resp
+	}
+	img := c.Image()
+	now := c.cfg.Now()
+	if req.ClusterID != "" && req.ClusterID != img.ClusterID {
+		resp.ErrorCode = kerr.InconsistentClusterID.Code
+		return resp
+	}
+	if req.BrokerID < 0 {
+		resp.ErrorCode = kerr.InvalidRequest.Code
+		return resp
+	}
+	incarnation := TopicID(req.IncarnationID).String()
+	// Only a session this controller has seen blocks a new process: after a controller
+	// restart (a combined node killed and restarted) the old session is gone.
+	if old, ok := img.Brokers[req.BrokerID]; ok && old.IncarnationID != incarnation && old.IncarnationID != "" &&
+		!old.Fenced && c.heartbeats.seenWithin(req.BrokerID, now, c.cfg.SessionTimeout) {
+		resp.ErrorCode = kerr.DuplicateBrokerRegistration.Code
+		return resp
+	}
+	rec := &RegisterBrokerRecord{BrokerID: req.BrokerID, Fenced: true, IncarnationID: incarnation, Rack: req.Rack}
+	if len(req.Listeners) > 0 {
+		rec.Host, rec.Port = req.Listeners[0].Host, int32(req.Listeners[0].Port)
+	}
+	if err := c.commit([]Record{{RegisterBroker: rec}}); err != nil {
+		resp.ErrorCode = commitErrorCode(err)
+		return resp
+	}
+	c.heartbeats.touch(req.BrokerID, now)
+	resp.BrokerEpoch = c.Image().Brokers[req.BrokerID].Epoch
+	c.log.Info().Int32("broker", req.BrokerID).Int64("broker_epoch", resp.BrokerEpoch).Msg("broker registered")
+	return resp
+}
+
+// HandleBrokerHeartbeat carries out a BrokerHeartbeat request
+// (ReplicationControlManager.processBrokerHeartbeat): STALE_BROKER_EPOCH for an
+// unknown broker or another epoch; otherwise the session is renewed and the broker
+// moves on: unfenced once its metadata offset reached its registration (and it does
+// not want to stay fenced), fenced when it asks to be, and on want_shut_down taken out
+// of every ISR and leadership and then told to shut down (and fenced).
+func (c *Controller) HandleBrokerHeartbeat(req *kmsg.BrokerHeartbeatRequest) *kmsg.BrokerHeartbeatResponse {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	resp := kmsg.NewPtrBrokerHeartbeatResponse()
+	resp.SetVersion(req.Version)
+	resp.IsFenced = true
+	if !c.IsActive() {
+		resp.ErrorCode = kerr.NotController.Code
+		return resp
+	}
+	img := c.Image()
+	b, ok := img.Brokers[req.BrokerID]
+	if !ok || b.Epoch != req.BrokerEpoch {
+		resp.ErrorCode = kerr.StaleBrokerEpoch.Code
+		return resp
+	}
+	c.heartbeats.touch(req.BrokerID, c.cfg.Now())
+	c.heartbeats.mu.Lock()
+	c.heartbeats.offset[req.BrokerID] = req.CurrentMetadataOffset
+	c.heartbeats.mu.Unlock()
+	caughtUp := req.CurrentMetadataOffset >= b.Epoch
+
+	var recs []Record
+	switch {
+	case req.WantShutdown:
+		if !b.InControlledShutdown && !b.Fenced {
+			recs = append(recs, Record{BrokerChange: &BrokerRegistrationChangeRecord{
+				BrokerID: b.ID, BrokerEpoch: b.Epoch, InControlledShutdown: boolp(true)}})
+			recs = append(recs, electionsWithout(img, b.ID)...)
+		}
+	case b.Fenced && caughtUp && !req.WantFence:
+		recs = unfenceRecords(img, b)
+	case !b.Fenced && req.WantFence:
+		recs = fenceRecords(img, b)
+	}
+	if err := c.commit(recs); err != nil {
+		resp.ErrorCode = commitErrorCode(err)
+		return resp
+	}
+	img = c.Image()
+	b = img.Brokers[req.BrokerID]
+	if req.WantShutdown && !leadsAny(img, b.ID) {
+		// Nothing left to move: the broker may go (Kafka's SHUTDOWN_NOW), fenced.
+		if !b.Fenced {
+			if err := c.commit(fenceRecords(img, b)); err != nil {
+				resp.ErrorCode = commitErrorCode(err)
+				return resp
+			}
+			img = c.Image()
+			b = img.Brokers[req.BrokerID]
+			c.log.Info().Int32("broker", b.ID).Msg("broker finished controlled shutdown")
+		}
+		resp.ShouldShutdown = true
+	}
+	resp.IsCaughtUp = caughtUp
+	resp.IsFenced = b.Fenced
+	return resp
+}
+
+// fenceLoop fences brokers whose session expired, while this node is active.
+func (c *Controller) fenceLoop() {
+	every := c.cfg.SessionTimeout / 8
+	every = min(max(every, 10*time.Millisecond), 250*time.Millisecond)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-t.C:
+			if c.IsActive() {
+				c.fenceExpired()
+			}
+		}
+	}
+}
+
+// fenceExpired fences every unfenced broker not heard from for a session timeout.
+func (c *Controller) fenceExpired() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.cfg.Now()
+	for _, b := range c.Image().SortedBrokers() {
+		if b.Fenced || now.Sub(c.heartbeats.lastContact(b.ID)) < c.cfg.SessionTimeout {
+			continue
+		}
+		img := c.Image()
+		if err := c.commit(fenceRecords(img, img.Brokers[b.ID])); err != nil {
+			c.log.Warn().Err(err).Int32("broker", b.ID).Msg("fencing broker")
+			return
+		}
+		c.log.Info().Int32("broker", b.ID).Int64("broker_epoch", b.Epoch).Msg("broker fenced: session expired")
+	}
+}
+
+// fenceRecords fences b and moves its leaderships and ISR memberships away
+// (ReplicationControlManager.handleBrokerFenced).
+func fenceRecords(img *MetadataImage, b BrokerImage) []Record {
+	recs := []Record{{BrokerChange: &BrokerRegistrationChangeRecord{BrokerID: b.ID, BrokerEpoch: b.Epoch, Fenced: boolp(true)}}}
+	return append(recs, electionsWithout(img, b.ID)...)
+}
+
+// unfenceRecords unfences b and gives it the leadership of the leaderless partitions
+// whose ISR holds it (ReplicationControlManager.handleBrokerUnfenced).
+func unfenceRecords(img *MetadataImage, b BrokerImage) []Record {
+	rec := Record{BrokerChange: &BrokerRegistrationChangeRecord{BrokerID: b.ID, BrokerEpoch: b.Epoch, Fenced: boolp(false), InControlledShutdown: boolp(false)}}
+	after := apply(img, &rec)
+	recs := []Record{rec}
+	for _, name := range after.SortedTopicNames() {
+		t := after.Topics[name]
+		for i, p := range t.Partitions {
+			if p.Leader != -1 || !slices.Contains(p.ISR, b.ID) {
+				continue
+			}
+			if l := electLeader(after, p.Replicas, p.ISR); l != -1 {
+				recs = append(recs, Record{PartitionChange: &PartitionChangeRecord{TopicID: t.ID, Partition: int32(i), Leader: &l}})
+			}
+		}
+	}
+	return recs
+}
+
+// electionsWithout returns the partition changes that take broker out of every ISR and
+// leadership, as Kafka's generateLeaderAndIsrUpdates: the broker leaves the ISR
+// (unless it is the last member: an ISR is never emptied, the partition goes
+// leaderless instead, so that this broker can lead again when it returns); a partition
+// it led gets the first replica in assignment order that is in the new ISR and active,
+// or no leader (-1) when there is none (unclean election is off).
+func electionsWithout(img *MetadataImage, broker int32) []Record {
+	var recs []Record
+	for _, name := range img.SortedTopicNames() {
+		t := img.Topics[name]
+		for i, p := range t.Partitions {
+			inISR := slices.Contains(p.ISR, broker)
+			if !inISR && p.Leader != broker {
+				continue
+			}
+			isr := p.ISR
+			if inISR && len(p.ISR) > 1 {
+				isr = slices.DeleteFunc(slices.Clone(p.ISR), func(r int32) bool { return r == broker })
+			}
+			leader := p.Leader
+			if leader == broker || leader == -1 {
+				leader = electLeader(img, p.Replicas, slices.DeleteFunc(slices.Clone(isr), func(r int32) bool { return r == broker }))
+			}
+			ch := &PartitionChangeRecord{TopicID: t.ID, Partition: int32(i)}
+			if leader != p.Leader {
+				ch.Leader = &leader
+			}
+			if !slices.Equal(isr, p.ISR) {
+				ch.ISR = isr
+			}
+			if ch.Leader != nil || ch.ISR != nil {
+				recs = append(recs, Record{PartitionChange: ch})
+			}
+		}
+	}
+	return recs
+}
+
+// electLeader returns the first replica, in assignment order, that is in isr and is an
+// active broker; -1 when none is (PartitionChangeBuilder's election without unclean
+// leader election).
+func electLeader(img *MetadataImage, replicas, isr []int32) int32 {
+	for _, r := range replicas {
+		if slices.Contains(isr, r) && isActiveBroker(img, r) {
+			return r
+		}
+	}
+	return -1
+}
+
+// leadsAny reports whether broker leads a partition.
+func leadsAny(img *MetadataImage, broker int32) bool {
+	for _, t := range img.Topics {
+		for _, p := range t.Partitions {
+			if p.Leader == broker {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// commitErrorCode is the Kafka error code for a failed commit.
+func commitErrorCode(err error) int16 {
+	switch {
+	case err == nil:
+		return 0
+	case isNotController(err):
+		return kerr.NotController.Code
+	default:
+		return kerr.UnknownServerError.Code
+	}
+}
+
+func boolp(b bool) *bool { return &b }
+
+// QuorumReplica is one replica of the metadata log as DescribeQuorum reports it.
+type QuorumReplica struct {
+	ID           int32
+	LogEndOffset int64 // -1 when unknown
+	// Active is set when the leader heard from it recently (always for itself).
+	Active bool
+}
+
+// QuorumState is the Raft quorum as this node sees it.
+type QuorumState struct {
+	IsLeader      bool
+	LeaderID      int32
+	Term          uint64
+	HighWatermark int64 // committed index + 1
+	Voters        []QuorumReplica
+}
+
+// QuorumState reports the quorum; only the leader knows the voters' log ends.
+func (c *Controller) QuorumState() QuorumState {
+	st := c.node.Status()
+	q := QuorumState{
+		IsLeader: st.RaftState == raft.StateLeader, LeaderID: -1, Term: st.Term,
+		HighWatermark: int64(st.Commit) + 1,
+	}
+	if st.Lead != raft.None {
+		q.LeaderID = NodeIDOfRaft(st.Lead)
+	}
+	for _, v := range c.cfg.Voters {
+		r := QuorumReplica{ID: v.ID, LogEndOffset: -1}
+		if pr, ok := st.Progress[raftID(v.ID)]; ok {
+			r.LogEndOffset = int64(pr.Match) + 1
+			r.Active = pr.RecentActive || v.ID == c.cfg.NodeID
+		}
+		q.Voters = append(q.Voters, r)
+	}
+	return q
+}

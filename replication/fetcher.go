@@ -1,0 +1,414 @@
+package replication
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gokafkad/gokafkad/partition"
+	"github.com/gokafkad/gokafkad/protocol"
+	"github.com/gokafkad/gokafkad/storage"
+)
+
+// FetcherConfig holds the replica.fetch.* settings.
+type FetcherConfig struct {
+	LocalID     int32
+	NumFetchers int   // num.replica.fetchers (1)
+	WaitMaxMs   int32 // replica.fetch.wait.max.ms (500)
+	MinBytes    int32 // replica.fetch.min.bytes (1)
+	MaxBytes    int32 // replica.fetch.max.bytes (1048576): per partition
+	// ResponseMaxBytes is replica.fetch.response.max.bytes (10485760).
+	ResponseMaxBytes int32
+	// BackoffMs is replica.fetch.backoff.ms (1000): the pause after an error.
+	BackoffMs int32
+	// BrokerEpoch returns this broker's current epoch, sent with every fetch.
+	BrokerEpoch func() int64
+	// Endpoint returns the address of a broker's inter-broker listener.
+	Endpoint func(brokerID int32) (string, bool)
+	Logger   zerolog.Logger
+}
+
+// FollowedPartition is a partition to replicate from its leader.
+type FollowedPartition struct {
+	P           *partition.Partition
+	TopicID     [16]byte
+	Leader      int32
+	LeaderEpoch int32
+}
+
+// fetchState is a fetcher's view of one partition (Kafka's PartitionFetchState).
+type fetchState struct {
+	FollowedPartition
+	fetchOffset int64
+	// delayedUntil: after an error the partition sits out until then.
+	delayedUntil time.Time
+}
+
+type fetcherKey struct {
+	leader int32
+	id     int
+}
+
+// FetcherManager keeps one fetcher goroutine per (leader broker, fetcher id), as
+// Kafka's ReplicaFetcherManager: the fetcher id of a partition is
+// abs(31·hash(topic) + partition) mod num.replica.fetchers, so one fetcher serves all
+// the partitions it follows from one leader.
+type FetcherManager struct {
+	cfg FetcherConfig
+	// onHWMoved is called after a fetch raised a follower's HW (nil: nothing).
+	onHWMoved func(storage.TopicPartition)
+
+	mu       sync.Mutex
+	fetchers map[fetcherKey]*fetcher
+	closed   bool
+}
+
+// NewFetcherManager returns a manager with no fetchers.
+func NewFetcherManager(cfg FetcherConfig, onHWMoved func(storage.TopicPartition)) *FetcherManager {
+	if cfg.NumFetchers <= 0 {
+		cfg.NumFetchers = 1
+	}
+	return &FetcherManager{cfg: cfg, onHWMoved: onHWMoved, fetchers: map[fetcherKey]*fetcher{}}
+}
+
+// javaStringHash is Java's String.hashCode over the UTF-16 code units of s.
+func javaStringHash(s string) int32 {
+	var h int32
+	for _, r := range s {
+		if r >= 0x10000 {
+			r -= 0x10000
+			h = 31*h + int32(0xD800+(r>>10))
+			h = 31*h + int32(0xDC00+(r&0x3FF))
+			continue
+		}
+		h = 31*h + int32(r)
+	}
+	return h
+}
+
+// FetcherID is Kafka's AbstractFetcherManager.getFetcherId.
+func FetcherID(tp storage.TopicPartition, numFetchers int) int {
+	h := 31*javaStringHash(tp.Topic) + tp.Partition
+	return int(h&0x7fffffff) % numFetchers // Utils.abs
+}
+
+// AddPartitions starts following parts from their leaders, each from its initial fetch
+// offset (Partition.InitialFetchOffset). A partition already followed from the same
+// leader and epoch keeps its position.
+func (m *FetcherManager) AddPartitions(parts []FollowedPartition) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return
+	}
+	for _, fp := range parts {
+		tp := fp.P.TP
+		key := fetcherKey{leader: fp.Leader, id: FetcherID(tp, m.cfg.NumFetchers)}
+		// Leaving another leader's fetcher first (leadership moved).
+		for k, f := range m.fetchers {
+			if k != key {
+				f.remove(tp)
+			}
+		}
+		f := m.fetchers[key]
+		if f == nil {
+			f = newFetcher(m, fp.Leader, key.id)
+			m.fetchers[key] = f
+			go f.run()
+		}
+		f.add(fp)
+	}
+}
+
+// RemovePartitions stops following tps (this broker leads them now, or no longer hosts
+// them).
+func (m *FetcherManager) RemovePartitions(tps []storage.TopicPartition) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, f := range m.fetchers {
+		for _, tp := range tps {
+			f.remove(tp)
+		}
+	}
+}
+
+// Close stops every fetcher and waits for them.
+func (m *FetcherManager) Close() {
+	m.mu.Lock()
+	m.closed = true
+	fs := m.fetchers
+	m.fetchers = map[fetcherKey]*fetcher{}
+	m.mu.Unlock()
+	for _, f := range fs {
+		f.stop()
+	}
+}
+
+// fetcher is one ReplicaFetcherThread: its loop truncates what needs truncating, then
+// fetches every partition it follows from its leader in one request.
+type fetcher struct {
+	m      *FetcherManager
+	leader int32
+	log    zerolog.Logger
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
+	wake   chan struct{}
+
+	mu    sync.Mutex
+	parts map[storage.TopicPartition]*fetchState
+}
+
+func newFetcher(m *FetcherManager, leader int32, id int) *fetcher {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &fetcher{
+		m: m, leader: leader, ctx: ctx, cancel: cancel,
+		log:  m.cfg.Logger.With().Str("fetcher", fmt.Sprintf("ReplicaFetcherThread-%d-%d", id, leader)).Logger(),
+		done: make(chan struct{}), wake: make(chan struct{}, 1),
+		parts: map[storage.TopicPartition]*fetchState{},
+	}
+}
+
+func (f *fetcher) add(fp FollowedPartition) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if cur := f.parts[fp.P.TP]; cur != nil && cur.Leader == fp.Leader && cur.LeaderEpoch == fp.LeaderEpoch {
+		return
+	}
+	off, err := fp.P.InitialFetchOffset()
+	if err != nil {
+		f.log.Error().Err(err).Str("partition", fp.P.TP.String()).Msg("cannot start following")
+		return
+	}
+	f.parts[fp.P.TP] = &fetchState{FollowedPartition: fp, fetchOffset: off}
+	f.log.Info().Str("partition", fp.P.TP.String()).Int64("fetch_offset", off).Int32("leader_epoch", fp.LeaderEpoch).
+		Msg("following leader")
+	select {
+	case f.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (f *fetcher) remove(tp storage.TopicPartition) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.parts, tp)
+}
+
+func (f *fetcher) stop() {
+	f.cancel()
+	<-f.done
+}
+
+func (f *fetcher) run() {
+	defer close(f.done)
+	var ep *LeaderEndpoint
+	defer func() {
+		if ep != nil {
+			ep.Close()
+		}
+	}()
+	backoff := time.Duration(f.m.cfg.BackoffMs) * time.Millisecond
+	for f.ctx.Err() == nil {
+		req, states := f.buildFetch()
+		if req == nil {
+			select { // nothing to fetch: wait for partitions
+			case <-f.wake:
+			case <-f.ctx.Done():
+			case <-time.After(backoff):
+			}
+			continue
+		}
+		if ep == nil {
+			addr, ok := f.m.cfg.Endpoint(f.leader)
+			if !ok {
+				f.sleep(backoff)
+				continue
+			}
+			ep = NewLeaderEndpoint(addr, fmt.Sprintf("broker-%d-fetcher", f.m.cfg.LocalID), f.m.cfg.ResponseMaxBytes+(1<<20))
+		}
+		ctx, cancel := context.WithTimeout(f.ctx, time.Duration(f.m.cfg.WaitMaxMs)*time.Millisecond+30*time.Second)
+		resp, err := ep.Request(ctx, req)
+		cancel()
+		if err != nil {
+			if f.ctx.Err() == nil {
+				f.log.Warn().Err(err).Msg("fetch from leader failed")
+				ep.Close()
+				ep = nil
+				f.sleep(backoff)
+			}
+			continue
+		}
+		f.processResponse(resp.(*kmsg.FetchResponse), states)
+	}
+}
+
+func (f *fetcher) sleep(d time.Duration) {
+	select {
+	case <-f.ctx.Done():
+	case <-time.After(d):
+	}
+}
+
+// buildFetch makes the fetch for every partition not sitting out a backoff, as Kafka's
+// RemoteLeaderEndPoint.buildFetch: fetch offset, own log start offset, current leader
+// epoch and last fetched epoch per partition; replica id and broker epoch on the request.
+func (f *fetcher) buildFetch() (*kmsg.FetchRequest, []*fetchState) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := time.Now()
+	var states []*fetchState
+	byTopic := map[string]int{}
+	req := kmsg.NewPtrFetchRequest()
+	cfg := f.m.cfg
+	req.ReplicaID = cfg.LocalID
+	req.ReplicaState.ID, req.ReplicaState.Epoch = cfg.LocalID, cfg.BrokerEpoch()
+	req.MaxWaitMillis, req.MinBytes, req.MaxBytes = cfg.WaitMaxMs, cfg.MinBytes, cfg.ResponseMaxBytes
+	req.SessionID, req.SessionEpoch = 0, -1 // sessionless
+	for _, st := range f.parts {
+		if now.Before(st.delayedUntil) {
+			continue
+		}
+		i, ok := byTopic[st.P.TP.Topic]
+		if !ok {
+			t := kmsg.NewFetchRequestTopic()
+			t.Topic, t.TopicID = st.P.TP.Topic, st.TopicID
+			req.Topics = append(req.Topics, t)
+			i = len(req.Topics) - 1
+			byTopic[st.P.TP.Topic] = i
+		}
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.Partition = st.P.TP.Partition
+		rp.FetchOffset = st.fetchOffset
+		rp.CurrentLeaderEpoch = st.LeaderEpoch
+		rp.LastFetchedEpoch = st.P.LastFetchedEpoch()
+		rp.LogStartOffset = st.P.Log.LogStartOffset()
+		rp.PartitionMaxBytes = cfg.MaxBytes
+		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
+		states = append(states, st)
+	}
+	if len(states) == 0 {
+		return nil, nil
+	}
+	return req, states
+}
+
+// processResponse applies one fetch response, as Kafka's processFetchRequest: records
+// are appended as they are, the leader's HW adopted up to the local LEO, a diverging
+// epoch answered by truncation, and errors put the partition out for a backoff until
+// the metadata tells where to fetch from.
+func (f *fetcher) processResponse(resp *kmsg.FetchResponse, sent []*fetchState) {
+	if resp.ErrorCode != 0 {
+		f.log.Warn().Str("error", kerr.ErrorForCode(resp.ErrorCode).Error()).Msg("fetch refused by the leader")
+		f.sleep(time.Duration(f.m.cfg.BackoffMs) * time.Millisecond)
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, t := range resp.Topics {
+		for _, rp := range t.Partitions {
+			tp := storage.TopicPartition{Topic: t.Topic, Partition: rp.Partition}
+			if t.Topic == "" {
+				tp.Topic = topicByID(sent, t.TopicID)
+			}
+			st := f.parts[tp]
+			if st == nil {
+				continue // removed meanwhile
+			}
+			f.processPartition(st, &rp)
+		}
+	}
+}
+
+func topicByID(sent []*fetchState, id [16]byte) string {
+	for _, st := range sent {
+		if st.TopicID == id {
+			return st.P.TP.Topic
+		}
+	}
+	return ""
+}
+
+// processPartition applies one partition's answer. Lock should be held.
+func (f *fetcher) processPartition(st *fetchState, rp *kmsg.FetchResponseTopicPartition) {
+	backoff := time.Duration(f.m.cfg.BackoffMs) * time.Millisecond
+	p := st.P
+	switch rp.ErrorCode {
+	case 0:
+	case kerr.OffsetOutOfRange.Code:
+		f.handleOutOfRange(st, rp)
+		return
+	default:
+		// NOT_LEADER_OR_FOLLOWER, FENCED/UNKNOWN_LEADER_EPOCH, UNKNOWN_TOPIC_*: wait
+		// for the metadata to say where to fetch from.
+		f.log.Debug().Str("partition", p.TP.String()).Str("error", kerr.ErrorForCode(rp.ErrorCode).Error()).Msg("partition fetch failed")
+		st.delayedUntil = time.Now().Add(backoff)
+		return
+	}
+	if rp.DivergingEpoch.Epoch >= 0 && rp.DivergingEpoch.EndOffset >= 0 {
+		leo, err := p.TruncateOnDivergence(rp.DivergingEpoch.Epoch, rp.DivergingEpoch.EndOffset)
+		if err != nil {
+			f.log.Error().Err(err).Str("partition", p.TP.String()).Msg("truncation failed")
+			st.delayedUntil = time.Now().Add(backoff)
+			return
+		}
+		st.fetchOffset = leo
+		return
+	}
+	records := wholeBatches(rp.RecordBatches)
+	hwBefore := p.HighWatermark()
+	if _, err := p.AppendAsFollower(records, rp.HighWatermark); err != nil {
+		f.log.Error().Err(err).Str("partition", p.TP.String()).Int64("fetch_offset", st.fetchOffset).Msg("appending fetched records failed")
+		st.delayedUntil = time.Now().Add(backoff)
+		return
+	}
+	if rp.LogStartOffset > p.Log.LogStartOffset() && rp.LogStartOffset <= p.Log.LogEndOffset() {
+		if _, err := p.Log.MaybeIncrementLogStartOffset(rp.LogStartOffset); err != nil {
+			f.log.Warn().Err(err).Str("partition", p.TP.String()).Msg("moving the log start offset")
+		}
+	}
+	st.fetchOffset = p.Log.LogEndOffset()
+	if p.HighWatermark() > hwBefore && f.m.onHWMoved != nil {
+		f.m.onHWMoved(p.TP)
+	}
+}
+
+// handleOutOfRange resets a follower whose fetch offset the leader does not have:
+// below the leader's log start it starts over there (Kafka's truncateFullyAndStartAt);
+// above the leader's end it cuts to its HW, which the leader had confirmed.
+func (f *fetcher) handleOutOfRange(st *fetchState, rp *kmsg.FetchResponseTopicPartition) {
+	p := st.P
+	var err error
+	switch {
+	case rp.LogStartOffset >= 0 && st.fetchOffset < rp.LogStartOffset:
+		f.log.Info().Str("partition", p.TP.String()).Int64("leader_log_start", rp.LogStartOffset).Msg("fetch offset below the leader's log start: starting over there")
+		err = p.Log.TruncateFullyAndStartAt(rp.LogStartOffset)
+	default:
+		hw := p.HighWatermark()
+		f.log.Info().Str("partition", p.TP.String()).Msgf("Truncating partition %s to offset %d (fetch offset %d out of range on the leader)", p.TP, hw, st.fetchOffset)
+		err = p.Log.TruncateTo(hw)
+	}
+	if err != nil {
+		f.log.Error().Err(err).Str("partition", p.TP.String()).Msg("reset after out of range failed")
+		st.delayedUntil = time.Now().Add(time.Duration(f.m.cfg.BackoffMs) * time.Millisecond)
+		return
+	}
+	st.fetchOffset = p.Log.LogEndOffset()
+}
+
+// wholeBatches keeps the complete batches at the front of fetched records: a leader may
+// cut the last batch at the size limit, and followers, like clients, discard it. What
+// follows a corrupt batch is dropped too; the log's own checks refuse corrupt batches.
+func wholeBatches(b []byte) []byte {
+	n := 0
+	_ = protocol.IterateBatches(b, func(batch protocol.Batch) error {
+		n += len(batch)
+		return nil
+	})
+	return b[:n]
+}

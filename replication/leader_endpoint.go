@@ -1,0 +1,148 @@
+package replication
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gokafkad/gokafkad/protocol"
+)
+
+// LeaderEndpoint is a follower's connection to one leader broker, as Kafka's
+// RemoteLeaderEndPoint over a BrokerBlockingSender: one request in flight, versions
+// negotiated with ApiVersions once per connection, reconnect on any error.
+type LeaderEndpoint struct {
+	addr     string
+	clientID string
+	maxFrame int32
+
+	mu       sync.Mutex
+	nc       net.Conn
+	br       *bufio.Reader
+	corr     int32
+	versions map[int16]int16 // the leader's max version per key
+}
+
+// NewLeaderEndpoint returns an endpoint for the broker at addr (dialled lazily).
+// maxFrame bounds the response size (replica.fetch.response.max.bytes plus framing).
+func NewLeaderEndpoint(addr, clientID string, maxFrame int32) *LeaderEndpoint {
+	return &LeaderEndpoint{addr: addr, clientID: clientID, maxFrame: maxFrame}
+}
+
+// Close drops the connection.
+func (e *LeaderEndpoint) Close() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.closeLocked()
+}
+
+func (e *LeaderEndpoint) closeLocked() {
+	if e.nc != nil {
+		e.nc.Close()
+		e.nc, e.br, e.versions = nil, nil, nil
+	}
+}
+
+// errNoCommonVersion is returned when the leader does not serve a key we need.
+var errNoCommonVersion = errors.New("replication: leader does not serve the request's api")
+
+// Request sends req at the highest version both sides serve and returns the response.
+// Any failure closes the connection; the next call redials.
+func (e *LeaderEndpoint) Request(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.nc == nil {
+		if err := e.dialLocked(ctx); err != nil {
+			return nil, err
+		}
+	}
+	max, ok := e.versions[req.Key()]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", errNoCommonVersion, kmsg.NameForKey(req.Key()))
+	}
+	req.SetVersion(min(max, req.MaxVersion()))
+	resp, err := e.roundTripLocked(ctx, req)
+	if err != nil {
+		e.closeLocked()
+	}
+	return resp, err
+}
+
+func (e *LeaderEndpoint) dialLocked(ctx context.Context) error {
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", e.addr)
+	if err != nil {
+		return err
+	}
+	e.nc, e.br = nc, bufio.NewReaderSize(nc, 64<<10)
+	av := kmsg.NewPtrApiVersionsRequest()
+	av.SetVersion(3)
+	av.ClientSoftwareName, av.ClientSoftwareVersion = "gokafkad", "0"
+	resp, err := e.roundTripLocked(ctx, av)
+	if err != nil {
+		e.closeLocked()
+		return err
+	}
+	avr := resp.(*kmsg.ApiVersionsResponse)
+	if avr.ErrorCode != 0 {
+		e.closeLocked()
+		return fmt.Errorf("replication: ApiVersions to %s: error %d", e.addr, avr.ErrorCode)
+	}
+	e.versions = map[int16]int16{}
+	for _, k := range avr.ApiKeys {
+		e.versions[k.ApiKey] = k.MaxVersion
+	}
+	return nil
+}
+
+// roundTripLocked writes one request frame and reads its response. Lock should be held.
+func (e *LeaderEndpoint) roundTripLocked(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
+	if dl, ok := ctx.Deadline(); ok {
+		e.nc.SetDeadline(dl)
+	} else {
+		e.nc.SetDeadline(time.Time{})
+	}
+	e.corr++
+	corr := e.corr
+	buf := make([]byte, 4, 256)
+	buf = binary.BigEndian.AppendUint16(buf, uint16(req.Key()))
+	buf = binary.BigEndian.AppendUint16(buf, uint16(req.GetVersion()))
+	buf = binary.BigEndian.AppendUint32(buf, uint32(corr))
+	buf = binary.BigEndian.AppendUint16(buf, uint16(len(e.clientID)))
+	buf = append(buf, e.clientID...)
+	if req.IsFlexible() {
+		buf = append(buf, 0) // no header tags
+	}
+	buf = req.AppendTo(buf)
+	binary.BigEndian.PutUint32(buf, uint32(len(buf)-4))
+	if _, err := e.nc.Write(buf); err != nil {
+		return nil, err
+	}
+	frame, err := protocol.ReadFrame(e.br, e.maxFrame, nil)
+	if err != nil {
+		return nil, err
+	}
+	if len(frame) < 4 || int32(binary.BigEndian.Uint32(frame)) != corr {
+		return nil, fmt.Errorf("replication: response correlation id mismatch from %s", e.addr)
+	}
+	body := frame[4:]
+	resp := req.ResponseKind()
+	resp.SetVersion(req.GetVersion())
+	if resp.IsFlexible() && req.Key() != protocol.APIVersionsKey {
+		var err error
+		if body, err = protocol.SkipTags(body); err != nil {
+			return nil, err
+		}
+	}
+	if err := resp.ReadFrom(body); err != nil {
+		return nil, fmt.Errorf("replication: decoding %s response: %w", kmsg.NameForKey(req.Key()), err)
+	}
+	return resp, nil
+}

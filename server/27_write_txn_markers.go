@@ -1,0 +1,44 @@
+package server
+
+// WriteTxnMarkers: v1.
+//
+// Sent by a transaction coordinator to partition leaders: each marker is appended
+// (acks=all) to each of its partitions this broker leads, as Kafka's
+// handleWriteTxnMarkersRequest: NOT_LEADER_OR_FOLLOWER elsewhere,
+// UNKNOWN_TOPIC_OR_PARTITION for an unknown one, INVALID_PRODUCER_EPOCH /
+// TRANSACTION_COORDINATOR_FENCED from the producer state. A marker on
+// __consumer_offsets completes the group's transactional offsets.
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gokafkad/gokafkad/storage"
+)
+
+func handleWriteTxnMarkers(c *conn, r *request) error {
+	req := r.req.(*kmsg.WriteTxnMarkersRequest)
+	resp := kmsg.NewPtrWriteTxnMarkersResponse()
+	resp.SetVersion(req.Version)
+	// Each marker waits for its HW: not on the connection's read loop.
+	go func() {
+		for _, m := range req.Markers {
+			rm := kmsg.NewWriteTxnMarkersResponseMarker()
+			rm.ProducerID = m.ProducerID
+			for _, t := range m.Topics {
+				rt := kmsg.NewWriteTxnMarkersResponseMarkerTopic()
+				rt.Topic = t.Topic
+				for _, p := range t.Partitions {
+					rp := kmsg.NewWriteTxnMarkersResponseMarkerTopicPartition()
+					rp.Partition = p
+					rp.ErrorCode = c.b.writeTxnMarker(storage.TopicPartition{Topic: t.Topic, Partition: p},
+						m.ProducerID, m.ProducerEpoch, m.CoordinatorEpoch, m.Committed)
+					rt.Partitions = append(rt.Partitions, rp)
+				}
+				rm.Topics = append(rm.Topics, rt)
+			}
+			resp.Markers = append(resp.Markers, rm)
+		}
+		r.resp.finish(resp)
+	}()
+	return nil
+}

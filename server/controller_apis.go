@@ -1,0 +1,335 @@
+package server
+
+// The controller listener (controller.listener.names), as Kafka's ControllerApis. It
+// speaks Kafka's wire format with its own API table:
+//
+//	ApiVersions 0-4            what this listener serves
+//	Fetch 4-12                 __cluster_metadata partition 0 only: brokers follow the
+//	                           committed metadata log (see controller.ReadMetadata for
+//	                           the batch format); any other topic is
+//	                           UNKNOWN_TOPIC_OR_PARTITION
+//	CreateTopics 2-7, DeleteTopics 1-6, CreatePartitions 0-3, AlterConfigs 0-2,
+//	IncrementalAlterConfigs 0-1
+//	                           forwarded by brokers as the client sent them
+//	DescribeQuorum 0-2         the Raft quorum (kafka-metadata-quorum)
+//	AlterPartition 0-3         ISR changes from partition leaders
+//	DescribeCluster 1-2        endpoint type 2 (controllers): the voters, the active
+//	                           controller (KIP-919, --bootstrap-controller)
+//	BrokerRegistration 0-4, BrokerHeartbeat 0-1, AllocateProducerIds 0
+//
+// Off the active controller, writes answer NOT_CONTROLLER. Requests that wait for a
+// Raft commit run on their own goroutine; the connection's writer keeps answers in
+// request order.
+//
+// Raft messages between voters travel on the same listener as frames with the
+// private API key raftMessageKey (not in any ApiVersions answer): a v1 request
+// header (key 10000, version 0, correlation id, client id "raft-<node id>") and a
+// body that is a protobuf raftpb.Message. They get no answer (like an acks=0
+// produce). A client that sends that key to a broker listener is disconnected, as
+// for any unknown key.
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.etcd.io/raft/v3/raftpb"
+
+	"github.com/gokafkad/gokafkad/controller"
+	"github.com/gokafkad/gokafkad/protocol"
+)
+
+// raftMessageKey is the private API key of Raft messages on the controller listener.
+const raftMessageKey = 10000
+
+var controllerAPIs = newAPITable([]apiHandler{
+	{key: 1, min: 4, max: 12, handle: handleControllerFetch},
+	{key: 18, min: 0, max: 4, handle: handleAPIVersions},
+	{key: 19, min: 2, max: 7, handle: controllerHandler},
+	{key: 20, min: 1, max: 6, handle: controllerHandler},
+	{key: 33, min: 0, max: 2, handle: controllerHandler},
+	{key: 37, min: 0, max: 3, handle: controllerHandler},
+	{key: 44, min: 0, max: 1, handle: controllerHandler},
+	{key: 55, min: 0, max: 2, handle: controllerHandler},
+	{key: 56, min: 0, max: 3, handle: controllerHandler},
+	{key: 60, min: 1, max: 2, handle: handleControllerDescribeCluster},
+	{key: 62, min: 0, max: 4, handle: controllerHandler},
+	{key: 63, min: 0, max: 1, handle: controllerHandler},
+	{key: 67, min: 0, max: 0, handle: controllerHandler},
+})
+
+// controllerHandler runs a controller operation on its own goroutine.
+func controllerHandler(c *conn, r *request) error {
+	ctl := c.b.localCtl
+	go func() { r.resp.finish(handleControllerRequest(ctl, r.req)) }()
+	return nil
+}
+
+// handleControllerRequest carries out one controller request on ctl (from the
+// controller listener, or in-process from this node's broker).
+func handleControllerRequest(ctl *controller.Controller, req kmsg.Request) kmsg.Response {
+	switch r := req.(type) {
+	case *kmsg.BrokerRegistrationRequest:
+		return ctl.HandleBrokerRegistration(r)
+	case *kmsg.BrokerHeartbeatRequest:
+		return ctl.HandleBrokerHeartbeat(r)
+	case *kmsg.AlterPartitionRequest:
+		return ctl.HandleAlterPartition(r)
+	case *kmsg.DescribeQuorumRequest:
+		return describeQuorum(ctl, r)
+	}
+	if !ctl.IsActive() {
+		return notControllerResponse(req, kerr.NotController.Code)
+	}
+	switch r := req.(type) {
+	case *kmsg.CreateTopicsRequest:
+		return ctl.CreateTopics(r)
+	case *kmsg.DeleteTopicsRequest:
+		return ctl.DeleteTopics(r)
+	case *kmsg.CreatePartitionsRequest:
+		return ctl.CreatePartitions(r)
+	case *kmsg.AlterConfigsRequest:
+		return ctl.LegacyAlterConfigs(r)
+	case *kmsg.IncrementalAlterConfigsRequest:
+		return ctl.IncrementalAlterConfigs(r)
+	case *kmsg.AllocateProducerIDsRequest:
+		resp := kmsg.NewPtrAllocateProducerIDsResponse()
+		resp.SetVersion(r.Version)
+		if b, ok := ctl.Image().Brokers[r.BrokerID]; !ok || b.Epoch != r.BrokerEpoch {
+			resp.ErrorCode = kerr.StaleBrokerEpoch.Code
+			return resp
+		}
+		first, err := ctl.AllocateProducerIDs(r.BrokerID)
+		if err != nil {
+			resp.ErrorCode = kerr.NotController.Code
+			return resp
+		}
+		resp.ProducerIDStart, resp.ProducerIDLen = first, controller.ProducerIDBlockSize
+		return resp
+	}
+	return notControllerResponse(req, kerr.UnsupportedVersion.Code)
+}
+
+// notControllerResponse answers every item of req with code.
+func notControllerResponse(req kmsg.Request, code int16) kmsg.Response {
+	resp := req.ResponseKind()
+	resp.SetVersion(req.GetVersion())
+	switch r := req.(type) {
+	case *kmsg.CreateTopicsRequest:
+		out := resp.(*kmsg.CreateTopicsResponse)
+		for _, t := range r.Topics {
+			rt := kmsg.NewCreateTopicsResponseTopic()
+			rt.Topic, rt.ErrorCode, rt.NumPartitions, rt.ReplicationFactor = t.Topic, code, -1, -1
+			out.Topics = append(out.Topics, rt)
+		}
+	case *kmsg.DeleteTopicsRequest:
+		return controller.DeleteTopicsError(r, code)
+	case *kmsg.CreatePartitionsRequest:
+		out := resp.(*kmsg.CreatePartitionsResponse)
+		for _, t := range r.Topics {
+			rt := kmsg.NewCreatePartitionsResponseTopic()
+			rt.Topic, rt.ErrorCode = t.Topic, code
+			out.Topics = append(out.Topics, rt)
+		}
+	case *kmsg.AlterConfigsRequest:
+		out := resp.(*kmsg.AlterConfigsResponse)
+		for _, rr := range r.Resources {
+			o := kmsg.NewAlterConfigsResponseResource()
+			o.ResourceType, o.ResourceName, o.ErrorCode = rr.ResourceType, rr.ResourceName, code
+			out.Resources = append(out.Resources, o)
+		}
+	case *kmsg.IncrementalAlterConfigsRequest:
+		out := resp.(*kmsg.IncrementalAlterConfigsResponse)
+		for _, rr := range r.Resources {
+			o := kmsg.NewIncrementalAlterConfigsResponseResource()
+			o.ResourceType, o.ResourceName, o.ErrorCode = rr.ResourceType, rr.ResourceName, code
+			out.Resources = append(out.Resources, o)
+		}
+	case *kmsg.AllocateProducerIDsRequest:
+		resp.(*kmsg.AllocateProducerIDsResponse).ErrorCode = code
+	case *kmsg.DescribeQuorumRequest:
+		resp.(*kmsg.DescribeQuorumResponse).ErrorCode = code
+	case *kmsg.AlterPartitionRequest:
+		resp.(*kmsg.AlterPartitionResponse).ErrorCode = code
+	case *kmsg.BrokerHeartbeatRequest:
+		resp.(*kmsg.BrokerHeartbeatResponse).ErrorCode = code
+	case *kmsg.BrokerRegistrationRequest:
+		resp.(*kmsg.BrokerRegistrationResponse).ErrorCode = code
+	}
+	return resp
+}
+
+// describeQuorum answers DescribeQuorum (55) as Kafka's KafkaRaftClient does: only
+// __cluster_metadata partition 0 exists (UNKNOWN_TOPIC_OR_PARTITION otherwise); a
+// voter that is not the leader answers NOT_LEADER_OR_FOLLOWER for it.
+func describeQuorum(ctl *controller.Controller, req *kmsg.DescribeQuorumRequest) *kmsg.DescribeQuorumResponse {
+	resp := kmsg.NewPtrDescribeQuorumResponse()
+	resp.SetVersion(req.Version)
+	if len(req.Topics) != 1 || req.Topics[0].Topic != controller.MetadataTopic ||
+		len(req.Topics[0].Partitions) != 1 || req.Topics[0].Partitions[0].Partition != 0 {
+		resp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+		return resp
+	}
+	q := ctl.QuorumState()
+	rt := kmsg.NewDescribeQuorumResponseTopic()
+	rt.Topic = controller.MetadataTopic
+	rp := kmsg.NewDescribeQuorumResponseTopicPartition()
+	rp.LeaderID, rp.LeaderEpoch = q.LeaderID, int32(q.Term)
+	if !q.IsLeader {
+		rp.ErrorCode = kerr.NotLeaderForPartition.Code
+	} else {
+		now := time.Now().UnixMilli()
+		rp.HighWatermark = q.HighWatermark
+		voters := map[int32]bool{}
+		for _, v := range q.Voters {
+			voters[v.ID] = true
+			s := kmsg.NewDescribeQuorumResponseTopicPartitionReplicaState()
+			s.ReplicaID, s.LogEndOffset = v.ID, v.LogEndOffset
+			s.LastFetchTimestamp, s.LastCaughtUpTimestamp = -1, -1
+			if v.Active {
+				s.LastFetchTimestamp = now
+				if v.LogEndOffset >= q.HighWatermark {
+					s.LastCaughtUpTimestamp = now
+				}
+			}
+			rp.CurrentVoters = append(rp.CurrentVoters, s)
+		}
+		img := ctl.Image()
+		offsets := ctl.BrokerMetadataOffsets()
+		for _, b := range img.SortedBrokers() {
+			if voters[b.ID] || b.Fenced {
+				continue
+			}
+			s := kmsg.NewDescribeQuorumResponseTopicPartitionReplicaState()
+			s.ReplicaID, s.LogEndOffset = b.ID, -1
+			if o, ok := offsets[b.ID]; ok {
+				s.LogEndOffset = o + 1
+			}
+			s.LastFetchTimestamp, s.LastCaughtUpTimestamp = now, -1
+			rp.Observers = append(rp.Observers, s)
+		}
+	}
+	rt.Partitions = append(rt.Partitions, rp)
+	resp.Topics = append(resp.Topics, rt)
+	if req.Version >= 2 {
+		for _, v := range ctl.Voters() {
+			n := kmsg.NewDescribeQuorumResponseNode()
+			n.NodeID = v.ID
+			if host, port, ok := splitHostPort(v.Addr); ok {
+				l := kmsg.NewDescribeQuorumResponseNodeListener()
+				l.Name, l.Host, l.Port = "CONTROLLER", host, uint16(port)
+				n.Listeners = append(n.Listeners, l)
+			}
+			resp.Nodes = append(resp.Nodes, n)
+		}
+	}
+	return resp
+}
+
+// handleControllerFetch serves Fetch of __cluster_metadata partition 0 from the
+// committed metadata log, long-polling up to max_wait_ms when the broker is caught up.
+func handleControllerFetch(c *conn, r *request) error {
+	req := r.req.(*kmsg.FetchRequest)
+	ctl := c.b.localCtl
+	go func() {
+		resp := kmsg.NewPtrFetchResponse()
+		resp.SetVersion(req.Version)
+		wait := time.Duration(req.MaxWaitMillis) * time.Millisecond
+		for _, t := range req.Topics {
+			rt := kmsg.NewFetchResponseTopic()
+			rt.Topic, rt.TopicID = t.Topic, t.TopicID
+			for _, p := range t.Partitions {
+				rp := kmsg.NewFetchResponseTopicPartition()
+				rp.Partition = p.Partition
+				rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = -1, -1, -1
+				if t.Topic != controller.MetadataTopic || p.Partition != 0 {
+					rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+					rt.Partitions = append(rt.Partitions, rp)
+					continue
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), min(wait, 10*time.Second))
+				recs, hw, err := ctl.ReadMetadata(ctx, p.FetchOffset, int(max(p.PartitionMaxBytes, 1<<20)))
+				cancel()
+				if err != nil {
+					rp.ErrorCode = kerr.UnknownServerError.Code
+				}
+				rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = hw, hw, 0
+				rp.RecordBatches = recs
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		r.resp.finish(resp)
+	}()
+	return nil
+}
+
+// handleControllerDescribeCluster answers DescribeCluster on the controller listener
+// (KIP-919): endpoint type 2 lists the voters and the active controller; type 1 is
+// MISMATCHED_ENDPOINT_TYPE.
+func handleControllerDescribeCluster(c *conn, r *request) error {
+	req := r.req.(*kmsg.DescribeClusterRequest)
+	resp := kmsg.NewPtrDescribeClusterResponse()
+	resp.SetVersion(req.Version)
+	ctl := c.b.localCtl
+	switch req.EndpointType {
+	case endpointControllers:
+	case endpointBrokers:
+		msg := "The request was sent to an endpoint of type CONTROLLER, but we wanted an endpoint of type BROKER"
+		resp.ErrorCode, resp.ErrorMessage = kerr.MismatchedEndpointType.Code, &msg
+		r.resp.finish(resp)
+		return nil
+	default:
+		msg := "Unsupported endpoint type"
+		resp.ErrorCode, resp.ErrorMessage = kerr.UnsupportedEndpointType.Code, &msg
+		r.resp.finish(resp)
+		return nil
+	}
+	resp.EndpointType = endpointControllers
+	resp.ClusterID = ctl.Image().ClusterID
+	resp.ControllerID = ctl.LeaderID()
+	resp.ClusterAuthorizedOperations = authorizedOpsOmitted
+	if req.IncludeClusterAuthorizedOperations {
+		resp.ClusterAuthorizedOperations = clusterAuthorizedOps
+	}
+	for _, v := range ctl.Voters() {
+		b := kmsg.NewDescribeClusterResponseBroker()
+		b.NodeID = v.ID
+		if host, port, ok := splitHostPort(v.Addr); ok {
+			b.Host, b.Port = host, int32(port)
+		}
+		resp.Brokers = append(resp.Brokers, b)
+	}
+	r.resp.finish(resp)
+	return nil
+}
+
+// stepRaftMessage delivers a Raft message frame to the local controller. A frame that
+// does not decode closes the connection.
+func (c *conn) stepRaftMessage(frame []byte) error {
+	if len(frame) < 10 {
+		return protocol.ErrShortHeader
+	}
+	body := frame[10:]
+	if n := int16(binary.BigEndian.Uint16(frame[8:])); n > 0 {
+		if len(body) < int(n) {
+			return protocol.ErrShortHeader
+		}
+		body = body[n:]
+	}
+	var m raftpb.Message
+	if err := m.Unmarshal(body); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	// A message Raft cannot take now is dropped (it retries); one that is not for this
+	// quorum member closes the connection.
+	if err := c.b.localCtl.Step(ctx, m); errors.Is(err, controller.ErrBadRaftMessage) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,138 @@
+package server
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/rs/zerolog"
+	"go.etcd.io/raft/v3/raftpb"
+
+	"github.com/gokafkad/gokafkad/controller"
+)
+
+// raftTransport carries Raft messages to the other voters over their controller
+// listeners: one TCP connection per peer, written by one goroutine that drains a
+// bounded queue. Each message is a frame with the private key raftMessageKey (see
+// controller_apis.go); nothing is answered. When the queue is full or the peer
+// cannot be reached, messages are dropped and Raft is told (ReportUnreachable,
+// ReportSnapshot): it retries on its own schedule.
+type raftTransport struct {
+	self  int32
+	peers map[uint64]*raftPeer
+	log   zerolog.Logger
+	ctl   *controller.Controller // set before the first Send
+	quit  chan struct{}
+}
+
+type raftPeer struct {
+	t    *raftTransport
+	id   int32
+	addr string
+	q    chan raftpb.Message
+}
+
+func newRaftTransport(self int32, voters []controller.Voter, log zerolog.Logger) *raftTransport {
+	t := &raftTransport{self: self, peers: map[uint64]*raftPeer{}, log: log, quit: make(chan struct{})}
+	for _, v := range voters {
+		if v.ID == self {
+			continue
+		}
+		p := &raftPeer{t: t, id: v.ID, addr: v.Addr, q: make(chan raftpb.Message, 4096)}
+		t.peers[uint64(v.ID)+1] = p
+		go p.loop()
+	}
+	return t
+}
+
+// Send queues msgs for their peers without blocking.
+func (t *raftTransport) Send(msgs []raftpb.Message) {
+	for _, m := range msgs {
+		p := t.peers[m.To]
+		if p == nil {
+			continue
+		}
+		select {
+		case p.q <- m:
+		default:
+			t.report(p, m, false)
+		}
+	}
+}
+
+func (t *raftTransport) report(p *raftPeer, m raftpb.Message, ok bool) {
+	if t.ctl == nil {
+		return
+	}
+	if m.Type == raftpb.MsgSnap {
+		t.ctl.ReportSnapshot(p.id, ok)
+	}
+	if !ok {
+		t.ctl.ReportUnreachable(p.id)
+	}
+}
+
+func (t *raftTransport) close() { close(t.quit) }
+
+func (p *raftPeer) loop() {
+	var nc net.Conn
+	var bw *bufio.Writer
+	var buf []byte
+	var corr int32
+	clientID := fmt.Sprintf("raft-%d", p.t.self)
+	defer func() {
+		if nc != nil {
+			nc.Close()
+		}
+	}()
+	for {
+		var m raftpb.Message
+		select {
+		case <-p.t.quit:
+			return
+		case m = <-p.q:
+		}
+		if nc == nil {
+			c, err := net.DialTimeout("tcp", p.addr, 500*time.Millisecond)
+			if err != nil {
+				p.t.report(p, m, false)
+				continue
+			}
+			nc, bw = c, bufio.NewWriterSize(c, 256<<10)
+		}
+		body, err := m.Marshal()
+		if err != nil {
+			continue
+		}
+		corr++
+		buf = appendRaftFrame(buf[:0], corr, clientID, body)
+		nc.SetWriteDeadline(time.Now().Add(5 * time.Second))
+		_, err = bw.Write(buf)
+		if err == nil && len(p.q) == 0 {
+			err = bw.Flush()
+		}
+		if err != nil {
+			p.t.log.Debug().Err(err).Int32("peer", p.id).Msg("raft message not delivered")
+			nc.Close()
+			nc = nil
+			p.t.report(p, m, false)
+			continue
+		}
+		if m.Type == raftpb.MsgSnap {
+			p.t.report(p, m, true)
+		}
+	}
+}
+
+// appendRaftFrame appends a frame: size, request header v1 (raftMessageKey, version
+// 0, corr, client id), then the protobuf message.
+func appendRaftFrame(dst []byte, corr int32, clientID string, body []byte) []byte {
+	n := 2 + 2 + 4 + 2 + len(clientID) + len(body)
+	dst = append(dst, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+	dst = append(dst, byte(raftMessageKey>>8), byte(raftMessageKey&0xff), 0, 0)
+	dst = append(dst, byte(corr>>24), byte(corr>>16), byte(corr>>8), byte(corr))
+	dst = append(dst, byte(len(clientID)>>8), byte(len(clientID)))
+	dst = append(dst, clientID...)
+	return append(dst, body...)
+}
