@@ -62,14 +62,16 @@ func confluentScenario() scenario {
 					return r.Error
 				}
 			}
-			md, err := a.GetMetadata(&topic, false, 10000)
-			if err != nil {
-				return err
-			}
-			if n := len(md.Topics[topic].Partitions); n != 3 {
-				return fmt.Errorf("metadata shows %d partitions, want 3", n)
-			}
-			return nil
+			return eventually(ctx, func() error {
+				md, err := a.GetMetadata(&topic, false, 10000)
+				if err != nil {
+					return err
+				}
+				if n := len(md.Topics[topic].Partitions); n != 3 {
+					return fmt.Errorf("metadata shows %d partitions, want 3", n)
+				}
+				return nil
+			})
 		},
 		produce: func(ctx context.Context, codec string, keys []string) error {
 			return produceWith(kafka.ConfigMap{"compression.type": codec, "enable.idempotence": false}, keys)

@@ -33,14 +33,16 @@ func kafkaGo() scenario {
 					return fmt.Errorf("%s: %w", t, e)
 				}
 			}
-			md, err := cl.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
-			if err != nil {
-				return err
-			}
-			if len(md.Topics) != 1 || len(md.Topics[0].Partitions) != 3 {
-				return fmt.Errorf("metadata %+v, want 3 partitions", md.Topics)
-			}
-			return nil
+			return eventually(ctx, func() error {
+				md, err := cl.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
+				if err != nil {
+					return err
+				}
+				if len(md.Topics) != 1 || len(md.Topics[0].Partitions) != 3 {
+					return fmt.Errorf("metadata %+v, want 3 partitions", md.Topics)
+				}
+				return nil
+			})
 		},
 		produce: func(ctx context.Context, codec string, keys []string) error {
 			w := &kafka.Writer{Addr: kafka.TCP(bootstrap), Topic: topic, RequiredAcks: kafka.RequireAll,

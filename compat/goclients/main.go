@@ -220,3 +220,17 @@ func head(s []string) []string {
 	}
 	return s
 }
+
+// eventually retries check every 200ms for up to 10s: a topic just created may take a
+// moment to show in a broker's metadata (the reference Kafka answers CreateTopics
+// before its metadata cache has the topic).
+func eventually(ctx context.Context, check func() error) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := check()
+		if err == nil || time.Now().After(deadline) || ctx.Err() != nil {
+			return err
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
