@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -31,6 +32,14 @@ func run(args []string) error {
 	cfg, err := loadConfig(args, logger)
 	if err != nil {
 		return err
+	}
+	if path := os.Getenv("GOKAFKAD_CPUPROFILE"); path != "" {
+		stop, err := startCPUProfile(path)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		logger.Info().Str("path", path).Msg("writing a CPU profile until shutdown")
 	}
 	b, err := server.Start(cfg)
 	if err != nil {
@@ -58,4 +67,18 @@ func newLogger() zerolog.Logger {
 		w = zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: "15:04:05.000"})
 	}
 	return w.Level(level).With().Timestamp().Logger()
+}
+
+// startCPUProfile profiles the whole process into path until the returned stop is called
+// (at shutdown), for `make bench -pprof` and for anyone chasing where time goes.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
