@@ -32,14 +32,16 @@ fuzz:
 	  done; \
 	done
 
-## bench: produce/consume throughput, latency, start-up time and memory
+## bench: gokafkad and Apache Kafka side by side (throughput, latency, start-up, memory);
+## writes BENCHMARKS.md, bench/results/raw.txt and the README's bench block (needs Java 17+
+## and Maven for Kafka's jars; BENCHARGS=-kafka=false measures gokafkad alone, writing nothing)
 bench: build
-	cd bench && $(GO) run . -bin ../bin/gokafkad $(BENCHARGS)
+	cd bench && $(GO) run . -bin ../bin/gokafkad $(if $(filter -kafka=false,$(BENCHARGS)),,-out ../BENCHMARKS.md -readme ../README.md) $(BENCHARGS)
 
 ## compat: Kafka's CLI tools and stock clients against gokafkad and a reference Apache
 ## Kafka, side by side; writes COMPATIBILITY.md (needs Java 17+, Maven, kcat, node, python3)
 compat:
-	cd compat && $(GO) run . -repo .. -out ../COMPATIBILITY.md $(COMPATARGS)
+	cd compat && $(GO) run . -repo .. -out ../COMPATIBILITY.md -readme ../README.md $(COMPATARGS)
 
 clean:
 	rm -rf bin

@@ -1,40 +1,49 @@
-// Command bench measures gokafkad on this machine: produce and consume throughput with
-// franz-go (random values, no compression), produce latency, time from process start
-// to the first acknowledged produce, and resident memory idle and under load. It runs
-// the same producer against franz-go's in-memory kfake for comparison.
+// Command bench measures gokafkad and Apache Kafka side by side on this machine and
+// writes BENCHMARKS.md: produce and consume throughput with a franz-go driver and with
+// Kafka's own kafka-producer-perf-test / kafka-consumer-perf-test, produce and
+// end-to-end latency at half the lower peak, time from process start to the first
+// acknowledged produce, and resident memory idle and under load — for a single node
+// and for three brokers with replication factor 3, min.insync.replicas=2, acks=all.
 //
-//	go run ./bench [-records N] [-size BYTES] [-bin path/to/gokafkad]
+//	go run ./bench [-records N] [-size BYTES] [-bin path/to/gokafkad] [-kafka=false]
+//
+// Apache Kafka's jars come from Maven Central (compat/kafka/pom.xml) into the cache
+// make compat uses.
 package main
 
 import (
 	"context"
-	"crypto/rand"
 	"flag"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
-	"strconv"
-	"strings"
 	"sync"
-	"sync/atomic"
-	"syscall"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 var (
-	records = flag.Int("records", 200000, "records per produce run")
-	size    = flag.Int("size", 1024, "value size in bytes")
-	bin     = flag.String("bin", "bin/gokafkad", "gokafkad binary")
-	starts  = flag.Int("starts", 5, "start-up measurements")
+	records      = flag.Int("records", 200000, "records per produce run")
+	size         = flag.Int("size", 1024, "value size in bytes")
+	partitions   = flag.Int("partitions", 3, "partitions per topic")
+	binFlag      = flag.String("bin", "../bin/gokafkad", "gokafkad binary")
+	repoFlag     = flag.String("repo", "..", "the gokafkad repository (for compat/kafka/pom.xml)")
+	cacheFlag    = flag.String("cache", "", "cache for Kafka's jars (default ~/.cache/gokafkad-compat)")
+	kafkaVersion = flag.String("kafka-version", "4.4.0", "Apache Kafka version to compare with")
+	withKafka    = flag.Bool("kafka", true, "measure Apache Kafka too (false: gokafkad only)")
+	starts       = flag.Int("starts", 5, "start-up measurements for gokafkad")
+	kafkaStarts  = flag.Int("kafka-starts", 3, "start-up measurements for Apache Kafka")
+	only         = flag.String("only", "", "run one scenario: single or three")
+	outFlag      = flag.String("out", "", "write BENCHMARKS.md here (and results/raw.txt next to bench/)")
+	readmeFlag   = flag.String("readme", "", "update the bench block of this README")
+	pprofDir     = flag.String("pprof", "", "write gokafkad CPU profiles (one per node and scenario) into this directory")
+	keep         = flag.Bool("keep", false, "keep the brokers' data and logs")
 )
+
+var gokafkadBin string
 
 func main() {
 	flag.Parse()
@@ -44,441 +53,433 @@ func main() {
 	}
 }
 
-type result struct {
-	name  string
-	value string
+var (
+	rawMu   sync.Mutex
+	rawFile *os.File
+)
+
+// raw appends to results/raw.txt: every tool's output and every result line.
+func raw(format string, args ...any) {
+	rawMu.Lock()
+	defer rawMu.Unlock()
+	if rawFile != nil {
+		fmt.Fprintf(rawFile, "%s "+format+"\n", append([]any{time.Now().UTC().Format("15:04:05.000")}, args...)...)
+	}
+}
+
+func progress(format string, args ...any) {
+	fmt.Printf(format+"\n", args...)
 }
 
 func run() error {
-	var out []result
-	add := func(n, v string) {
-		out = append(out, result{n, v})
-		fmt.Printf("%-44s %s\n", n, v)
+	var err error
+	if gokafkadBin, err = filepath.Abs(*binFlag); err != nil {
+		return err
 	}
-	fmt.Printf("machine: %d cores; records=%d value=%dB, no compression\n\n", numCPU(), *records, *size)
-
-	// Start-up: process start to first acknowledged produce.
-	var startDurs []time.Duration
-	var idleRSS int64
-	for i := 0; i < *starts; i++ {
-		p, d, err := startAndProduce()
-		if err != nil {
+	repo, err := filepath.Abs(*repoFlag)
+	if err != nil {
+		return err
+	}
+	work, err := os.MkdirTemp("", "gokafkad-bench")
+	if err != nil {
+		return err
+	}
+	if !*keep {
+		defer os.RemoveAll(work)
+	} else {
+		progress("work directory: %s", work)
+	}
+	rawPath := filepath.Join(work, "raw.txt")
+	if *outFlag != "" {
+		rawPath = filepath.Join(repo, "bench", "results", "raw.txt")
+		if err := os.MkdirAll(filepath.Dir(rawPath), 0o755); err != nil {
 			return err
 		}
-		startDurs = append(startDurs, d)
-		if i == *starts-1 {
-			idleRSS = rssKB(p.cmd.Process.Pid)
-		}
-		p.stop()
 	}
-	sort.Slice(startDurs, func(i, j int) bool { return startDurs[i] < startDurs[j] })
-	add("start to first ack (median of "+strconv.Itoa(*starts)+")", fmt.Sprintf("%.1f ms", ms(startDurs[len(startDurs)/2])))
-	add("idle RSS after first produce", fmt.Sprintf("%.1f MB", float64(idleRSS)/1024))
-
-	p, _, err := startAndProduce()
-	if err != nil {
+	if rawFile, err = os.Create(rawPath); err != nil {
 		return err
 	}
-	defer p.stop()
-	for _, acks := range []struct {
-		name string
-		acks kgo.Acks
-	}{{"1", kgo.LeaderAck()}, {"all", kgo.AllISRAcks()}} {
-		var peak atomic.Int64
-		stop := sampleRSS(p.cmd.Process.Pid, &peak)
-		r, err := produce(p.addr, "bench-acks-"+acks.name, acks.acks)
-		stop()
-		if err != nil {
+	defer rawFile.Close()
+	if *pprofDir != "" {
+		if *pprofDir, err = filepath.Abs(*pprofDir); err != nil {
 			return err
 		}
-		add("gokafkad produce acks="+acks.name, r.String())
-		add("gokafkad RSS peak during produce acks="+acks.name, fmt.Sprintf("%.1f MB", float64(peak.Load())/1024))
+		if err := os.MkdirAll(*pprofDir, 0o755); err != nil {
+			return err
+		}
 	}
-	cr, err := consume(p.addr, "bench-acks-1")
-	if err != nil {
-		return err
-	}
-	add("gokafkad consume", cr)
 
-	// Three brokers (and one controller): replication factor 3, min.insync.replicas=2,
-	// acks=all, idempotent producer.
-	cl3, err := startCluster3()
-	if err != nil {
-		return err
+	ctx := context.Background()
+	kinds := []string{gokafkad}
+	if *withKafka {
+		cache := *cacheFlag
+		if cache == "" {
+			base, err := os.UserCacheDir()
+			if err != nil {
+				return err
+			}
+			cache = filepath.Join(base, "gokafkad-compat")
+		}
+		if err := fetchKafka(ctx, repo, cache, *kafkaVersion); err != nil {
+			return err
+		}
+		kinds = append(kinds, kafka)
 	}
-	r3, err := produce(cl3.seeds, "bench-rf3", kgo.AllISRAcks())
-	if err != nil {
-		cl3.stop()
-		return err
-	}
-	add("gokafkad 3 brokers RF3 min ISR 2 acks=all", r3.String())
-	usable, election, err := cl3.controlPlane()
-	cl3.stop()
-	if err != nil {
-		return err
-	}
-	add("topic created → led on every broker", fmt.Sprintf("%.1f ms", ms(usable)))
-	add("leader killed → new leader in metadata", fmt.Sprintf("%.0f ms (broker.session.timeout.ms 9000 + heartbeat 2000)", ms(election)))
+	raw("machine: %s", machine())
+	raw("settings: records=%d size=%d partitions=%d", *records, *size, *partitions)
+	progress("%s\nrecords=%d value=%dB partitions=%d, no compression\n", machine(), *records, *size, *partitions)
 
-	// kfake, in memory, same producer.
-	kf, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "bench-acks-1"))
-	if err != nil {
-		return err
+	b := &bench{rep: &report{}, kinds: kinds, work: work}
+	began := time.Now()
+	if *only == "" || *only == "single" {
+		if err := b.startup(); err != nil {
+			return err
+		}
+		if err := b.single(); err != nil {
+			return err
+		}
+		if err := b.kfake(); err != nil {
+			return err
+		}
 	}
-	r, err := produce(kf.ListenAddrs()[0], "bench-acks-1", kgo.LeaderAck())
-	kf.Close()
-	if err != nil {
-		return err
+	if *only == "" || *only == "three" {
+		if err := b.three(); err != nil {
+			return err
+		}
 	}
-	add("kfake (in memory) produce acks=1", r.String())
+	if *outFlag != "" {
+		if err := os.WriteFile(*outFlag, []byte(b.rep.markdown(time.Since(began))), 0o644); err != nil {
+			return err
+		}
+		progress("wrote %s and %s", *outFlag, rawPath)
+	}
+	if *readmeFlag != "" {
+		if err := replaceBlock(*readmeFlag, "bench", b.rep.headline()); err != nil {
+			return err
+		}
+		progress("updated %s", *readmeFlag)
+	}
 	return nil
 }
 
-type proc struct {
-	cmd  *exec.Cmd
-	addr string
-	dir  string
+type bench struct {
+	rep   *report
+	kinds []string
+	work  string
+	seq   int
 }
 
-func (p *proc) stop() {
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	p.cmd.Wait()
-	os.RemoveAll(p.dir)
+func (b *bench) launcher(kind, scenario string) launcher {
+	l := launcher{kind: kind}
+	if kind == gokafkad && *pprofDir != "" {
+		l.profile = filepath.Join(*pprofDir, scenario)
+	}
+	return l
 }
 
-func freePort() int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+func (b *bench) dir(name string) string {
+	b.seq++
+	return filepath.Join(b.work, fmt.Sprintf("%02d-%s", b.seq, name))
 }
 
-// startAndProduce starts gokafkad and returns once one record is acknowledged, with
-// the time that took from exec. The client does not linger (franz-go waits 10 ms by
-// default to batch), so the figure is the broker's.
-func startAndProduce() (*proc, time.Duration, error) {
-	dir, err := os.MkdirTemp("", "gokafkad-bench")
-	if err != nil {
-		return nil, 0, err
-	}
-	port, cport := freePort(), freePort()
-	props := fmt.Sprintf(`process.roles=broker,controller
-node.id=1
-listeners=PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d
-advertised.listeners=PLAINTEXT://127.0.0.1:%d
-controller.listener.names=CONTROLLER
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
-controller.quorum.voters=1@127.0.0.1:%d
-log.dirs=%s
-`, port, cport, port, cport, filepath.Join(dir, "data"))
-	if err := os.WriteFile(filepath.Join(dir, "server.properties"), []byte(props), 0o644); err != nil {
-		return nil, 0, err
-	}
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.AllowAutoTopicCreation(), kgo.ProducerLinger(0),
-		kgo.RetryBackoffFn(func(int) time.Duration { return time.Millisecond }))
-	if err != nil {
-		return nil, 0, err
-	}
-	defer cl.Close()
-	cmd := exec.Command(*bin, filepath.Join(dir, "server.properties"))
-	t0 := time.Now()
-	if err := cmd.Start(); err != nil {
-		return nil, 0, err
-	}
-	p := &proc{cmd: cmd, addr: addr, dir: dir}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	// Wait for the port first so the client's own reconnect backoff does not count.
-	for {
-		c, err := net.DialTimeout("tcp", addr, 50*time.Millisecond)
-		if err == nil {
-			c.Close()
-			break
-		}
-		if ctx.Err() != nil {
-			p.stop()
-			return nil, 0, fmt.Errorf("gokafkad did not listen: %v", err)
-		}
-		time.Sleep(200 * time.Microsecond)
-	}
-	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "first", Value: []byte("x")}).FirstErr(); err != nil {
-		p.stop()
-		return nil, 0, err
-	}
-	return p, time.Since(t0), nil
-}
+const (
+	groupStart  = "Start-up and memory (one combined node)"
+	groupSingle = "Single node (one combined broker and controller, replication factor 1)"
+	groupThree  = "Three brokers (and one controller), replication factor 3, min.insync.replicas=2, acks=all, idempotent producer"
+)
 
-type prodResult struct {
-	mbps          float64
-	recsPerSec    float64
-	p50, p99, max time.Duration
-}
-
-func (r prodResult) String() string {
-	return fmt.Sprintf("%7.1f MB/s %9.0f rec/s  p50 %.2f ms  p99 %.2f ms", r.mbps, r.recsPerSec, ms(r.p50), ms(r.p99))
-}
-
-func produce(addr, topic string, acks kgo.Acks) (prodResult, error) {
-	opts := []kgo.Opt{kgo.SeedBrokers(strings.Split(addr, ",")...), kgo.AllowAutoTopicCreation(), kgo.RequiredAcks(acks),
-		kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.MaxBufferedRecords(100000), kgo.DefaultProduceTopic(topic)}
-	if acks != kgo.AllISRAcks() {
-		opts = append(opts, kgo.DisableIdempotentWrite())
-	}
-	cl, err := kgo.NewClient(opts...)
-	if err != nil {
-		return prodResult{}, err
-	}
-	defer cl.Close()
-	ctx := context.Background()
-	// Warm up: metadata and connections.
-	if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("warm")}).FirstErr(); err != nil {
-		return prodResult{}, err
-	}
-	values := make([][]byte, 1024)
-	for i := range values {
-		values[i] = make([]byte, *size)
-		rand.Read(values[i])
-	}
-	lat := make([]time.Duration, *records)
-	var wg sync.WaitGroup
-	var firstErr atomic.Value
-	wg.Add(*records)
-	start := time.Now()
-	for i := 0; i < *records; i++ {
-		t := time.Now()
-		i := i
-		cl.Produce(ctx, &kgo.Record{Value: values[i%len(values)]}, func(_ *kgo.Record, err error) {
-			lat[i] = time.Since(t)
+// startup measures exec to first acknowledged produce, alternating the brokers, and
+// resident memory a few seconds after the last start.
+func (b *bench) startup() error {
+	counts := map[string]int{gokafkad: *starts, kafka: *kafkaStarts}
+	durs := map[string][]time.Duration{}
+	for i := 0; i < max(*starts, *kafkaStarts); i++ {
+		for _, kind := range b.kinds {
+			if i >= counts[kind] {
+				continue
+			}
+			c, d, err := startToFirstAck(b.launcher(kind, "startup"), b.dir(kind+"-start"))
 			if err != nil {
-				firstErr.CompareAndSwap(nil, err)
+				return err
 			}
-			wg.Done()
-		})
-	}
-	wg.Wait()
-	el := time.Since(start)
-	if e, _ := firstErr.Load().(error); e != nil {
-		return prodResult{}, e
-	}
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	n := float64(*records)
-	return prodResult{
-		mbps:       n * float64(*size) / el.Seconds() / 1e6,
-		recsPerSec: n / el.Seconds(),
-		p50:        lat[len(lat)/2], p99: lat[len(lat)*99/100], max: lat[len(lat)-1],
-	}, nil
-}
-
-func consume(addr, topic string) (string, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxBytes(64<<20))
-	if err != nil {
-		return "", err
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	want := *records + 1
-	got, bytes := 0, 0
-	start := time.Now()
-	for got < want {
-		fs := cl.PollFetches(ctx)
-		if ctx.Err() != nil {
-			return "", fmt.Errorf("consumed %d of %d: %v", got, want, ctx.Err())
-		}
-		if errs := fs.Errors(); len(errs) > 0 {
-			return "", errs[0].Err
-		}
-		fs.EachRecord(func(r *kgo.Record) { got++; bytes += len(r.Value) })
-	}
-	el := time.Since(start)
-	return fmt.Sprintf("%7.1f MB/s %9.0f rec/s", float64(bytes)/el.Seconds()/1e6, float64(got)/el.Seconds()), nil
-}
-
-func sampleRSS(pid int, peak *atomic.Int64) (stop func()) {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(50 * time.Millisecond)
-		defer t.Stop()
-		for {
-			if r := rssKB(pid); r > peak.Load() {
-				peak.Store(r)
+			raw("%s start %d: first ack after %.1f ms", kind, i+1, ms(d))
+			durs[kind] = append(durs[kind], d)
+			if i == counts[kind]-1 {
+				// Idle: give the process a moment to settle after its first request.
+				time.Sleep(3 * time.Second)
+				b.rep.set(groupStart, "resident memory, idle after the first produce", "MB", true, true, kind, rssMB(c.brokers[0].pid()))
 			}
-			select {
-			case <-done:
-				return
-			case <-t.C:
+			c.stop()
+		}
+	}
+	for _, kind := range b.kinds {
+		d := durs[kind]
+		sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+		name := fmt.Sprintf("process start to first acknowledged produce (median of %d starts of gokafkad, %d of Kafka)", *starts, *kafkaStarts)
+		b.rep.set(groupStart, name, "ms", true, true, kind, ms(d[len(d)/2]))
+	}
+	return nil
+}
+
+// startAll starts one deployment per broker kind.
+func (b *bench) startAll(scenario string, start func(launcher, string) (*cluster, error)) (map[string]*cluster, error) {
+	cs := map[string]*cluster{}
+	for _, kind := range b.kinds {
+		progress("starting %s (%s)", kind, scenario)
+		c, err := start(b.launcher(kind, scenario), b.dir(kind+"-"+scenario))
+		if err != nil {
+			for _, c := range cs {
+				c.stop()
 			}
+			return nil, err
 		}
-	}()
-	return func() { close(done); wg.Wait() }
-}
-
-func rssKB(pid int) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "VmRSS:") {
-			f := strings.Fields(l)
-			v, _ := strconv.ParseInt(f[1], 10, 64)
-			return v
+		cs[kind] = c
+		// Warm up (not measured): a JVM compiles its hot paths in the first seconds of
+		// load, and the first measurement should not pay for that.
+		t := "bench-warmup"
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		err = createTopic(ctx, c, t, int16(len(c.brokers)))
+		cancel()
+		if err == nil {
+			_, err = franzProduce(c, t, kgo.AllISRAcks(), *records/2, 0)
+		}
+		if err == nil {
+			_, err = franzConsume(c, t, *records/2+1)
+		}
+		if err != nil {
+			stopAll(cs)
+			return nil, fmt.Errorf("%s warm-up: %w", kind, err)
 		}
 	}
-	return 0
+	return cs, nil
 }
 
-func numCPU() int {
-	b, _ := os.ReadFile("/proc/cpuinfo")
-	return strings.Count(string(b), "processor\t:")
-}
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-// cluster3 is one controller and three brokers as processes.
-type cluster3 struct {
-	procs []*exec.Cmd
-	dir   string
-	seeds string
-}
-
-func (c *cluster3) stop() {
-	for _, p := range c.procs {
-		p.Process.Signal(syscall.SIGTERM)
-	}
-	for _, p := range c.procs {
-		p.Wait()
-	}
-	os.RemoveAll(c.dir)
-}
-
-// startCluster3 starts node 100 as the controller and brokers 1..3, with
-// default.replication.factor=3 and min.insync.replicas=2, and waits until a
-// replicated topic can be written.
-func startCluster3() (*cluster3, error) {
-	dir, err := os.MkdirTemp("", "gokafkad-bench3")
-	if err != nil {
-		return nil, err
-	}
-	c := &cluster3{dir: dir}
-	cport := freePort()
-	voters := fmt.Sprintf("100@127.0.0.1:%d", cport)
-	var seeds []string
-	start := func(id int, props string) error {
-		path := filepath.Join(dir, fmt.Sprintf("node-%d.properties", id))
-		common := fmt.Sprintf("node.id=%d\ncontroller.quorum.voters=%s\ncontroller.listener.names=CONTROLLER\nlistener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT\nlog.dirs=%s\ndefault.replication.factor=3\nmin.insync.replicas=2\n",
-			id, voters, filepath.Join(dir, fmt.Sprintf("data-%d", id)))
-		if err := os.WriteFile(path, []byte(common+props), 0o644); err != nil {
-			return err
-		}
-		cmd := exec.Command(*bin, path)
-		if err := cmd.Start(); err != nil {
-			return err
-		}
-		c.procs = append(c.procs, cmd)
-		return nil
-	}
-	if err := start(100, fmt.Sprintf("process.roles=controller\nlisteners=CONTROLLER://127.0.0.1:%d\n", cport)); err != nil {
+func stopAll(cs map[string]*cluster) {
+	for _, c := range cs {
 		c.stop()
-		return nil, err
 	}
-	for id := 1; id <= 3; id++ {
-		port := freePort()
-		seeds = append(seeds, fmt.Sprintf("127.0.0.1:%d", port))
-		if err := start(id, fmt.Sprintf("process.roles=broker\nlisteners=PLAINTEXT://127.0.0.1:%d\nadvertised.listeners=PLAINTEXT://127.0.0.1:%d\n", port, port)); err != nil {
+}
+
+// loadRSS tracks each broker kind's peak resident memory across a scenario's runs.
+type loadRSS map[string]float64
+
+func (l loadRSS) during(c *cluster, f func() error) error {
+	s := sampleRSS(c.pids())
+	err := f()
+	if p := s.stop(); p > l[c.kind] {
+		l[c.kind] = p
+	}
+	return err
+}
+
+// throughputAndLatency runs, for one acks setting, the peak and rate-limited runs of
+// both clients against every broker kind.
+func (b *bench) throughputAndLatency(group string, cs map[string]*cluster, rss loadRSS, acksName string, rf int16, headline bool) error {
+	ctx := context.Background()
+	acks := kgo.AllISRAcks()
+	if acksName == "1" {
+		acks = kgo.LeaderAck()
+	}
+	idempotent := acksName == "all"
+	acksLabel := " acks=" + acksName
+	if group == groupThree {
+		acksLabel = "" // the group's title says acks=all
+	}
+	prefix := "produce" + acksLabel
+	topic := func(c *cluster, what string) (string, error) {
+		t := fmt.Sprintf("%s-acks%s-%d", what, acksName, b.seq)
+		b.seq++
+		return t, createTopic(ctx, c, t, rf)
+	}
+	// Peaks.
+	franzPeak, perfPeak := map[string]float64{}, map[string]float64{}
+	for _, kind := range b.kinds {
+		c := cs[kind]
+		t, err := topic(c, "franz")
+		if err != nil {
+			return err
+		}
+		var r produceResult
+		if err := rss.during(c, func() (err error) { r, err = franzProduce(c, t, acks, *records, 0); return err }); err != nil {
+			return fmt.Errorf("%s %s franz-go: %w", kind, prefix, err)
+		}
+		raw("%s %s franz-go peak: %s", kind, prefix, r)
+		franzPeak[kind] = r.recsPerSec
+		b.rep.set(group, prefix+", franz-go", "MB/s", false, headline, kind, r.mbps)
+		if kind == gokafkad && acksName == "1" && group == groupSingle {
+			b.rep.kfake[0] = r.mbps
+		}
+	}
+	for _, kind := range b.kinds {
+		c := cs[kind]
+		t, err := topic(c, "perf")
+		if err != nil {
+			return err
+		}
+		var r perfResult
+		if err := rss.during(c, func() (err error) {
+			r, err = producerPerfTest(ctx, c, t, acksName, idempotent, *records, 0)
+			return err
+		}); err != nil {
+			return fmt.Errorf("%s %s perf-test: %w", kind, prefix, err)
+		}
+		perfPeak[kind] = r.recsPerSec
+		b.rep.set(group, prefix+", kafka-producer-perf-test", "MB/s", false, headline && group == groupThree, kind, r.recsPerSec*float64(*size)/1e6)
+	}
+	// Latency at half the lower peak.
+	half := func(peaks map[string]float64) float64 {
+		lo := 0.0
+		for _, v := range peaks {
+			if lo == 0 || v < lo {
+				lo = v
+			}
+		}
+		return lo / 2
+	}
+	rate := half(franzPeak)
+	name := fmt.Sprintf("p50 / p99 / p99.9%s at %s rec/s (half the lower peak), franz-go", acksLabel, commas(rate))
+	for _, kind := range b.kinds {
+		c := cs[kind]
+		t, err := topic(c, "franz-rate")
+		if err != nil {
+			return err
+		}
+		var r produceResult
+		if err := rss.during(c, func() (err error) { r, err = franzProduce(c, t, acks, *records, rate); return err }); err != nil {
+			return fmt.Errorf("%s %s franz-go at %.0f rec/s: %w", kind, prefix, rate, err)
+		}
+		raw("%s %s franz-go at %.0f rec/s: %s", kind, prefix, rate, r)
+		b.rep.set(group, "produce latency "+name, "ms", true, headline, kind, r.lat.pct(.5), r.lat.pct(.99), r.lat.pct(.999))
+		b.rep.set(group, "end-to-end latency "+name, "ms", true, false, kind, r.e2e.pct(.5), r.e2e.pct(.99), r.e2e.pct(.999))
+	}
+	rate = half(perfPeak)
+	for _, kind := range b.kinds {
+		c := cs[kind]
+		t, err := topic(c, "perf-rate")
+		if err != nil {
+			return err
+		}
+		var r perfResult
+		if err := rss.during(c, func() (err error) {
+			r, err = producerPerfTest(ctx, c, t, acksName, idempotent, *records, rate)
+			return err
+		}); err != nil {
+			return fmt.Errorf("%s %s perf-test at %.0f rec/s: %w", kind, prefix, rate, err)
+		}
+		n := fmt.Sprintf("produce latency p50 / p99 / p99.9%s at %s rec/s (half the lower peak), kafka-producer-perf-test", acksLabel, commas(rate))
+		b.rep.set(group, n, "ms", true, false, kind, r.p50, r.p99, r.p999)
+	}
+	return nil
+}
+
+// consume reads back a peak run's topic with both consumers.
+func (b *bench) consume(group string, cs map[string]*cluster, rss loadRSS, rf int16, headline bool) error {
+	ctx := context.Background()
+	for _, kind := range b.kinds {
+		c := cs[kind]
+		t := fmt.Sprintf("consume-%d", b.seq)
+		b.seq++
+		if err := createTopic(ctx, c, t, rf); err != nil {
+			return err
+		}
+		if _, err := franzProduce(c, t, kgo.AllISRAcks(), *records, 0); err != nil {
+			return err
+		}
+		var mbps float64
+		if err := rss.during(c, func() (err error) { mbps, err = franzConsume(c, t, *records+1); return err }); err != nil {
+			return fmt.Errorf("%s consume franz-go: %w", kind, err)
+		}
+		b.rep.set(group, "consume from the start, franz-go", "MB/s", false, headline, kind, mbps)
+		if err := rss.during(c, func() (err error) { mbps, err = consumerPerfTest(ctx, c, t, *records); return err }); err != nil {
+			return fmt.Errorf("%s consumer-perf-test: %w", kind, err)
+		}
+		b.rep.set(group, "consume from the start, kafka-consumer-perf-test", "MB/s", false, false, kind, mbps)
+	}
+	return nil
+}
+
+func (b *bench) single() error {
+	cs, err := b.startAll("single", func(l launcher, dir string) (*cluster, error) {
+		c, err := startSingle(l, dir)
+		if err != nil {
+			return nil, err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if err := createTopic(ctx, c, "bench-ready", 1); err != nil {
 			c.stop()
 			return nil, err
 		}
-	}
-	c.seeds = strings.Join(seeds, ",")
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.AllowAutoTopicCreation())
+		return c, nil
+	})
 	if err != nil {
-		c.stop()
-		return nil, err
+		return err
 	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	for {
-		err := cl.ProduceSync(ctx, &kgo.Record{Topic: "bench-rf3", Value: []byte("warm")}).FirstErr()
-		if err == nil {
-			return c, nil
-		}
-		if ctx.Err() != nil {
-			c.stop()
-			return nil, fmt.Errorf("3-broker cluster did not take writes: %v", err)
+	defer stopAll(cs)
+	rss := loadRSS{}
+	for _, acks := range []string{"1", "all"} {
+		if err := b.throughputAndLatency(groupSingle, cs, rss, acks, 1, acks == "1"); err != nil {
+			return err
 		}
 	}
+	if err := b.consume(groupSingle, cs, rss, 1, true); err != nil {
+		return err
+	}
+	for _, kind := range b.kinds {
+		b.rep.set(groupSingle, "resident memory under load (peak)", "MB", true, true, kind, rss[kind])
+	}
+	return nil
 }
 
-// controlPlane measures, on the running cluster, how long a created topic takes to have
-// a leader in every broker's metadata, and how long after a SIGKILL of a partition's
-// leader another broker reports a new leader (Kafka's defaults: fencing after
-// broker.session.timeout.ms of silence).
-func (c *cluster3) controlPlane() (usable, election time.Duration, err error) {
-	seeds := strings.Split(c.seeds, ",")
-	var per []*kgo.Client
-	for _, s := range seeds {
-		cl, err := kgo.NewClient(kgo.SeedBrokers(s))
+func (b *bench) three() error {
+	cs, err := b.startAll("three", startThree)
+	if err != nil {
+		return err
+	}
+	defer stopAll(cs)
+	idle := map[string]float64{}
+	for _, kind := range b.kinds {
+		for _, pid := range cs[kind].pids() {
+			idle[kind] = max(idle[kind], rssMB(pid))
+		}
+	}
+	rss := loadRSS{}
+	if err := b.throughputAndLatency(groupThree, cs, rss, "all", 3, true); err != nil {
+		return err
+	}
+	if err := b.consume(groupThree, cs, rss, 3, false); err != nil {
+		return err
+	}
+	for _, kind := range b.kinds {
+		b.rep.set(groupThree, "resident memory per broker, idle (largest)", "MB", true, false, kind, idle[kind])
+		b.rep.set(groupThree, "resident memory per broker under load (largest peak)", "MB", true, false, kind, rss[kind])
+	}
+	for _, kind := range b.kinds {
+		usable, election, err := controlPlane(cs[kind])
 		if err != nil {
-			return 0, 0, err
+			return fmt.Errorf("%s control plane: %w", kind, err)
 		}
-		defer cl.Close()
-		per = append(per, cl)
+		b.rep.set(groupThree, "topic created → a leader on every broker", "ms", true, false, kind, ms(usable))
+		b.rep.set(groupThree, "leader killed (SIGKILL) → new leader in metadata", "ms", true, false, kind, ms(election))
 	}
-	leaderOn := func(cl *kgo.Client, topic string) int32 {
-		req := kmsg.NewPtrMetadataRequest()
-		t := kmsg.NewMetadataRequestTopic()
-		t.Topic = kmsg.StringPtr(topic)
-		req.Topics = append(req.Topics, t)
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		r, err := cl.SeedBrokers()[0].Request(ctx, req)
-		if err != nil {
-			return -1
-		}
-		resp := r.(*kmsg.MetadataResponse)
-		if len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != 0 || len(resp.Topics[0].Partitions) == 0 {
-			return -1
-		}
-		return resp.Topics[0].Partitions[0].Leader
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	start := time.Now()
-	if _, err := kadm.NewClient(per[0]).CreateTopic(ctx, 1, 3, nil, "bench-usable"); err != nil {
-		return 0, 0, err
-	}
-	for _, cl := range per {
-		for leaderOn(cl, "bench-usable") < 0 {
-			if ctx.Err() != nil {
-				return 0, 0, ctx.Err()
-			}
-		}
-	}
-	usable = time.Since(start)
-
-	old := leaderOn(per[0], "bench-usable")
-	if old < 1 || old > 3 {
-		return usable, 0, fmt.Errorf("no leader for bench-usable")
-	}
-	c.procs[old].Process.Kill() // procs[0] is the controller, procs[i] broker i
-	killed := time.Now()
-	other := per[old%3] // a broker that stays up
-	for {
-		if l := leaderOn(other, "bench-usable"); l >= 1 && l != old {
-			return usable, time.Since(killed), nil
-		}
-		if ctx.Err() != nil {
-			return usable, 0, ctx.Err()
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	return nil
 }
+
+// kfake runs the franz-go producer against franz-go's in-memory kfake.
+func (b *bench) kfake() error {
+	kf, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(int32(*partitions), "bench-kfake"))
+	if err != nil {
+		return err
+	}
+	defer kf.Close()
+	r, err := franzProduce(&cluster{kind: "kfake", seeds: kf.ListenAddrs()}, "bench-kfake", kgo.LeaderAck(), *records, 0)
+	if err != nil {
+		return err
+	}
+	raw("kfake produce acks=1 franz-go peak: %s", r)
+	progress("kfake    produce acks=1, franz-go: %s MB/s", fmtVal(r.mbps))
+	b.rep.kfake[1] = r.mbps
+	return nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -29,6 +29,7 @@ import (
 var (
 	repoFlag    = flag.String("repo", "..", "the gokafkad repository (built with go build ./cmd/gokafkad)")
 	outFlag     = flag.String("out", "", "write COMPATIBILITY.md here (empty: do not write)")
+	readmeFlag  = flag.String("readme", "", "update the compat block of this README (empty: do not)")
 	cacheFlag   = flag.String("cache", "", "cache for jars and client installs (default ~/.cache/gokafkad-compat)")
 	runFlag     = flag.String("run", "", "only rows whose \"client feature\" matches this regexp")
 	brokersFlag = flag.String("brokers", "gokafkad,kafka", "brokers to run against: gokafkad, kafka or both")
@@ -129,6 +130,12 @@ func run() (int, error) {
 			return 0, err
 		}
 		logf("wrote %s", *outFlag)
+	}
+	if *readmeFlag != "" && *runFlag == "" {
+		if err := replaceBlock(*readmeFlag, "compat", res.ReadmeBlock()); err != nil {
+			return 0, err
+		}
+		logf("updated %s", *readmeFlag)
 	}
 	if bad > 0 {
 		if *keepFlag {

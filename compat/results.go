@@ -314,3 +314,58 @@ func lastLines(s string, n int) []string {
 	}
 	return lines
 }
+
+// ReadmeBlock is the README's summary of the run: cases passed per client or tool on
+// each broker.
+func (r *Results) ReadmeBlock() string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "One `make compat` run, %s: %s.\n\n", time.Now().UTC().Format("2006-01-02"), r.countsLine())
+	sb.WriteString("| client / tool | cases |")
+	for _, b := range r.brokers {
+		fmt.Fprintf(&sb, " %s |", b.Title)
+	}
+	sb.WriteString("\n|---|---:|")
+	for range r.brokers {
+		sb.WriteString("---:|")
+	}
+	sb.WriteString("\n")
+	var clients []string
+	cases := map[string]int{}
+	passed := map[string]map[string]int{}
+	for _, k := range r.order {
+		if cases[k.client] == 0 {
+			clients = append(clients, k.client)
+			passed[k.client] = map[string]int{}
+		}
+		cases[k.client]++
+		for _, b := range r.brokers {
+			if s := r.status(b, r.rows[k]); s == statusPass || s == statusXFail {
+				passed[k.client][b.Name]++
+			}
+		}
+	}
+	for _, c := range clients {
+		fmt.Fprintf(&sb, "| %s | %d |", c, cases[c])
+		for _, b := range r.brokers {
+			fmt.Fprintf(&sb, " %d passed |", passed[c][b.Name])
+		}
+		sb.WriteString("\n")
+	}
+	return sb.String()
+}
+
+// replaceBlock rewrites the text between a generated block's begin and end markers.
+func replaceBlock(path, name, body string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	s := string(b)
+	i := strings.Index(s, "<!-- "+name+":begin")
+	j := strings.Index(s, "<!-- "+name+":end -->")
+	if i < 0 || j < i {
+		return fmt.Errorf("%s has no %s block", path, name)
+	}
+	i += strings.Index(s[i:], "-->") + len("-->")
+	return os.WriteFile(path, []byte(s[:i]+"\n"+body+s[j:]), 0o644)
+}

@@ -1,0 +1,230 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// createTopic creates a topic with -partitions partitions and waits until every broker's
+// metadata shows a leader for each of them.
+func createTopic(ctx context.Context, c *cluster, topic string, rf int16) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.seeds...))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	for {
+		r, err := adm.CreateTopic(ctx, int32(*partitions), rf, nil, topic)
+		if err == nil {
+			err = r.Err
+		}
+		if err == nil || errors.Is(err, kerr.TopicAlreadyExists) {
+			break
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("create %s on %s: %v", topic, c.kind, err)
+		}
+		time.Sleep(100 * time.Millisecond) // brokers still registering
+	}
+	for {
+		md, err := adm.Metadata(ctx, topic)
+		if err == nil {
+			if t, ok := md.Topics[topic]; ok && t.Err == nil && len(t.Partitions) == *partitions {
+				led := 0
+				for _, p := range t.Partitions {
+					if p.Leader >= 0 && p.Err == nil {
+						led++
+					}
+				}
+				if led == *partitions {
+					return nil
+				}
+			}
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("%s on %s has no leaders: %v", topic, c.kind, ctx.Err())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// latencies are sorted durations.
+type latencies []time.Duration
+
+func (l latencies) pct(q float64) float64 {
+	if len(l) == 0 {
+		return 0
+	}
+	i := int(q * float64(len(l)))
+	if i >= len(l) {
+		i = len(l) - 1
+	}
+	return float64(l[i].Microseconds()) / 1000
+}
+
+type produceResult struct {
+	mbps, recsPerSec float64
+	lat              latencies // send to acknowledgement
+	e2e              latencies // send to a consumer's receipt (rate-limited runs only)
+}
+
+func (r produceResult) String() string {
+	s := fmt.Sprintf("%.1f MB/s %.0f rec/s; produce latency p50 %.2f p99 %.2f p99.9 %.2f ms",
+		r.mbps, r.recsPerSec, r.lat.pct(.5), r.lat.pct(.99), r.lat.pct(.999))
+	if len(r.e2e) > 0 {
+		s += fmt.Sprintf("; end-to-end p50 %.2f p99 %.2f p99.9 %.2f ms", r.e2e.pct(.5), r.e2e.pct(.99), r.e2e.pct(.999))
+	}
+	return s
+}
+
+// franzProduce writes n random values of -size bytes with franz-go and measures each
+// record's latency from Produce to its acknowledgement. rate 0 produces as fast as the
+// client can (records buffered up to franz-go's default limit); rate > 0 paces sends at
+// that many records a second, and then a consumer in a group-less client reads the topic
+// at the same time and measures end-to-end latency (the first 8 bytes of each value are
+// its send time).
+func franzProduce(c *cluster, topic string, acks kgo.Acks, n int, rate float64) (produceResult, error) {
+	opts := []kgo.Opt{kgo.SeedBrokers(c.seeds...), kgo.RequiredAcks(acks), kgo.DefaultProduceTopic(topic),
+		kgo.ProducerBatchCompression(kgo.NoCompression())}
+	if acks != kgo.AllISRAcks() {
+		opts = append(opts, kgo.DisableIdempotentWrite())
+	}
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return produceResult{}, err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	// Warm up: metadata, connections, producer id.
+	if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("warm")}).FirstErr(); err != nil {
+		return produceResult{}, err
+	}
+	var e2e latencies
+	var consumed chan error
+	if rate > 0 {
+		e2e = make(latencies, 0, n)
+		consumed = make(chan error, 1)
+		started := make(chan struct{})
+		go func() { consumed <- consumeE2E(ctx, c, topic, n, &e2e, started) }()
+		<-started
+	}
+	values := make([][]byte, 1024)
+	for i := range values {
+		values[i] = make([]byte, *size)
+		rand.Read(values[i])
+	}
+	lat := make(latencies, n)
+	var wg sync.WaitGroup
+	var firstErr atomic.Value
+	wg.Add(n)
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		if rate > 0 {
+			if due := start.Add(time.Duration(float64(i) / rate * float64(time.Second))); time.Until(due) > 0 {
+				time.Sleep(time.Until(due))
+			}
+		}
+		v := values[i%len(values)]
+		t := time.Now()
+		if rate > 0 {
+			v = append([]byte(nil), v...)
+			binary.BigEndian.PutUint64(v, uint64(t.UnixNano()))
+		}
+		i := i
+		cl.Produce(ctx, &kgo.Record{Value: v}, func(_ *kgo.Record, err error) {
+			lat[i] = time.Since(t)
+			if err != nil {
+				firstErr.CompareAndSwap(nil, err)
+			}
+			wg.Done()
+		})
+	}
+	wg.Wait()
+	el := time.Since(start)
+	if e, _ := firstErr.Load().(error); e != nil {
+		return produceResult{}, e
+	}
+	if consumed != nil {
+		if err := <-consumed; err != nil {
+			return produceResult{}, err
+		}
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	sort.Slice(e2e, func(i, j int) bool { return e2e[i] < e2e[j] })
+	return produceResult{
+		mbps:       float64(n) * float64(*size) / el.Seconds() / 1e6,
+		recsPerSec: float64(n) / el.Seconds(),
+		lat:        lat,
+		e2e:        e2e,
+	}, nil
+}
+
+// consumeE2E reads the topic from its start until n timed records arrived.
+func consumeE2E(ctx context.Context, c *cluster, topic string, n int, out *latencies, started chan<- struct{}) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.seeds...), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(500*time.Millisecond))
+	if err != nil {
+		close(started)
+		return err
+	}
+	defer cl.Close()
+	// Join the fetch loop before the producer starts so the first records are not read
+	// from a backlog.
+	cl.PollRecords(ctx, -1)
+	close(started)
+	for len(*out) < n {
+		fs := cl.PollFetches(ctx)
+		now := time.Now()
+		if ctx.Err() != nil {
+			return fmt.Errorf("end-to-end consumer read %d of %d: %v", len(*out), n, ctx.Err())
+		}
+		if errs := fs.Errors(); len(errs) > 0 {
+			return errs[0].Err
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			if len(r.Value) < 8 || string(r.Value) == "warm" {
+				return
+			}
+			*out = append(*out, now.Sub(time.Unix(0, int64(binary.BigEndian.Uint64(r.Value)))))
+		})
+	}
+	return nil
+}
+
+// franzConsume reads n records of the topic from its start and returns MB/s.
+func franzConsume(c *cluster, topic string, n int) (float64, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.seeds...), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxBytes(64<<20))
+	if err != nil {
+		return 0, err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	got, bytes := 0, 0
+	start := time.Now()
+	for got < n {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			return 0, fmt.Errorf("consumed %d of %d: %v", got, n, ctx.Err())
+		}
+		if errs := fs.Errors(); len(errs) > 0 {
+			return 0, errs[0].Err
+		}
+		fs.EachRecord(func(r *kgo.Record) { got++; bytes += len(r.Value) })
+	}
+	return float64(bytes) / time.Since(start).Seconds() / 1e6, nil
+}
