@@ -126,12 +126,28 @@ func commonProps(rf int) props {
 	return p
 }
 
-// kafkaOnly are settings only Apache Kafka knows (its share-group state topic).
-func kafkaOnly(rf int) props {
-	return props{
-		{"share.coordinator.state.topic.replication.factor", strconv.Itoa(rf)},
-		{"share.coordinator.state.topic.min.isr", strconv.Itoa(min(rf, 2))},
+// nodeProps is a node's own settings followed by the common ones, and for Apache Kafka
+// the settings only it knows (its share-group state topic).
+func nodeProps(kind string, rf int, own props) props {
+	p := append(own, commonProps(rf)...)
+	if kind == kafka {
+		p = append(p, props{
+			{"share.coordinator.state.topic.replication.factor", strconv.Itoa(rf)},
+			{"share.coordinator.state.topic.min.isr", strconv.Itoa(min(rf, 2))},
+		}...)
 	}
+	return p
+}
+
+// singleProps are a combined broker+controller node's settings, and its client address.
+func singleProps(kind string) (props, string) {
+	port, cport := freePort(), freePort()
+	return nodeProps(kind, 1, props{
+		{"process.roles", "broker,controller"},
+		{"controller.quorum.voters", fmt.Sprintf("1@127.0.0.1:%d", cport)},
+		{"listeners", fmt.Sprintf("PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", port, cport)},
+		{"advertised.listeners", fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", port)},
+	}), fmt.Sprintf("127.0.0.1:%d", port)
 }
 
 // launcher starts nodes of one kind.
@@ -218,17 +234,8 @@ func startSingle(l launcher, dir string) (*cluster, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	port, cport := freePort(), freePort()
-	p := append(props{
-		{"process.roles", "broker,controller"},
-		{"controller.quorum.voters", fmt.Sprintf("1@127.0.0.1:%d", cport)},
-		{"listeners", fmt.Sprintf("PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", port, cport)},
-		{"advertised.listeners", fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", port)},
-	}, commonProps(1)...)
-	if l.kind == kafka {
-		p = append(p, kafkaOnly(1)...)
-	}
-	c := &cluster{kind: l.kind, dir: dir, seeds: []string{fmt.Sprintf("127.0.0.1:%d", port)}}
+	p, addr := singleProps(l.kind)
+	c := &cluster{kind: l.kind, dir: dir, seeds: []string{addr}}
 	n, err := l.start(dir, 1, p, newClusterID())
 	if err != nil {
 		return nil, err
@@ -247,14 +254,11 @@ func startThree(l launcher, dir string) (*cluster, error) {
 	voters := fmt.Sprintf("100@127.0.0.1:%d", cport)
 	id := newClusterID()
 	c := &cluster{kind: l.kind, dir: dir}
-	p := append(props{
+	p := nodeProps(l.kind, 3, props{
 		{"process.roles", "controller"},
 		{"controller.quorum.voters", voters},
 		{"listeners", fmt.Sprintf("CONTROLLER://127.0.0.1:%d", cport)},
-	}, commonProps(3)...)
-	if l.kind == kafka {
-		p = append(p, kafkaOnly(3)...)
-	}
+	})
 	ctrl, err := l.start(dir, 100, p, id)
 	if err != nil {
 		return nil, err
@@ -262,15 +266,12 @@ func startThree(l launcher, dir string) (*cluster, error) {
 	c.ctrl = ctrl
 	for i := 1; i <= 3; i++ {
 		port := freePort()
-		p := append(props{
+		p := nodeProps(l.kind, 3, props{
 			{"process.roles", "broker"},
 			{"controller.quorum.voters", voters},
 			{"listeners", fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", port)},
 			{"advertised.listeners", fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", port)},
-		}, commonProps(3)...)
-		if l.kind == kafka {
-			p = append(p, kafkaOnly(3)...)
-		}
+		})
 		n, err := l.start(dir, i, p, id)
 		if err != nil {
 			c.stop()
@@ -311,17 +312,7 @@ func startToFirstAck(l launcher, dir string) (*cluster, time.Duration, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, 0, err
 	}
-	port, cport := freePort(), freePort()
-	p := append(props{
-		{"process.roles", "broker,controller"},
-		{"controller.quorum.voters", fmt.Sprintf("1@127.0.0.1:%d", cport)},
-		{"listeners", fmt.Sprintf("PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", port, cport)},
-		{"advertised.listeners", fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", port)},
-	}, commonProps(1)...)
-	if l.kind == kafka {
-		p = append(p, kafkaOnly(1)...)
-	}
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	p, addr := singleProps(l.kind)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.AllowAutoTopicCreation(), kgo.ProducerLinger(0),
 		kgo.RetryBackoffFn(func(int) time.Duration { return time.Millisecond }))
 	if err != nil {

@@ -272,6 +272,37 @@ func (l loadRSS) during(c *cluster, f func() error) error {
 	return err
 }
 
+// each runs one measurement against every broker kind in turn, each on a fresh topic,
+// tracking resident memory while it runs.
+func (b *bench) each(cs map[string]*cluster, rss loadRSS, what string, rf int16, f func(c *cluster, topic string) error) error {
+	for _, kind := range b.kinds {
+		c := cs[kind]
+		t := fmt.Sprintf("%s-%d", what, b.seq)
+		b.seq++
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		err := createTopic(ctx, c, t, rf)
+		cancel()
+		if err == nil {
+			err = rss.during(c, func() error { return f(c, t) })
+		}
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", kind, what, err)
+		}
+	}
+	return nil
+}
+
+// halfLowest is half the lowest of the brokers' peaks.
+func halfLowest(peaks map[string]float64) float64 {
+	lo := 0.0
+	for _, v := range peaks {
+		if lo == 0 || v < lo {
+			lo = v
+		}
+	}
+	return lo / 2
+}
+
 // throughputAndLatency runs, for one acks setting, the peak and rate-limited runs of
 // both clients against every broker kind.
 func (b *bench) throughputAndLatency(group string, cs map[string]*cluster, rss loadRSS, acksName string, rf int16, headline bool) error {
@@ -286,116 +317,80 @@ func (b *bench) throughputAndLatency(group string, cs map[string]*cluster, rss l
 		acksLabel = "" // the group's title says acks=all
 	}
 	prefix := "produce" + acksLabel
-	topic := func(c *cluster, what string) (string, error) {
-		t := fmt.Sprintf("%s-acks%s-%d", what, acksName, b.seq)
-		b.seq++
-		return t, createTopic(ctx, c, t, rf)
-	}
-	// Peaks.
 	franzPeak, perfPeak := map[string]float64{}, map[string]float64{}
-	for _, kind := range b.kinds {
-		c := cs[kind]
-		t, err := topic(c, "franz")
+	err := b.each(cs, rss, "franz-acks"+acksName, rf, func(c *cluster, t string) error {
+		r, err := franzProduce(c, t, acks, *records, 0)
 		if err != nil {
 			return err
 		}
-		var r produceResult
-		if err := rss.during(c, func() (err error) { r, err = franzProduce(c, t, acks, *records, 0); return err }); err != nil {
-			return fmt.Errorf("%s %s franz-go: %w", kind, prefix, err)
-		}
-		raw("%s %s franz-go peak: %s", kind, prefix, r)
-		franzPeak[kind] = r.recsPerSec
-		b.rep.set(group, prefix+", franz-go", "MB/s", false, headline, kind, r.mbps)
-		if kind == gokafkad && acksName == "1" && group == groupSingle {
+		raw("%s %s franz-go peak: %s", c.kind, prefix, r)
+		franzPeak[c.kind] = r.recsPerSec
+		b.rep.set(group, prefix+", franz-go", "MB/s", false, headline, c.kind, r.mbps)
+		if c.kind == gokafkad && acksName == "1" && group == groupSingle {
 			b.rep.kfake[0] = r.mbps
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	for _, kind := range b.kinds {
-		c := cs[kind]
-		t, err := topic(c, "perf")
+	err = b.each(cs, rss, "perf-acks"+acksName, rf, func(c *cluster, t string) error {
+		r, err := producerPerfTest(ctx, c, t, acksName, idempotent, *records, 0)
 		if err != nil {
 			return err
 		}
-		var r perfResult
-		if err := rss.during(c, func() (err error) {
-			r, err = producerPerfTest(ctx, c, t, acksName, idempotent, *records, 0)
-			return err
-		}); err != nil {
-			return fmt.Errorf("%s %s perf-test: %w", kind, prefix, err)
-		}
-		perfPeak[kind] = r.recsPerSec
-		b.rep.set(group, prefix+", kafka-producer-perf-test", "MB/s", false, headline && group == groupThree, kind, r.recsPerSec*float64(*size)/1e6)
+		perfPeak[c.kind] = r.recsPerSec
+		b.rep.set(group, prefix+", kafka-producer-perf-test", "MB/s", false, headline && group == groupThree, c.kind, r.recsPerSec*float64(*size)/1e6)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	// Latency at half the lower peak.
-	half := func(peaks map[string]float64) float64 {
-		lo := 0.0
-		for _, v := range peaks {
-			if lo == 0 || v < lo {
-				lo = v
-			}
-		}
-		return lo / 2
-	}
-	rate := half(franzPeak)
+	rate := halfLowest(franzPeak)
 	name := fmt.Sprintf("p50 / p99 / p99.9%s at %s rec/s (half the lower peak), franz-go", acksLabel, commas(rate))
-	for _, kind := range b.kinds {
-		c := cs[kind]
-		t, err := topic(c, "franz-rate")
+	err = b.each(cs, rss, "franz-rate-acks"+acksName, rf, func(c *cluster, t string) error {
+		r, err := franzProduce(c, t, acks, *records, rate)
 		if err != nil {
 			return err
 		}
-		var r produceResult
-		if err := rss.during(c, func() (err error) { r, err = franzProduce(c, t, acks, *records, rate); return err }); err != nil {
-			return fmt.Errorf("%s %s franz-go at %.0f rec/s: %w", kind, prefix, rate, err)
-		}
-		raw("%s %s franz-go at %.0f rec/s: %s", kind, prefix, rate, r)
-		b.rep.set(group, "produce latency "+name, "ms", true, headline, kind, r.lat.pct(.5), r.lat.pct(.99), r.lat.pct(.999))
-		b.rep.set(group, "end-to-end latency "+name, "ms", true, false, kind, r.e2e.pct(.5), r.e2e.pct(.99), r.e2e.pct(.999))
+		raw("%s %s franz-go at %.0f rec/s: %s", c.kind, prefix, rate, r)
+		b.rep.set(group, "produce latency "+name, "ms", true, headline, c.kind, r.lat.pct(.5), r.lat.pct(.99), r.lat.pct(.999))
+		b.rep.set(group, "end-to-end latency "+name, "ms", true, false, c.kind, r.e2e.pct(.5), r.e2e.pct(.99), r.e2e.pct(.999))
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	rate = half(perfPeak)
-	for _, kind := range b.kinds {
-		c := cs[kind]
-		t, err := topic(c, "perf-rate")
+	rate = halfLowest(perfPeak)
+	name = fmt.Sprintf("produce latency p50 / p99 / p99.9%s at %s rec/s (half the lower peak), kafka-producer-perf-test", acksLabel, commas(rate))
+	return b.each(cs, rss, "perf-rate-acks"+acksName, rf, func(c *cluster, t string) error {
+		r, err := producerPerfTest(ctx, c, t, acksName, idempotent, *records, rate)
 		if err != nil {
 			return err
 		}
-		var r perfResult
-		if err := rss.during(c, func() (err error) {
-			r, err = producerPerfTest(ctx, c, t, acksName, idempotent, *records, rate)
-			return err
-		}); err != nil {
-			return fmt.Errorf("%s %s perf-test at %.0f rec/s: %w", kind, prefix, rate, err)
-		}
-		n := fmt.Sprintf("produce latency p50 / p99 / p99.9%s at %s rec/s (half the lower peak), kafka-producer-perf-test", acksLabel, commas(rate))
-		b.rep.set(group, n, "ms", true, false, kind, r.p50, r.p99, r.p999)
-	}
-	return nil
+		b.rep.set(group, name, "ms", true, false, c.kind, r.p50, r.p99, r.p999)
+		return nil
+	})
 }
 
-// consume reads back a peak run's topic with both consumers.
+// consume fills a topic, then reads it back from the start with both consumers.
 func (b *bench) consume(group string, cs map[string]*cluster, rss loadRSS, rf int16, headline bool) error {
-	ctx := context.Background()
-	for _, kind := range b.kinds {
-		c := cs[kind]
-		t := fmt.Sprintf("consume-%d", b.seq)
-		b.seq++
-		if err := createTopic(ctx, c, t, rf); err != nil {
-			return err
-		}
+	return b.each(cs, rss, "consume", rf, func(c *cluster, t string) error {
 		if _, err := franzProduce(c, t, kgo.AllISRAcks(), *records, 0); err != nil {
 			return err
 		}
-		var mbps float64
-		if err := rss.during(c, func() (err error) { mbps, err = franzConsume(c, t, *records+1); return err }); err != nil {
-			return fmt.Errorf("%s consume franz-go: %w", kind, err)
+		mbps, err := franzConsume(c, t, *records+1)
+		if err != nil {
+			return err
 		}
-		b.rep.set(group, "consume from the start, franz-go", "MB/s", false, headline, kind, mbps)
-		if err := rss.during(c, func() (err error) { mbps, err = consumerPerfTest(ctx, c, t, *records); return err }); err != nil {
-			return fmt.Errorf("%s consumer-perf-test: %w", kind, err)
+		b.rep.set(group, "consume from the start, franz-go", "MB/s", false, headline, c.kind, mbps)
+		if mbps, err = consumerPerfTest(context.Background(), c, t, *records); err != nil {
+			return err
 		}
-		b.rep.set(group, "consume from the start, kafka-consumer-perf-test", "MB/s", false, false, kind, mbps)
-	}
-	return nil
+		b.rep.set(group, "consume from the start, kafka-consumer-perf-test", "MB/s", false, false, c.kind, mbps)
+		return nil
+	})
 }
 
 func (b *bench) single() error {
