@@ -346,11 +346,12 @@ func (b *bench) throughputAndLatency(group string, cs map[string]*cluster, rss l
 	if err != nil {
 		return err
 	}
-	// Latency at half the lower peak.
+	// Latency at half the lower peak, for at most about 20 seconds a run.
+	latencyRecords := func(rate float64) int { return min(*records, max(int(rate*20), 10000)) }
 	rate := halfLowest(franzPeak)
 	name := fmt.Sprintf("p50 / p99 / p99.9%s at %s rec/s (half the lower peak), franz-go", acksLabel, commas(rate))
 	err = b.each(cs, rss, "franz-rate-acks"+acksName, rf, func(c *cluster, t string) error {
-		r, err := franzProduce(c, t, acks, *records, rate)
+		r, err := franzProduce(c, t, acks, latencyRecords(rate), rate)
 		if err != nil {
 			return err
 		}
@@ -365,7 +366,7 @@ func (b *bench) throughputAndLatency(group string, cs map[string]*cluster, rss l
 	rate = halfLowest(perfPeak)
 	name = fmt.Sprintf("produce latency p50 / p99 / p99.9%s at %s rec/s (half the lower peak), kafka-producer-perf-test", acksLabel, commas(rate))
 	return b.each(cs, rss, "perf-rate-acks"+acksName, rf, func(c *cluster, t string) error {
-		r, err := producerPerfTest(ctx, c, t, acksName, idempotent, *records, rate)
+		r, err := producerPerfTest(ctx, c, t, acksName, idempotent, latencyRecords(rate), rate)
 		if err != nil {
 			return err
 		}
