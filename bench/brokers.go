@@ -106,13 +106,14 @@ func (p props) write(path string) error {
 
 // commonProps are the settings both brokers get, beyond each one's defaults: replication
 // factors that fit the deployment, and no initial rebalance delay (the consumer
-// benchmark joins a group).
+// benchmark joins a group). num.partitions stays at its default (1), which only the
+// start-up measurement's auto-created topic uses; the bench creates its topics with
+// -partitions.
 func commonProps(rf int) props {
 	p := props{
 		{"controller.listener.names", "CONTROLLER"},
 		{"inter.broker.listener.name", "PLAINTEXT"},
 		{"listener.security.protocol.map", "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"},
-		{"num.partitions", strconv.Itoa(*partitions)},
 		{"default.replication.factor", strconv.Itoa(rf)},
 		{"offsets.topic.replication.factor", strconv.Itoa(rf)},
 		{"transaction.state.log.replication.factor", strconv.Itoa(rf)},

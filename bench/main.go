@@ -215,7 +215,10 @@ func (b *bench) startup() error {
 	for _, kind := range b.kinds {
 		d := durs[kind]
 		sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
-		name := fmt.Sprintf("process start to first acknowledged produce (median of %d starts of gokafkad, %d of Kafka)", *starts, *kafkaStarts)
+		name := fmt.Sprintf("process start to first acknowledged produce (median of %d starts)", *starts)
+		if *withKafka {
+			name = fmt.Sprintf("process start to first acknowledged produce (median of %d starts of gokafkad, %d of Kafka)", *starts, *kafkaStarts)
+		}
 		b.rep.set(groupStart, name, "ms", true, true, kind, ms(d[len(d)/2]))
 	}
 	return nil
