@@ -106,7 +106,7 @@ func (c *conn) serve() {
 func (c *conn) readLoop() error {
 	br := bufio.NewReaderSize(c.nc, 64<<10)
 	for {
-		frame, err := protocol.ReadFrame(br, c.b.cfg.SocketRequestMaxBytes, nil)
+		frame, err := protocol.ReadFramePooled(br, c.b.cfg.SocketRequestMaxBytes, &framePool)
 		if err != nil {
 			return err
 		}
@@ -151,8 +151,17 @@ func (c *conn) readLoop() error {
 		if err := api.handle(c, &request{hdr: hdr, req: req, resp: r}); err != nil {
 			return err
 		}
+		if hdr.APIKey == int16(kmsg.Produce) {
+			// handleProduce is done with the records once it returns: they are in
+			// the log, and what waits in the purgatory refers only to the response.
+			framePool.Put(frame)
+		}
 	}
 }
+
+// framePool recycles the buffers of large request frames. Only produce frames go back
+// (see readLoop): other handlers may keep slices of their request after returning.
+var framePool protocol.FramePool
 
 var errUnsupportedVersion = errors.New("server: unsupported api version")
 
