@@ -233,7 +233,9 @@ func (f *fetcher) run() {
 			ep = NewLeaderEndpoint(addr, fmt.Sprintf("broker-%d-fetcher", f.m.cfg.LocalID), f.m.cfg.ResponseMaxBytes+(1<<20))
 		}
 		ctx, cancel := context.WithTimeout(f.ctx, time.Duration(f.m.cfg.WaitMaxMs)*time.Millisecond+30*time.Second)
-		resp, err := ep.Request(ctx, req)
+		// The response's records alias the endpoint's buffer: they are appended to
+		// the log before the next fetch.
+		resp, err := ep.RequestReusing(ctx, req)
 		cancel()
 		if err != nil {
 			if f.ctx.Err() == nil {
