@@ -63,10 +63,10 @@ func readFrame(r io.Reader, maxSize int32, buf []byte, pool *FramePool) ([]byte,
 	return buf, nil
 }
 
-// Frame pool size classes: powers of two from 64 KiB to 64 MiB. Smaller frames are
+// Frame pool size classes: powers of two from 4 KiB to 64 MiB. Smaller frames are
 // cheap to allocate; larger ones are rare and not worth keeping.
 const (
-	minPooledShift = 16
+	minPooledShift = 12
 	maxPooledShift = 26
 )
 

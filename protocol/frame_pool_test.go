@@ -12,8 +12,9 @@ func TestFramePoolClasses(t *testing.T) {
 	}{
 		{0, 0},
 		{100, 100},
-		{1 << 15, 1 << 15}, // small: allocated exactly
-		{1<<15 + 1, 1 << 16},
+		{1 << 11, 1 << 11}, // small: allocated exactly
+		{1<<11 + 1, 1 << 12},
+		{16000, 1 << 14},
 		{1 << 16, 1 << 16},
 		{1000012, 1 << 20},
 		{1 << 26, 1 << 26},
