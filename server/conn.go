@@ -209,8 +209,16 @@ func (c *conn) writeLoop() {
 	bw.Flush()
 }
 
+// copyBelow is the size under which a file slice is read into the write buffer and
+// sent with the response's other bytes, instead of with sendfile(2) between two
+// writes. A follower that keeps up fetches one small batch at a time; three sends per
+// response mean up to three wake-ups of its fetcher, each costing more than copying
+// a few kilobytes. Must not exceed the write buffer's size.
+const copyBelow = 32 << 10
+
 // writeChunks writes a response whose body is in-memory chunks with file slices
-// between them, the file bytes going out with sendfile.
+// between them: small slices are copied into bw, larger ones go out with sendfile,
+// with the socket corked meanwhile so the response leaves as full segments.
 func (c *conn) writeChunks(bw *bufio.Writer, hdr []byte, r *response) error {
 	size := int64(len(hdr) - 4)
 	for _, ch := range r.chunks {
@@ -223,18 +231,55 @@ func (c *conn) writeChunks(bw *bufio.Writer, hdr []byte, r *response) error {
 	if _, err := bw.Write(hdr); err != nil {
 		return err
 	}
+	corked := false
 	for i, ch := range r.chunks {
 		if _, err := bw.Write(ch); err != nil {
 			return err
 		}
-		if i < len(r.slices) && r.slices[i].Len > 0 {
-			if err := bw.Flush(); err != nil {
+		if i >= len(r.slices) || r.slices[i].Len == 0 {
+			continue
+		}
+		if s := r.slices[i]; s.Len < copyBelow {
+			if err := copySliceTo(bw, s); err != nil {
 				return err
 			}
-			if err := sendFile(c.nc, r.slices[i]); err != nil {
-				return err
-			}
+			continue
+		}
+		if !corked {
+			corked = setCork(c.nc, true)
+		}
+		if err := bw.Flush(); err != nil {
+			return err
+		}
+		if err := sendFile(c.nc, r.slices[i]); err != nil {
+			return err
 		}
 	}
+	if corked {
+		if err := bw.Flush(); err != nil {
+			return err
+		}
+		setCork(c.nc, false)
+	}
 	return nil
+}
+
+// copySliceTo reads s into bw's buffer (s.Len must not exceed bw's size). A range
+// truncated meanwhile is zero-filled, as sendFile does.
+func copySliceTo(bw *bufio.Writer, s storage.FileSlice) error {
+	if int(s.Len) > bw.Available() {
+		if err := bw.Flush(); err != nil {
+			return err
+		}
+	}
+	buf := bw.AvailableBuffer()[:s.Len]
+	n, err := s.File.ReadAt(buf, s.Pos)
+	switch {
+	case errors.Is(err, io.EOF):
+		clear(buf[n:])
+	case err != nil:
+		return err
+	}
+	_, err = bw.Write(buf)
+	return err
 }
