@@ -209,16 +209,17 @@ func (c *conn) writeLoop() {
 	bw.Flush()
 }
 
-// copyBelow is the size under which a file slice is read into the write buffer and
-// sent with the response's other bytes, instead of with sendfile(2) between two
-// writes. A follower that keeps up fetches one small batch at a time; three sends per
-// response mean up to three wake-ups of its fetcher, each costing more than copying
-// a few kilobytes. Must not exceed the write buffer's size.
+// copyBelow is the size under which a file slice is read into the write buffer
+// rather than sent with sendfile(2). A follower that keeps up fetches a few small
+// batches at a time; sent as header, sendfile, trailer, such a response could wake its
+// fetcher three times, each costing more than copying the bytes. Must not exceed the
+// write buffer's size.
 const copyBelow = 32 << 10
 
 // writeChunks writes a response whose body is in-memory chunks with file slices
-// between them: small slices are copied into bw, larger ones go out with sendfile,
-// with the socket corked meanwhile so the response leaves as full segments.
+// between them. A response that fits in bw is copied into it whole, file bytes
+// included, and leaves in one write. A larger one goes out with the socket corked, so
+// it leaves as full segments: small slices copied, the others with sendfile.
 func (c *conn) writeChunks(bw *bufio.Writer, hdr []byte, r *response) error {
 	size := int64(len(hdr) - 4)
 	for _, ch := range r.chunks {
@@ -228,10 +229,20 @@ func (c *conn) writeChunks(bw *bufio.Writer, hdr []byte, r *response) error {
 		size += s.Len
 	}
 	binary.BigEndian.PutUint32(hdr, uint32(size))
+	whole := size+4 <= int64(bw.Size())
+	corked := false
+	if whole {
+		if int(size+4) > bw.Available() {
+			if err := bw.Flush(); err != nil {
+				return err
+			}
+		}
+	} else {
+		corked = setCork(c.nc, true)
+	}
 	if _, err := bw.Write(hdr); err != nil {
 		return err
 	}
-	corked := false
 	for i, ch := range r.chunks {
 		if _, err := bw.Write(ch); err != nil {
 			return err
@@ -239,14 +250,11 @@ func (c *conn) writeChunks(bw *bufio.Writer, hdr []byte, r *response) error {
 		if i >= len(r.slices) || r.slices[i].Len == 0 {
 			continue
 		}
-		if s := r.slices[i]; s.Len < copyBelow {
+		if s := r.slices[i]; whole || s.Len < copyBelow {
 			if err := copySliceTo(bw, s); err != nil {
 				return err
 			}
 			continue
-		}
-		if !corked {
-			corked = setCork(c.nc, true)
 		}
 		if err := bw.Flush(); err != nil {
 			return err
