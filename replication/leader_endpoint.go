@@ -28,6 +28,8 @@ type LeaderEndpoint struct {
 	br       *bufio.Reader
 	corr     int32
 	versions map[int16]int16 // the leader's max version per key
+	// timeout bounds a request (and a dial) whose context has no deadline (0: none).
+	timeout time.Duration
 	// wbuf is the request encoding buffer, reused by every request.
 	wbuf []byte
 	// frame is the response buffer reused by RequestReusing.
@@ -38,6 +40,14 @@ type LeaderEndpoint struct {
 // maxFrame bounds the response size (replica.fetch.response.max.bytes plus framing).
 func NewLeaderEndpoint(addr, clientID string, maxFrame int32) *LeaderEndpoint {
 	return &LeaderEndpoint{addr: addr, clientID: clientID, maxFrame: maxFrame}
+}
+
+// SetTimeout bounds every later request whose context has no deadline, dial included,
+// so a caller that sends requests in a loop needs no context per request.
+func (e *LeaderEndpoint) SetTimeout(d time.Duration) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.timeout = d
 }
 
 // Close drops the connection.
@@ -93,7 +103,7 @@ func (e *LeaderEndpoint) request(ctx context.Context, req kmsg.Request, reuse bo
 }
 
 func (e *LeaderEndpoint) dialLocked(ctx context.Context) error {
-	var d net.Dialer
+	d := net.Dialer{Timeout: e.timeout}
 	nc, err := d.DialContext(ctx, "tcp", e.addr)
 	if err != nil {
 		return err
@@ -124,6 +134,8 @@ func (e *LeaderEndpoint) dialLocked(ctx context.Context) error {
 func (e *LeaderEndpoint) roundTripLocked(ctx context.Context, req kmsg.Request, reuse bool) (kmsg.Response, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		e.nc.SetDeadline(dl)
+	} else if e.timeout > 0 {
+		e.nc.SetDeadline(time.Now().Add(e.timeout))
 	} else {
 		e.nc.SetDeadline(time.Time{})
 	}
