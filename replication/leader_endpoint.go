@@ -28,12 +28,26 @@ type LeaderEndpoint struct {
 	br       *bufio.Reader
 	corr     int32
 	versions map[int16]int16 // the leader's max version per key
+	// timeout bounds a request (and a dial) whose context has no deadline (0: none).
+	timeout time.Duration
+	// wbuf is the request encoding buffer, reused by every request.
+	wbuf []byte
+	// frame is the response buffer reused by RequestReusing.
+	frame []byte
 }
 
 // NewLeaderEndpoint returns an endpoint for the broker at addr (dialled lazily).
 // maxFrame bounds the response size (replica.fetch.response.max.bytes plus framing).
 func NewLeaderEndpoint(addr, clientID string, maxFrame int32) *LeaderEndpoint {
 	return &LeaderEndpoint{addr: addr, clientID: clientID, maxFrame: maxFrame}
+}
+
+// SetTimeout bounds every later request whose context has no deadline, dial included,
+// so a caller that sends requests in a loop needs no context per request.
+func (e *LeaderEndpoint) SetTimeout(d time.Duration) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.timeout = d
 }
 
 // Close drops the connection.
@@ -56,6 +70,19 @@ var errNoCommonVersion = errors.New("replication: leader does not serve the requ
 // Request sends req at the highest version both sides serve and returns the response.
 // Any failure closes the connection; the next call redials.
 func (e *LeaderEndpoint) Request(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
+	return e.request(ctx, req, false)
+}
+
+// RequestReusing is Request reading the response into a buffer the endpoint keeps:
+// byte fields of the response (a fetch's records) alias it and are valid only until
+// the next RequestReusing. For the replica fetcher, which is done with one response
+// before it sends the next fetch, this saves allocating and zeroing up to
+// replica.fetch.response.max.bytes per fetch.
+func (e *LeaderEndpoint) RequestReusing(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
+	return e.request(ctx, req, true)
+}
+
+func (e *LeaderEndpoint) request(ctx context.Context, req kmsg.Request, reuse bool) (kmsg.Response, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.nc == nil {
@@ -68,7 +95,7 @@ func (e *LeaderEndpoint) Request(ctx context.Context, req kmsg.Request) (kmsg.Re
 		return nil, fmt.Errorf("%w: %s", errNoCommonVersion, kmsg.NameForKey(req.Key()))
 	}
 	req.SetVersion(min(max, req.MaxVersion()))
-	resp, err := e.roundTripLocked(ctx, req)
+	resp, err := e.roundTripLocked(ctx, req, reuse)
 	if err != nil {
 		e.closeLocked()
 	}
@@ -76,7 +103,7 @@ func (e *LeaderEndpoint) Request(ctx context.Context, req kmsg.Request) (kmsg.Re
 }
 
 func (e *LeaderEndpoint) dialLocked(ctx context.Context) error {
-	var d net.Dialer
+	d := net.Dialer{Timeout: e.timeout}
 	nc, err := d.DialContext(ctx, "tcp", e.addr)
 	if err != nil {
 		return err
@@ -85,7 +112,7 @@ func (e *LeaderEndpoint) dialLocked(ctx context.Context) error {
 	av := kmsg.NewPtrApiVersionsRequest()
 	av.SetVersion(3)
 	av.ClientSoftwareName, av.ClientSoftwareVersion = "gokafkad", "0"
-	resp, err := e.roundTripLocked(ctx, av)
+	resp, err := e.roundTripLocked(ctx, av, false)
 	if err != nil {
 		e.closeLocked()
 		return err
@@ -102,16 +129,19 @@ func (e *LeaderEndpoint) dialLocked(ctx context.Context) error {
 	return nil
 }
 
-// roundTripLocked writes one request frame and reads its response. Lock should be held.
-func (e *LeaderEndpoint) roundTripLocked(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
+// roundTripLocked writes one request frame and reads its response, into e.frame when
+// reuse is set. Lock should be held.
+func (e *LeaderEndpoint) roundTripLocked(ctx context.Context, req kmsg.Request, reuse bool) (kmsg.Response, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		e.nc.SetDeadline(dl)
+	} else if e.timeout > 0 {
+		e.nc.SetDeadline(time.Now().Add(e.timeout))
 	} else {
 		e.nc.SetDeadline(time.Time{})
 	}
 	e.corr++
 	corr := e.corr
-	buf := make([]byte, 4, 256)
+	buf := append(e.wbuf[:0], 0, 0, 0, 0)
 	buf = binary.BigEndian.AppendUint16(buf, uint16(req.Key()))
 	buf = binary.BigEndian.AppendUint16(buf, uint16(req.GetVersion()))
 	buf = binary.BigEndian.AppendUint32(buf, uint32(corr))
@@ -122,12 +152,20 @@ func (e *LeaderEndpoint) roundTripLocked(ctx context.Context, req kmsg.Request) 
 	}
 	buf = req.AppendTo(buf)
 	binary.BigEndian.PutUint32(buf, uint32(len(buf)-4))
+	e.wbuf = buf
 	if _, err := e.nc.Write(buf); err != nil {
 		return nil, err
 	}
-	frame, err := protocol.ReadFrame(e.br, e.maxFrame, nil)
+	var reused []byte
+	if reuse {
+		reused = e.frame
+	}
+	frame, err := protocol.ReadFrame(e.br, e.maxFrame, reused)
 	if err != nil {
 		return nil, err
+	}
+	if reuse {
+		e.frame = frame
 	}
 	if len(frame) < 4 || int32(binary.BigEndian.Uint32(frame)) != corr {
 		return nil, fmt.Errorf("replication: response correlation id mismatch from %s", e.addr)

@@ -97,9 +97,11 @@ func (p *Purgatory) CheckAndComplete(key storage.TopicPartition) {
 		p.mu.Unlock()
 		return
 	}
-	ws = append([]*Delayed(nil), ws...)
+	// Copied (on the stack for the usual handful) so the checks run without p.mu.
+	var wbuf, dbuf [8]*Delayed
+	ws = append(wbuf[:0], ws...)
 	p.mu.Unlock()
-	var done []*Delayed
+	done := dbuf[:0]
 	for _, d := range ws {
 		if d.maybeComplete(false) {
 			done = append(done, d)

@@ -79,7 +79,7 @@ func handleProduce(c *conn, r *request) error {
 			}
 			if code == 0 {
 				var last int64
-				tc := c.b.cfg.topicConfig(t.Configs)
+				tc := c.b.topicConfigFor(t)
 				code, msg, last = c.b.appendToPartition(p, rp.Records, req.Acks, &tc, now, &sp, req.TransactionID, req.Version)
 				if code == 0 && req.Acks == -1 {
 					waits = append(waits, pendingAck{p: p, requiredOffset: last + 1, ti: len(resp.Topics), pi: len(st.Partitions)})

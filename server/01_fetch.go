@@ -288,7 +288,11 @@ func (b *Broker) answerFetch(r *request, plan *fetchPlan, reads []partRead) {
 	resp.SetVersion(req.Version)
 	resp.SessionID = plan.sessionID
 	var slices []storage.FileSlice
-	answered := map[fetchKey]bool{}
+	// answered is needed only to reorder an incremental session's partitions.
+	var answered map[fetchKey]bool
+	if plan.session != nil && plan.incremental {
+		answered = map[fetchKey]bool{}
+	}
 
 	if plan.session != nil {
 		plan.session.mu.Lock()
@@ -309,7 +313,9 @@ func (b *Broker) answerFetch(r *request, plan *fetchPlan, reads []partRead) {
 		if !must {
 			continue
 		}
-		answered[cp.key] = true
+		if answered != nil {
+			answered[cp.key] = true
+		}
 		var rt *kmsg.FetchResponseTopic
 		if n := len(resp.Topics); n > 0 && resp.Topics[n-1].Topic == cp.key.topic && resp.Topics[n-1].TopicID == cp.topicID {
 			rt = &resp.Topics[n-1]

@@ -81,6 +81,35 @@ func (c *Config) topicConfig(overrides map[string]string) config.Topic {
 	return config.ResolveTopic(c.Broker, overrides)
 }
 
+// topicConfigCache holds resolved topic configs by topic image. Images are immutable
+// and share the topics a change leaves alone, so one pointer always resolves the same
+// way (the broker config is fixed at start); resolving walks every topic config
+// definition, too slow to do for every produced batch.
+type topicConfigCache struct {
+	mu sync.Mutex
+	m  map[*controller.TopicImage]config.Topic
+}
+
+// maxCachedTopicConfigs bounds the cache; it is emptied when full, which drops the
+// entries of replaced topic images with the rest.
+const maxCachedTopicConfigs = 4096
+
+// topicConfigFor is topicConfig for topic image t, cached.
+func (b *Broker) topicConfigFor(t *controller.TopicImage) config.Topic {
+	c := &b.topicConfigs
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if tc, ok := c.m[t]; ok {
+		return tc
+	}
+	if c.m == nil || len(c.m) >= maxCachedTopicConfigs {
+		c.m = map[*controller.TopicImage]config.Topic{}
+	}
+	tc := b.cfg.topicConfig(t.Configs)
+	c.m[t] = tc
+	return tc
+}
+
 // logConfig is the storage view of a topic's config.
 func (c *Config) logConfig(overrides map[string]string) storage.LogConfig {
 	t := c.topicConfig(overrides)
@@ -148,6 +177,7 @@ type Broker struct {
 	txnPeers      txnPeers
 	fetchSessions *fetchSessionCache
 	producerIDs   producerIDAllocator
+	topicConfigs  topicConfigCache
 
 	advertisedHost string
 	advertisedPort int32

@@ -106,7 +106,7 @@ func (c *conn) serve() {
 func (c *conn) readLoop() error {
 	br := bufio.NewReaderSize(c.nc, 64<<10)
 	for {
-		frame, err := protocol.ReadFrame(br, c.b.cfg.SocketRequestMaxBytes, nil)
+		frame, err := protocol.ReadFramePooled(br, c.b.cfg.SocketRequestMaxBytes, &framePool)
 		if err != nil {
 			return err
 		}
@@ -151,8 +151,17 @@ func (c *conn) readLoop() error {
 		if err := api.handle(c, &request{hdr: hdr, req: req, resp: r}); err != nil {
 			return err
 		}
+		if hdr.APIKey == int16(kmsg.Produce) {
+			// handleProduce is done with the records once it returns: they are in
+			// the log, and what waits in the purgatory refers only to the response.
+			framePool.Put(frame)
+		}
 	}
 }
+
+// framePool recycles the buffers of large request frames. Only produce frames go back
+// (see readLoop): other handlers may keep slices of their request after returning.
+var framePool protocol.FramePool
 
 var errUnsupportedVersion = errors.New("server: unsupported api version")
 
@@ -200,8 +209,17 @@ func (c *conn) writeLoop() {
 	bw.Flush()
 }
 
+// copyBelow is the size under which a file slice is read into the write buffer
+// rather than sent with sendfile(2). A follower that keeps up fetches a few small
+// batches at a time; sent as header, sendfile, trailer, such a response could wake its
+// fetcher three times, each costing more than copying the bytes. Must not exceed the
+// write buffer's size.
+const copyBelow = 32 << 10
+
 // writeChunks writes a response whose body is in-memory chunks with file slices
-// between them, the file bytes going out with sendfile.
+// between them. A response that fits in bw is copied into it whole, file bytes
+// included, and leaves in one write. A larger one goes out with the socket corked, so
+// it leaves as full segments: small slices copied, the others with sendfile.
 func (c *conn) writeChunks(bw *bufio.Writer, hdr []byte, r *response) error {
 	size := int64(len(hdr) - 4)
 	for _, ch := range r.chunks {
@@ -211,6 +229,17 @@ func (c *conn) writeChunks(bw *bufio.Writer, hdr []byte, r *response) error {
 		size += s.Len
 	}
 	binary.BigEndian.PutUint32(hdr, uint32(size))
+	whole := size+4 <= int64(bw.Size())
+	corked := false
+	if whole {
+		if int(size+4) > bw.Available() {
+			if err := bw.Flush(); err != nil {
+				return err
+			}
+		}
+	} else {
+		corked = setCork(c.nc, true)
+	}
 	if _, err := bw.Write(hdr); err != nil {
 		return err
 	}
@@ -218,14 +247,47 @@ func (c *conn) writeChunks(bw *bufio.Writer, hdr []byte, r *response) error {
 		if _, err := bw.Write(ch); err != nil {
 			return err
 		}
-		if i < len(r.slices) && r.slices[i].Len > 0 {
-			if err := bw.Flush(); err != nil {
+		if i >= len(r.slices) || r.slices[i].Len == 0 {
+			continue
+		}
+		if s := r.slices[i]; whole || s.Len < copyBelow {
+			if err := copySliceTo(bw, s); err != nil {
 				return err
 			}
-			if err := sendFile(c.nc, r.slices[i]); err != nil {
-				return err
-			}
+			continue
+		}
+		if err := bw.Flush(); err != nil {
+			return err
+		}
+		if err := sendFile(c.nc, r.slices[i]); err != nil {
+			return err
 		}
 	}
+	if corked {
+		if err := bw.Flush(); err != nil {
+			return err
+		}
+		setCork(c.nc, false)
+	}
 	return nil
+}
+
+// copySliceTo reads s into bw's buffer (s.Len must not exceed bw's size). A range
+// truncated meanwhile is zero-filled, as sendFile does.
+func copySliceTo(bw *bufio.Writer, s storage.FileSlice) error {
+	if int(s.Len) > bw.Available() {
+		if err := bw.Flush(); err != nil {
+			return err
+		}
+	}
+	buf := bw.AvailableBuffer()[:s.Len]
+	n, err := s.File.ReadAt(buf, s.Pos)
+	switch {
+	case errors.Is(err, io.EOF):
+		clear(buf[n:])
+	case err != nil:
+		return err
+	}
+	_, err = bw.Write(buf)
+	return err
 }

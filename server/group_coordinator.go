@@ -58,7 +58,7 @@ func (l offsetsLog) Append(partition int32, batch []byte) error {
 	}
 	minISR := b.cfg.MinInsyncReplicas
 	if t := b.ctl.Image().Topics[tp.Topic]; t != nil {
-		minISR = b.cfg.topicConfig(t.Configs).MinInsyncReplicas
+		minISR = b.topicConfigFor(t).MinInsyncReplicas
 	}
 	info, err := p.AppendRecordsToLeader(batch, -1, minISR, b.cfg.Now())
 	if err != nil {

@@ -67,3 +67,28 @@ func copySlice(w io.Writer, s storage.FileSlice) error {
 	}
 	return err
 }
+
+// setCork sets or clears TCP_CORK on nc, and reports whether it could (TLS
+// connections are not raw sockets). While corked, the kernel sends only full
+// segments, so a response written in several calls leaves as one stream.
+func setCork(nc net.Conn, on bool) bool {
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return false
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	v := 0
+	if on {
+		v = 1
+	}
+	var serr error
+	if err := raw.Control(func(fd uintptr) {
+		serr = unix.SetsockoptInt(int(fd), unix.IPPROTO_TCP, unix.TCP_CORK, v)
+	}); err != nil {
+		return false
+	}
+	return serr == nil
+}

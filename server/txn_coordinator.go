@@ -143,7 +143,7 @@ func (b *Broker) writeTxnMarker(tp storage.TopicPartition, pid int64, epoch int1
 	if p == nil || !p.IsLeader() {
 		return kerr.NotLeaderForPartition.Code
 	}
-	minISR := b.cfg.topicConfig(t.Configs).MinInsyncReplicas
+	minISR := b.topicConfigFor(t).MinInsyncReplicas
 	info, err := p.AppendTxnMarker(pid, epoch, coordEpoch, commit, minISR, b.cfg.Now())
 	if err != nil {
 		return errorCode(err)
