@@ -373,6 +373,29 @@ func rssMB(pid int) float64 {
 	return 0
 }
 
+// cpuSeconds is the CPU time (user and system, all threads) the processes have used.
+func cpuSeconds(pids []int) float64 {
+	total := 0.0
+	for _, pid := range pids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		// The command name (field 2) may hold spaces; fields after its ")" are plain.
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(f) < 13 {
+			continue
+		}
+		ut, _ := strconv.ParseFloat(f[11], 64)
+		st, _ := strconv.ParseFloat(f[12], 64)
+		total += (ut + st) / clockTicks
+	}
+	return total
+}
+
+// clockTicks is USER_HZ, the unit of /proc/<pid>/stat times (100 on Linux).
+const clockTicks = 100
+
 // rssSampler records the largest resident set of any of the processes while running.
 type rssSampler struct {
 	peak atomic.Int64 // KB
