@@ -154,8 +154,7 @@ func singleProps(kind string) (props, string) {
 // launcher starts nodes of one kind.
 type launcher struct {
 	kind    string
-	env     []string // extra environment for gokafkad (profiles)
-	profile string   // GOKAFKAD_CPUPROFILE prefix, "" for none
+	profile string // GOKAFKAD_CPUPROFILE prefix, "" for none
 }
 
 // start prepares a node and starts its process.
