@@ -34,7 +34,23 @@ type conn struct {
 	// broken is closed when the read side failed: the writer stops waiting for
 	// answers that will never matter.
 	broken chan struct{}
+	// session is who is on the other end, as Kafka's RequestContext has it.
+	session session
 }
+
+// session is what authorization needs to know of a connection: the principal the
+// listener's authentication established and the client's address. Until a listener
+// authenticates (TLS client certificates, SASL), every connection is User:ANONYMOUS,
+// as on Kafka's PLAINTEXT listeners.
+type session struct {
+	// principal is "Type:name", e.g. "User:ANONYMOUS" or "User:CN=alice".
+	principal string
+	// host is the client's IP address, as ACLs match it.
+	host string
+}
+
+// anonymousPrincipal is the principal of an unauthenticated connection.
+const anonymousPrincipal = "User:ANONYMOUS"
 
 // response is one request's answer slot.
 type response struct {
@@ -74,11 +90,16 @@ type request struct {
 
 func newConn(b *Broker, nc net.Conn, apis *apiTable) *conn {
 	id := connIDs.Add(1)
+	host := nc.RemoteAddr().String()
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
 	return &conn{
 		b: b, nc: nc, apis: apis,
-		log:    b.log.With().Uint64("conn", id).Str("remote", nc.RemoteAddr().String()).Logger(),
-		out:    make(chan *response, 128),
-		broken: make(chan struct{}),
+		log:     b.log.With().Uint64("conn", id).Str("remote", nc.RemoteAddr().String()).Logger(),
+		out:     make(chan *response, 128),
+		broken:  make(chan struct{}),
+		session: session{principal: anonymousPrincipal, host: host},
 	}
 }
 
