@@ -87,12 +87,11 @@ func (l *brokerLifecycle) register(ctx context.Context) error {
 	req.BrokerID = l.b.cfg.NodeID
 	req.ClusterID = l.b.ctl.Image().ClusterID
 	req.IncarnationID = l.incarnation
-	lst := kmsg.NewBrokerRegistrationRequestListener()
-	lst.Name, lst.Host, lst.Port, lst.SecurityProtocol = "PLAINTEXT", l.b.advertisedHost, uint16(l.b.advertisedPort), 0
-	if il, ok := l.b.cfg.InterBrokerListener(); ok {
-		lst.Name = il.Name
+	for _, e := range l.b.registrationListeners() {
+		lst := kmsg.NewBrokerRegistrationRequestListener()
+		lst.Name, lst.Host, lst.Port, lst.SecurityProtocol = e.Name, e.Host, uint16(e.Port), e.SecurityProtocol
+		req.Listeners = append(req.Listeners, lst)
 	}
-	req.Listeners = append(req.Listeners, lst)
 	if l.b.cfg.BrokerRack != "" {
 		req.Rack = &l.b.cfg.BrokerRack
 	}
