@@ -17,6 +17,8 @@ require (
 	github.com/mattn/go-colorable v0.1.14 // indirect
 	github.com/mattn/go-isatty v0.0.20 // indirect
 	go.etcd.io/raft/v3 v3.6.0 // indirect
+	golang.org/x/crypto v0.11.0 // indirect
 	golang.org/x/sys v0.29.0 // indirect
 	google.golang.org/protobuf v1.33.0 // indirect
+	software.sslmate.com/src/go-pkcs12 v0.7.4 // indirect
 )

@@ -164,6 +164,8 @@ type Broker struct {
 	listeners []*listener
 	// ctlListeners are the bound controller listeners (none on a broker-only node).
 	ctlListeners []*listener
+	// out is how this node dials other nodes' inter-broker and controller listeners.
+	out outbound
 	// localCtl is this node's controller (nil on a broker-only node).
 	localCtl *controller.Controller
 	raftT    *raftTransport
@@ -222,6 +224,11 @@ func Start(cfg Config) (*Broker, error) {
 	if err := checkOutboundListeners(cfg.Broker); err != nil {
 		return nil, err
 	}
+	out, err := b.newOutbound()
+	if err != nil {
+		return nil, err
+	}
+	b.out = out
 	if cfg.IsController() {
 		ls := cfg.ControllerListeners()
 		if len(ls) == 0 {
@@ -232,7 +239,7 @@ func Start(cfg Config) (*Broker, error) {
 			return nil, err
 		}
 		b.ctlListeners = cls
-		b.raftT = newRaftTransport(cfg.NodeID, voters, cfg.Logger.With().Str("component", "raft").Logger())
+		b.raftT = newRaftTransport(cfg.NodeID, voters, b.out.controller, cfg.Logger.With().Str("component", "raft").Logger())
 		ctl, err := controller.Open(controller.Config{
 			NodeID: cfg.NodeID, Dir: cfg.MetadataLogDir, Voters: voters, Transport: b.raftT,
 			SessionTimeout:    time.Duration(cfg.BrokerSessionTimeoutMs) * time.Millisecond,
@@ -257,7 +264,7 @@ func Start(cfg Config) (*Broker, error) {
 	}
 
 	clientID := "gokafkad-broker-" + strconv.Itoa(int(cfg.NodeID))
-	b.ctl = &brokerMeta{ch: newControllerChannel(b.localCtl, voters, clientID, b.closing, cfg.Logger), timeout: 30 * time.Second}
+	b.ctl = &brokerMeta{ch: newControllerChannel(b.localCtl, voters, b.out.controller, clientID, b.closing, cfg.Logger), timeout: 30 * time.Second}
 	b.ctl.image.Store(controller.EmptyImage())
 	regTimeout := time.Duration(cfg.InitialBrokerRegistrationTimeoutMs) * time.Millisecond
 	if regTimeout <= 0 {
@@ -270,7 +277,7 @@ func Start(cfg Config) (*Broker, error) {
 		b.pub.publish(nil, b.localCtl.Image())
 	} else {
 		b.metaDone = make(chan struct{})
-		fetchCh := newControllerChannel(nil, voters, clientID+"-metadata", b.closing, cfg.Logger)
+		fetchCh := newControllerChannel(nil, voters, b.out.controller, clientID+"-metadata", b.closing, cfg.Logger)
 		go func() {
 			<-b.closing
 			fetchCh.close()

@@ -43,7 +43,7 @@ type brokerLifecycle struct {
 
 func newBrokerLifecycle(b *Broker) *brokerLifecycle {
 	l := &brokerLifecycle{b: b, interval: time.Duration(b.cfg.BrokerHeartbeatIntervalMs) * time.Millisecond,
-		ch:   newControllerChannel(b.localCtl, b.cfg.voters(), "gokafkad-broker-"+strconv.Itoa(int(b.cfg.NodeID))+"-heartbeat", b.closing, b.log),
+		ch:   newControllerChannel(b.localCtl, b.cfg.voters(), b.out.controller, "gokafkad-broker-"+strconv.Itoa(int(b.cfg.NodeID))+"-heartbeat", b.closing, b.log),
 		kick: make(chan struct{}, 1), done: make(chan struct{})}
 	_, _ = rand.Read(l.incarnation[:])
 	l.mu.epoch = -1

@@ -35,7 +35,7 @@ type listener struct {
 	advHost string
 	advPort int32
 	// tls is the server side of an SSL / SASL_SSL listener (nil otherwise).
-	tls *tls.Config
+	tls *listenerTLS
 }
 
 // addr is the advertised host:port.
@@ -70,11 +70,11 @@ func (b *Broker) bindListener(l config.Listener, override string, apis *apiTable
 	}
 	bl := &listener{Listener: l, apis: apis}
 	if isTLSProtocol(l.SecurityProtocol) {
-		tc, err := b.serverTLS(l.Name)
+		lt, err := b.newListenerTLS(l.Name)
 		if err != nil {
 			return nil, err
 		}
-		bl.tls = tc
+		bl.tls = lt
 	}
 	addr := l.Addr()
 	if override != "" {
@@ -141,7 +141,7 @@ func (b *Broker) serveConn(l *listener, nc net.Conn) {
 	defer b.wg.Done()
 	s := session{principal: anonymousPrincipal, listener: l.Name, securityProtocol: l.SecurityProtocol}
 	if l.tls != nil {
-		tc := tls.Server(nc, l.tls)
+		tc := tls.Server(nc, l.tls.config)
 		ctx, cancel := context.WithTimeout(context.Background(), handshakeTimeout)
 		go func() { // a shutdown ends the handshake at once
 			select {
@@ -153,7 +153,7 @@ func (b *Broker) serveConn(l *listener, nc net.Conn) {
 		err := tc.HandshakeContext(ctx)
 		cancel()
 		if err == nil {
-			s.principal, err = b.tlsPrincipal(tc.ConnectionState())
+			s.principal, err = l.tls.mapper.TLSPrincipal(tc.ConnectionState().PeerCertificates)
 		}
 		if err != nil {
 			b.log.Info().Err(err).Str("listener", l.Name).Str("remote", nc.RemoteAddr().String()).Msg("TLS connection refused")

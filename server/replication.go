@@ -32,6 +32,7 @@ func (b *Broker) startReplication() {
 		BackoffMs:        cfg.ReplicaFetchBackoffMs,
 		BrokerEpoch:      brokerEpoch,
 		Endpoint:         b.interBrokerEndpoint,
+		Dial:             b.out.interBroker,
 		Logger:           cfg.Logger.With().Str("component", "replica-fetcher").Logger(),
 	}, wake)
 	b.rm.AlterPartitions = replication.NewAlterPartitionManager(cfg.NodeID, brokerEpoch,

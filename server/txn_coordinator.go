@@ -50,6 +50,7 @@ func (b *Broker) peer(id int32) (*replication.LeaderEndpoint, bool) {
 	ep := b.txnPeers.eps[addr]
 	if ep == nil {
 		ep = replication.NewLeaderEndpoint(addr, "gokafkad-txn-"+strconv.Itoa(int(b.cfg.NodeID)), 1<<20)
+		ep.SetDial(b.out.interBroker)
 		b.txnPeers.eps[addr] = ep
 	}
 	return ep, true
