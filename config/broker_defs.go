@@ -103,7 +103,7 @@ var brokerDefs = append([]Def{
 	{Name: "fetch.max.bytes", Type: TypeInt, Default: "57671680", Importance: Medium, Valid: atLeast(1024),
 		Doc: "Upper bound on the bytes a consumer Fetch response carries, whatever the request asks."},
 	{Name: "max.incremental.fetch.session.cache.slots", Type: TypeInt, Default: "1000", Importance: Medium, Valid: atLeast(0),
-		Doc: "How many incremental fetch sessions the broker keeps."},
+		Doc: "How many incremental fetch sessions the broker keeps. When full, a new session evicts one as Kafka does: the least recently used if unused for 2 minutes, else the least valuable evictable one if the new one is worth more (a follower's outranks a consumer's, then more partitions outrank fewer; a consumer's session under 2 minutes old is evictable only by a follower's, a follower's only once over 2 minutes old); failing that the fetch is served without a session."},
 	{Name: "num.network.threads", Type: TypeInt, Default: "3", Importance: High, Valid: atLeast(1), Dynamic: ClusterWide, Ignored: true,
 		Doc: "Kafka's network thread count; accepted and reported, unused (gokafkad runs two goroutines per connection)."},
 	{Name: "num.io.threads", Type: TypeInt, Default: "8", Importance: High, Valid: atLeast(1), Dynamic: ClusterWide, Ignored: true,

@@ -126,11 +126,14 @@ func apply(img *MetadataImage, r *Record) *MetadataImage {
 	case r.Partition != nil:
 		p := r.Partition
 		t := n.TopicsByID[p.TopicID]
-		if t == nil {
+		// Partitions are created in order: a record past the next one (or negative)
+		// was never written by a controller; skipped, so that none can make the
+		// image allocate up to its index.
+		if t == nil || p.Partition < 0 || int(p.Partition) > len(t.Partitions) {
 			break
 		}
 		t = t.clone()
-		for int32(len(t.Partitions)) <= p.Partition {
+		if int(p.Partition) == len(t.Partitions) {
 			t.Partitions = append(t.Partitions, PartitionImage{Leader: -1})
 		}
 		t.Partitions[p.Partition] = PartitionImage{

@@ -140,7 +140,7 @@ func (b *Broker) fetchContext(req *kmsg.FetchRequest, now time.Time) (*fetchPlan
 			b.fetchSessions.remove(req.SessionID)
 		}
 		plan.parts = fromRequest()
-		s := b.fetchSessions.create(now)
+		s := b.fetchSessions.create(now, followerOf(req) != nil, distinctPartitions(plan.parts))
 		if s == nil {
 			return plan, 0
 		}
@@ -163,7 +163,6 @@ func (b *Broker) fetchContext(req *kmsg.FetchRequest, now time.Time) (*fetchPlan
 		return nil, kerr.InvalidFetchSessionEpoch.Code
 	}
 	s.mu.epoch++
-	s.mu.lastUsed = now
 	for _, cp := range fromRequest() {
 		s.upsertLocked(*cp)
 	}
@@ -172,6 +171,7 @@ func (b *Broker) fetchContext(req *kmsg.FetchRequest, now time.Time) (*fetchPlan
 			s.forgetLocked(fetchKey{topic: f.Topic, topicID: f.TopicID, partition: p})
 		}
 	}
+	b.fetchSessions.touch(s, now, len(s.mu.index))
 	plan.parts = snapshotParts(s.mu.order)
 	plan.session, plan.sessionID, plan.incremental = s, s.id, true
 	return plan, 0
