@@ -80,6 +80,9 @@ type MetadataImage struct {
 	// (topic configs live on TopicImage); "broker:" is the cluster-wide default,
 	// "broker:<id>" one broker's.
 	Configs map[string]map[string]string
+	// ACLs are the cluster's ACLs (nil: none). Replaced, never modified, when they
+	// change: a reader may keep the pointer and compare it.
+	ACLs *ACLImage
 	// NextProducerID is the first producer id not yet handed out.
 	NextProducerID int64
 	// Offset is the metadata offset of the last records applied: the index of their
