@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"context"
 	"errors"
 	"sort"
 	"testing"
@@ -505,5 +506,109 @@ func TestBrokerOnlyAPIsNeedClusterAction(t *testing.T) {
 	}
 	if code := mresp.Markers[0].Topics[0].Partitions[0].ErrorCode; code == kerr.ClusterAuthorizationFailed.Code {
 		t.Fatal("write txn markers refused with CLUSTER_ACTION")
+	}
+}
+
+// TestAdminAPIsCheckACLs: topic creation, deletion and configs follow Kafka's
+// per-resource rules, on the broker and on the controller listener alike.
+func TestAdminAPIsCheckACLs(t *testing.T) {
+	b := StartBroker(t, withAuthorizer)
+	adm := b.Admin()
+	ctx := Ctx(t, 30*time.Second)
+
+	// CREATE on the prefix app- only.
+	adminACL(t, b, allow(acl.ResourceTopic, "app-", acl.PatternPrefixed, anonymous, acl.OpCreate))
+	res, err := adm.CreateTopics(ctx, 1, 1, nil, "app-orders", "other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res["app-orders"].Err != nil || !errors.Is(res["other"].Err, kerr.TopicAuthorizationFailed) {
+		t.Fatalf("create: app-orders %v, other %v", res["app-orders"].Err, res["other"].Err)
+	}
+	if b.Image().Topics["app-orders"] == nil || b.Image().Topics["other"] != nil {
+		t.Fatal("wrong topics created")
+	}
+
+	// Configs: DESCRIBE_CONFIGS on the topic; broker configs are the cluster's.
+	describeConfigs := func() int16 {
+		req := kmsg.NewPtrDescribeConfigsRequest()
+		rr := kmsg.NewDescribeConfigsRequestResource()
+		rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeTopic, "app-orders"
+		req.Resources = append(req.Resources, rr)
+		resp, err := req.RequestWith(ctx, b.Client().Broker(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Resources[0].ErrorCode
+	}
+	if code := describeConfigs(); code != kerr.TopicAuthorizationFailed.Code {
+		t.Fatalf("describe topic configs without DESCRIBE_CONFIGS: %v", codeErr(code))
+	}
+	adminACL(t, b, allow(acl.ResourceTopic, "app-orders", acl.PatternLiteral, anonymous, acl.OpAlterConfigs))
+	if code := describeConfigs(); code != 0 {
+		t.Fatalf("describe topic configs with ALTER_CONFIGS (implies DESCRIBE_CONFIGS): %v", codeErr(code))
+	}
+	ac, err := adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{{Name: "log.retention.ms", Value: kmsg.StringPtr("1000")}}, 1)
+	if err != nil || len(ac) != 1 || !errors.Is(ac[0].Err, kerr.ClusterAuthorizationFailed) {
+		t.Fatalf("alter broker configs: %v %+v", err, ac)
+	}
+
+	// Deleting needs DELETE.
+	dr, err := adm.DeleteTopics(ctx, "app-orders")
+	if err != nil || !errors.Is(dr["app-orders"].Err, kerr.TopicAuthorizationFailed) {
+		t.Fatalf("delete without DELETE: %v %+v", err, dr)
+	}
+
+	// The controller listener checks a client (no CLUSTER_ACTION) the same way.
+	ctl := controllerClient(t, b)
+	ct := kmsg.NewPtrCreateTopicsRequest()
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "direct", 1, 1
+	ct.Topics = append(ct.Topics, rt)
+	if r := ctlRequest(t, ctl, ct).(*kmsg.CreateTopicsResponse); len(r.Topics) != 1 || r.Topics[0].ErrorCode != kerr.TopicAuthorizationFailed.Code {
+		t.Fatalf("create on the controller listener: %+v", r.Topics)
+	}
+	dc := kmsg.NewPtrDescribeClusterRequest()
+	dc.EndpointType = 2
+	if r := ctlRequest(t, ctl, dc).(*kmsg.DescribeClusterResponse); r.ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+		t.Fatalf("describe cluster on the controller listener without ALTER: %v", codeErr(r.ErrorCode))
+	}
+	dq := kmsg.NewPtrDescribeQuorumRequest()
+	if r := ctlRequest(t, ctl, dq).(*kmsg.DescribeQuorumResponse); r.ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+		t.Fatalf("describe quorum without DESCRIBE: %v", codeErr(r.ErrorCode))
+	}
+}
+
+func TestDescribeGroupsAuthorizedOperations(t *testing.T) {
+	b := StartBroker(t, withAuthorizer)
+	adminTopic(t, b, "t")
+	adminACL(t, b,
+		allow(acl.ResourceTopic, "t", acl.PatternLiteral, anonymous, acl.OpRead),
+		allow(acl.ResourceGroup, "g", acl.PatternLiteral, anonymous, acl.OpRead),
+		allow(acl.ResourceGroup, "g", acl.PatternLiteral, anonymous, acl.OpDelete))
+	cl := b.Client()
+	member := b.Client(kgo.ConsumerGroup("g"), kgo.ConsumeTopics("t"))
+	req := kmsg.NewPtrDescribeGroupsRequest()
+	req.Groups = []string{"g", "other"}
+	req.IncludeAuthorizedOperations = true
+	byName := map[string]kmsg.DescribeGroupsResponseGroup{}
+	WaitFor(t, 20*time.Second, "the group to form", func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		member.PollFetches(ctx) // joins the group
+		cancel()
+		resp, err := req.RequestWith(Ctx(t, 10*time.Second), cl.Broker(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range resp.Groups {
+			byName[g.Group] = g
+		}
+		return byName["g"].ErrorCode == 0 && byName["g"].State == "Stable"
+	})
+	if g := byName["g"]; g.AuthorizedOperations != 1<<acl.OpRead|1<<acl.OpDelete|1<<acl.OpDescribe {
+		t.Fatalf("g: ops %b", g.AuthorizedOperations)
+	}
+	if g := byName["other"]; g.ErrorCode != kerr.GroupAuthorizationFailed.Code {
+		t.Fatalf("other: %v", codeErr(g.ErrorCode))
 	}
 }

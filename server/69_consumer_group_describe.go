@@ -25,7 +25,7 @@ func handleConsumerGroupDescribe(c *conn, r *request) error {
 		if name := g.Group; !c.authorize(acl.OpDescribe, acl.ResourceGroup, name) {
 			*g = kmsg.NewConsumerGroupDescribeResponseGroup()
 			g.Group, g.ErrorCode, g.AuthorizedOperations = name, kerr.GroupAuthorizationFailed.Code, authorizedOpsOmitted
-		} else if req.IncludeAuthorizedOperations {
+		} else if req.IncludeAuthorizedOperations && g.ErrorCode == 0 {
 			g.AuthorizedOperations = c.authorizedOps(acl.ResourceGroup, name)
 		}
 	}

@@ -219,12 +219,14 @@ var controllerAuthz = map[int16]authzRule{
 	19: inHandler(forwardedRule),
 	20: inHandler(forwardedRule),
 	29: clusterOp(acl.OpDescribe),
-	30: clusterOp(acl.OpAlter),
-	31: clusterOp(acl.OpAlter),
+	// CreateAcls, DeleteAcls and DescribeQuorum come forwarded from brokers (which
+	// checked the client's ALTER / DESCRIBE), or from clients directly.
+	30: clusterOp(acl.OpAlter, acl.OpClusterAction),
+	31: clusterOp(acl.OpAlter, acl.OpClusterAction),
 	33: inHandler(forwardedRule),
 	37: inHandler(forwardedRule),
 	44: inHandler(forwardedRule),
-	55: clusterOp(acl.OpDescribe),
+	55: clusterOp(acl.OpDescribe, acl.OpClusterAction),
 	56: clusterOp(acl.OpClusterAction),
 	60: clusterOp(acl.OpAlter),
 	62: clusterOp(acl.OpClusterAction),
@@ -259,7 +261,8 @@ func (c *conn) authorizeRequest(key int16, r *request) bool {
 			return true
 		}
 	}
-	c.log.Info().Str("principal", c.session.principal).Str("api", kmsg.NameForKey(key)).
+	// Debug: a client retrying a refused request must not fill the log.
+	c.log.Debug().Str("principal", c.session.principal).Str("api", kmsg.NameForKey(key)).
 		Msg("request refused: CLUSTER_AUTHORIZATION_FAILED")
 	r.resp.finish(clusterRefusal(r.req, kerr.ClusterAuthorizationFailed.Code))
 	return false

@@ -213,7 +213,7 @@ func (c *conn) describedGroupsAuthz(groups []kmsg.DescribeGroupsResponseGroup, i
 			g.AuthorizedOperations = authorizedOpsOmitted
 			continue
 		}
-		if includeOps {
+		if includeOps && g.ErrorCode == 0 {
 			g.AuthorizedOperations = c.authorizedOps(acl.ResourceGroup, g.Group)
 		}
 	}
