@@ -336,6 +336,13 @@ func TestGroupRefusedUntilReadACL(t *testing.T) {
 		t.Fatalf("find coordinator without DESCRIBE on the group: %v %+v", err, fresp)
 	}
 
+	hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	hb.Group, hb.MemberEpoch, hb.RebalanceTimeoutMillis, hb.SubscribedTopicNames = "readers", 0, 10000, []string{"events"}
+	hb.MemberID = "m1"
+	if r, err := hb.RequestWith(Ctx(t, 10*time.Second), cl.Broker(1)); err != nil || r.ErrorCode != kerr.GroupAuthorizationFailed.Code {
+		t.Fatalf("consumer group heartbeat without READ on the group: %v %+v", err, r)
+	}
+
 	adminACL(t, b, allow(acl.ResourceGroup, "readers", acl.PatternLiteral, anonymous, acl.OpRead))
 	consumer := b.Client(kgo.ConsumerGroup("readers"), kgo.ConsumeTopics("events"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	fetches := consumer.PollFetches(Ctx(t, 20*time.Second))
@@ -610,5 +617,133 @@ func TestDescribeGroupsAuthorizedOperations(t *testing.T) {
 	}
 	if g := byName["other"]; g.ErrorCode != kerr.GroupAuthorizationFailed.Code {
 		t.Fatalf("other: %v", codeErr(g.ErrorCode))
+	}
+}
+
+// TestTransactionsUnderACLs: a transactional producer needs WRITE on its
+// transactional id and on the topics; a transactional consume-commit also READ on
+// the group. With them, a stock transactional producer works end to end.
+func TestTransactionsUnderACLs(t *testing.T) {
+	b := StartBroker(t, withAuthorizer, fastTxns)
+	adminTopic(t, b, "t")
+	adminACL(t, b,
+		allow(acl.ResourceTopic, "t", acl.PatternLiteral, anonymous, acl.OpWrite),
+		allow(acl.ResourceTopic, "t", acl.PatternLiteral, anonymous, acl.OpRead))
+	cl := b.Client()
+	ctx := Ctx(t, 30*time.Second)
+
+	ip := kmsg.NewPtrInitProducerIDRequest()
+	ip.TransactionalID, ip.TransactionTimeoutMillis = kmsg.StringPtr("txn-test"), 10000
+	if r, err := ip.RequestWith(ctx, cl.Broker(1)); err != nil || r.ErrorCode != kerr.TransactionalIDAuthorizationFailed.Code {
+		t.Fatalf("init producer id without WRITE on the id: %v %+v", err, r)
+	}
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.CoordinatorType, fc.CoordinatorKeys = 1, []string{"txn-test"}
+	if r, err := fc.RequestWith(ctx, cl.Broker(1)); err != nil || r.Coordinators[0].ErrorCode != kerr.TransactionalIDAuthorizationFailed.Code {
+		t.Fatalf("find transaction coordinator without DESCRIBE on the id: %v %+v", err, r)
+	}
+	end := kmsg.NewPtrEndTxnRequest()
+	end.TransactionalID, end.ProducerID, end.ProducerEpoch = "txn-test", 1, 0
+	if r, err := end.RequestWith(ctx, cl.Broker(1)); err != nil || r.ErrorCode != kerr.TransactionalIDAuthorizationFailed.Code {
+		t.Fatalf("end txn without WRITE on the id: %v %+v", err, r)
+	}
+
+	adminACL(t, b, allow(acl.ResourceTransactionalID, "txn-", acl.PatternPrefixed, anonymous, acl.OpWrite))
+	p := txnProducer(t, b.Addr())
+	produceTxn(t, p, true, "c1")
+	produceTxn(t, p, false, "a1")
+	consumer := b.Client(kgo.ConsumeTopics("t"), kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	fetches := consumer.PollFetches(ctx)
+	if errs := fetches.Errors(); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if recs := fetches.Records(); len(recs) != 1 || string(recs[0].Value) != "c1" {
+		t.Fatalf("read_committed got %d records", len(recs))
+	}
+}
+
+// TestTopicAPIsCheckACLs: the per-topic checks of the read-side and offset APIs.
+func TestTopicAPIsCheckACLs(t *testing.T) {
+	b := StartBroker(t, withAuthorizer)
+	adminTopic(t, b, "t")
+	cl := b.Client()
+	ctx := Ctx(t, 10*time.Second)
+
+	lo := kmsg.NewPtrListOffsetsRequest()
+	lo.ReplicaID = -1
+	lt := kmsg.NewListOffsetsRequestTopic()
+	lt.Topic = "t"
+	lp := kmsg.NewListOffsetsRequestTopicPartition()
+	lp.Timestamp, lp.CurrentLeaderEpoch = -1, -1
+	lt.Partitions = append(lt.Partitions, lp)
+	lo.Topics = append(lo.Topics, lt)
+	if r, err := lo.RequestWith(ctx, cl.Broker(1)); err != nil || r.Topics[0].Partitions[0].ErrorCode != kerr.TopicAuthorizationFailed.Code {
+		t.Fatalf("list offsets: %v %+v", err, r)
+	}
+	oe := kmsg.NewPtrOffsetForLeaderEpochRequest()
+	oe.ReplicaID = -1
+	ot := kmsg.NewOffsetForLeaderEpochRequestTopic()
+	ot.Topic = "t"
+	op := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
+	op.CurrentLeaderEpoch, op.LeaderEpoch = -1, 0
+	ot.Partitions = append(ot.Partitions, op)
+	oe.Topics = append(oe.Topics, ot)
+	if r, err := oe.RequestWith(ctx, cl.Broker(1)); err != nil || r.Topics[0].Partitions[0].ErrorCode != kerr.TopicAuthorizationFailed.Code {
+		t.Fatalf("offset for leader epoch: %v %+v", err, r)
+	}
+	dp := kmsg.NewPtrDescribeProducersRequest()
+	dt := kmsg.NewDescribeProducersRequestTopic()
+	dt.Topic, dt.Partitions = "t", []int32{0}
+	dp.Topics = append(dp.Topics, dt)
+	if r, err := dp.RequestWith(ctx, cl.Broker(1)); err != nil || r.Topics[0].Partitions[0].ErrorCode != kerr.TopicAuthorizationFailed.Code {
+		t.Fatalf("describe producers: %v %+v", err, r)
+	}
+	dr := kmsg.NewPtrDeleteRecordsRequest()
+	drt := kmsg.NewDeleteRecordsRequestTopic()
+	drt.Topic = "t"
+	drp := kmsg.NewDeleteRecordsRequestTopicPartition()
+	drt.Partitions = append(drt.Partitions, drp)
+	dr.Topics = append(dr.Topics, drt)
+	dr.TimeoutMillis = 1000
+	if r, err := dr.RequestWith(ctx, cl.Broker(1)); err != nil || r.Topics[0].Partitions[0].ErrorCode != kerr.TopicAuthorizationFailed.Code {
+		t.Fatalf("delete records: %v %+v", err, r)
+	}
+	dtp := kmsg.NewPtrDescribeTopicPartitionsRequest()
+	dtp.ResponsePartitionLimit = 100
+	if r, err := dtp.RequestWith(ctx, cl.Broker(1)); err != nil || len(r.Topics) != 0 {
+		t.Fatalf("describe topic partitions (all) shows %d topics: %v", len(r.Topics), err)
+	}
+
+	// Offsets: READ on the group, then READ on each topic.
+	commit := func() int16 {
+		oc := kmsg.NewPtrOffsetCommitRequest()
+		oc.Group, oc.Generation = "g", -1
+		ct := kmsg.NewOffsetCommitRequestTopic()
+		ct.Topic, ct.TopicID = "t", b.Image().Topics["t"].ID // by id from v10
+		cp := kmsg.NewOffsetCommitRequestTopicPartition()
+		cp.Offset = 0
+		ct.Partitions = append(ct.Partitions, cp)
+		oc.Topics = append(oc.Topics, ct)
+		r, err := oc.RequestWith(ctx, cl.Broker(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Topics[0].Partitions[0].ErrorCode
+	}
+	if code := commit(); code != kerr.GroupAuthorizationFailed.Code {
+		t.Fatalf("offset commit without READ on the group: %v", codeErr(code))
+	}
+	adminACL(t, b, allow(acl.ResourceGroup, "g", acl.PatternLiteral, anonymous, acl.OpRead))
+	if code := commit(); code != kerr.TopicAuthorizationFailed.Code {
+		t.Fatalf("offset commit without READ on the topic: %v", codeErr(code))
+	}
+
+	// With DESCRIBE, the topic APIs answer.
+	adminACL(t, b, allow(acl.ResourceTopic, "t", acl.PatternLiteral, anonymous, acl.OpDescribe))
+	if r, err := lo.RequestWith(ctx, cl.Broker(1)); err != nil || r.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("list offsets with DESCRIBE: %v %+v", err, r)
+	}
+	if r, err := dtp.RequestWith(ctx, cl.Broker(1)); err != nil || len(r.Topics) != 1 || r.Topics[0].AuthorizedOperations != 1<<acl.OpDescribe {
+		t.Fatalf("describe topic partitions with DESCRIBE: %v %+v", err, r)
 	}
 }
