@@ -1,16 +1,23 @@
 package integration
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"maps"
+	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/rs/zerolog"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/gokafkad/gokafkad/acl"
+	"github.com/gokafkad/gokafkad/server"
 )
 
 // TestAuthorizerOnASeparateControllerCluster: with the authorizer on, brokers keep
@@ -53,5 +60,70 @@ func TestAuthorizerOnASeparateControllerCluster(t *testing.T) {
 	err = p.ProduceSync(ctx, &kgo.Record{Topic: "secret", Value: []byte("v")}).FirstErr()
 	if !errors.Is(err, kerr.TopicAuthorizationFailed) {
 		t.Fatalf("produce to the denied topic: %v, want TOPIC_AUTHORIZATION_FAILED", err)
+	}
+}
+
+// syncBuffer is a log sink safe for the broker's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestBrokerWithoutClusterActionIsRefusedAndSaysWhy: with the authorizer on and the
+// brokers' principal neither a super user nor granted ClusterAction, a broker-only
+// node cannot follow the metadata log; it says what is missing instead of waiting in
+// silence (Kafka's requirement: brokers in super.users or with ClusterAction).
+func TestBrokerWithoutClusterActionIsRefusedAndSaysWhy(t *testing.T) {
+	port := freePort(t)
+	voters := fmt.Sprintf("100@127.0.0.1:%d", port)
+	common := map[string]string{
+		"authorizer.class.name":          acl.StandardAuthorizerClass,
+		"controller.quorum.voters":       voters,
+		"controller.listener.names":      "CONTROLLER",
+		"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+	}
+	ctlProps := maps.Clone(common)
+	ctlProps["process.roles"], ctlProps["node.id"] = "controller", "100"
+	ctlProps["listeners"] = fmt.Sprintf("CONTROLLER://127.0.0.1:%d", port)
+	ccfg, err := server.DefaultConfig(t.TempDir()).WithProps(ctlProps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ccfg.ControllerListen = ""
+	ctl, err := server.Start(ccfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ctl.Close() })
+
+	brokerProps := maps.Clone(common)
+	brokerProps["process.roles"], brokerProps["node.id"] = "broker", "1"
+	brokerProps["listeners"] = "PLAINTEXT://127.0.0.1:0"
+	brokerProps["initial.broker.registration.timeout.ms"] = "1500"
+	bcfg, err := server.DefaultConfig(t.TempDir()).WithProps(brokerProps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	bcfg.Logger = zerolog.New(logs)
+	b, err := server.Start(bcfg)
+	if err == nil {
+		b.Close()
+		t.Fatal("a broker without ClusterAction started")
+	}
+	if !strings.Contains(logs.String(), "needs ClusterAction") {
+		t.Fatalf("start-up failed (%v) without saying why:\n%s", err, logs.String())
 	}
 }
