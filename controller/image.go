@@ -1,5 +1,5 @@
 // Package controller keeps the cluster's metadata: a log of metadata records (topics,
-// partitions, partition changes, brokers, configs, producer-id blocks) and the
+// partitions, partition changes, brokers, configs, producer-id blocks, ACLs) and the
 // MetadataImage built by applying them. The records live in a Raft log (etcd's raft,
 // raftlog.go on disk) replicated among the controller quorum; the active controller
 // (controller.go) turns requests into records, runs the broker lifecycle
