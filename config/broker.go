@@ -145,6 +145,12 @@ type Broker struct {
 	ProducerIDExpirationMs                             int32
 	ProducerIDExpirationCheckIntervalMs                int32
 
+	// Authorization: AuthorizerClassName is "" (off) or Kafka's StandardAuthorizer;
+	// SuperUsers is super.users split on ';'.
+	AuthorizerClassName       string
+	SuperUsers                []string
+	AllowEveryoneIfNoACLFound bool
+
 	// Raw holds every key set explicitly in the static configuration
 	// (server.properties and --override), unknown keys included, as given.
 	Raw map[string]string
@@ -520,6 +526,14 @@ func (b *Broker) fill(v map[string]any) error {
 	b.TransactionPartitionVerificationEnable = bl("transaction.partition.verification.enable")
 	b.ProducerIDExpirationMs = i32("producer.id.expiration.ms")
 	b.ProducerIDExpirationCheckIntervalMs = i32("producer.id.expiration.check.interval.ms")
+
+	b.AuthorizerClassName = str("authorizer.class.name")
+	for _, u := range strings.Split(str("super.users"), ";") {
+		if u = strings.TrimSpace(u); u != "" {
+			b.SuperUsers = append(b.SuperUsers, u)
+		}
+	}
+	b.AllowEveryoneIfNoACLFound = bl("allow.everyone.if.no.acl.found")
 	return nil
 }
 

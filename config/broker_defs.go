@@ -288,6 +288,14 @@ var brokerDefs = append([]Def{
 		Doc: "A producer id with no writes to a partition for this long is dropped from its producer state."},
 	{Name: "producer.id.expiration.check.interval.ms", Type: TypeInt, Default: "600000", Importance: Low, Valid: atLeast(1),
 		Doc: "How often expired producer ids are looked for."},
+
+	// Authorization (Kafka's StandardAuthorizer and its two keys).
+	{Name: "authorizer.class.name", Type: TypeString, Default: "", Importance: Low, Valid: oneOf("", "org.apache.kafka.metadata.authorizer.StandardAuthorizer"),
+		Doc: "Empty: no authorization. org.apache.kafka.metadata.authorizer.StandardAuthorizer: ACLs kept in the metadata log are enforced on every request; no other authorizer exists."},
+	{Name: "super.users", Type: TypeString, Default: "", Importance: Medium,
+		Doc: "Semicolon-separated principals (User:name) allowed everything whatever the ACLs say; list the brokers' own principals here or grant them ClusterAction."},
+	{Name: "allow.everyone.if.no.acl.found", Type: TypeBoolean, Default: "false", Importance: Medium,
+		Doc: "Whether a resource that has no ACL at all is open to everyone (Kafka's default false: denied)."},
 }, sslDefs...)
 
 var brokerDefIndex = indexDefs(brokerDefs)

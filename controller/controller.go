@@ -617,7 +617,17 @@ func (c *Controller) applyEntries(ents []raftpb.Entry) error {
 func applyBatch(img *MetadataImage, index int64, recs []Record) *MetadataImage {
 	img = img.clone()
 	img.Offset = index
-	for i := range recs {
+	for i := 0; i < len(recs); i++ {
+		if recs[i].isACL() {
+			// A run of ACL records copies the ACL set once, not once per record.
+			j := i + 1
+			for j < len(recs) && recs[j].isACL() {
+				j++
+			}
+			applyACLRecords(img, recs[i:j])
+			i = j - 1
+			continue
+		}
 		img = apply(img, &recs[i])
 	}
 	return img

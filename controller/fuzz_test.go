@@ -15,6 +15,9 @@ import (
 func FuzzDecodeMetadataBatches(f *testing.F) {
 	f.Add(appendMetadataBatch(nil, 5, 1, nil, []byte(`{"id":1,"records":[{"cluster_id":{"cluster_id":"x"}}]}`)))
 	f.Add(appendMetadataBatch(nil, 9, 2, []byte(SnapshotKey), []byte(`{"records":[{"topic":{"name":"t","id":"AAAAAAAAAAAAAAAAAAAABw"}}]}`)))
+	f.Add(appendMetadataBatch(nil, 11, 2, nil, []byte(`{"id":2,"records":[`+
+		`{"acl":{"id":"AAAAAAAAAAAAAAAAAAAACA","resource_type":2,"resource_name":"t","pattern_type":4,"principal":"User:a","host":"*","operation":3,"permission_type":3}},`+
+		`{"remove_acl":{"id":"AAAAAAAAAAAAAAAAAAAACA"}},{"remove_acl":{"id":"AAAAAAAAAAAAAAAAAAAACQ"}}]}`)))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		batches, _ := DecodeMetadataBatches(b)

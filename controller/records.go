@@ -4,7 +4,7 @@ import "slices"
 
 // Metadata records, named after Kafka's (TopicRecord, PartitionRecord,
 // PartitionChangeRecord, RemoveTopicRecord, ConfigRecord, RegisterBrokerRecord,
-// ProducerIdsRecord). A Record carries exactly one of them. The JSON encoding is the
+// ProducerIdsRecord, AccessControlEntryRecord, RemoveAccessControlEntryRecord). A Record carries exactly one of them. The JSON encoding is the
 // on-disk format of the local metadata log; do not rename fields.
 
 // Record is one metadata record.
@@ -20,7 +20,14 @@ type Record struct {
 	// BrokerChange is Kafka's BrokerRegistrationChangeRecord (fence, unfence,
 	// controlled shutdown).
 	BrokerChange *BrokerRegistrationChangeRecord `json:"broker_change,omitempty"`
+	// ACL and RemoveACL are Kafka's AccessControlEntryRecord and
+	// RemoveAccessControlEntryRecord (see acls.go).
+	ACL       *AccessControlEntryRecord       `json:"acl,omitempty"`
+	RemoveACL *RemoveAccessControlEntryRecord `json:"remove_acl,omitempty"`
 }
+
+// isACL reports whether r changes the ACLs.
+func (r *Record) isACL() bool { return r.ACL != nil || r.RemoveACL != nil }
 
 // BrokerRegistrationChangeRecord changes a registered broker's state; nil fields are
 // unchanged. It applies only to the registration with BrokerEpoch.
@@ -223,6 +230,8 @@ func apply(img *MetadataImage, r *Record) *MetadataImage {
 		n.Brokers[ch.BrokerID] = b
 	case r.ProducerIDs != nil:
 		n.NextProducerID = r.ProducerIDs.NextProducerID
+	case r.isACL():
+		applyACLRecords(n, []Record{*r})
 	}
 	return n
 }

@@ -182,6 +182,8 @@ type Broker struct {
 	fetchSessions *fetchSessionCache
 	producerIDs   producerIDAllocator
 	topicConfigs  topicConfigCache
+	// authz is the authorizer (nil: authorizer.class.name is empty); see authz.go.
+	authz *authz
 
 	closeOnce sync.Once
 	closing   chan struct{}
@@ -208,6 +210,7 @@ func Start(cfg Config) (*Broker, error) {
 	}
 	b := &Broker{cfg: cfg, log: cfg.Logger, closing: make(chan struct{}), conns: map[*conn]struct{}{}}
 	b.pub.b = b
+	b.authz = newAuthz(cfg, b.authzImage)
 	if cfg.Configs == nil {
 		cfg.Configs = configDefs{broker: cfg.Broker}
 		b.cfg.Configs = cfg.Configs

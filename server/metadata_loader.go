@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -64,6 +65,7 @@ func (p *metadataPublisher) detach() {
 func (b *Broker) metadataLoop(ch *controllerChannel, done chan struct{}) {
 	defer close(done)
 	backoff := 10 * time.Millisecond
+	warnedAuthz := false
 	for {
 		select {
 		case <-b.closing:
@@ -99,6 +101,10 @@ func (b *Broker) metadataLoop(ch *controllerChannel, done chan struct{}) {
 			}
 		}
 		if err != nil {
+			if errors.Is(err, kerr.ClusterAuthorizationFailed) && !warnedAuthz {
+				warnedAuthz = true // once: the loop retries until the ACLs change
+				b.log.Warn().Err(err).Msg("the controllers refuse this broker's metadata fetch: with authorizer.class.name set, the broker's principal needs ClusterAction on the cluster (or a place in super.users)")
+			}
 			b.log.Debug().Err(err).Msg("metadata fetch failed")
 			select {
 			case <-b.closing:
