@@ -1,0 +1,236 @@
+package integration
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/gokafkad/gokafkad/config"
+	"github.com/gokafkad/gokafkad/security/securitytest"
+	"github.com/gokafkad/gokafkad/server"
+	"github.com/gokafkad/gokafkad/storage"
+)
+
+// clientTLS trusts ca and presents leaf (none when nil).
+func clientTLS(ca *securitytest.CA, leaf *securitytest.Leaf) *tls.Config {
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca.PEM)
+	c := &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	if leaf != nil {
+		cert, err := tls.X509KeyPair(leaf.CertPEM, leaf.KeyPEM)
+		if err != nil {
+			panic(err)
+		}
+		c.Certificates = []tls.Certificate{cert}
+	}
+	return c
+}
+
+// produceConsume produces one record to topic through cl and reads it back.
+func produceConsume(t *testing.T, cl *kgo.Client, topic string) error {
+	t.Helper()
+	ctx := Ctx(t, 15*time.Second)
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: []byte("over tls")}).FirstErr(); err != nil {
+		return err
+	}
+	fs := cl.PollFetches(ctx)
+	if err := fs.Err(); err != nil {
+		return err
+	}
+	if recs := fs.Records(); len(recs) != 1 || string(recs[0].Value) != "over tls" {
+		return fmt.Errorf("consumed %v", recs)
+	}
+	return nil
+}
+
+// TestTLSListenerProduceConsume: a broker with a PLAINTEXT and an SSL listener (an
+// encrypted PEM key) serves franz-go over TLS, and Metadata on each listener lists
+// that listener's endpoint.
+func TestTLSListenerProduceConsume(t *testing.T) {
+	dir := t.TempDir()
+	ca := securitytest.NewCA(t, "test CA")
+	leaf := ca.Issue(pkix.Name{CommonName: "broker-1"})
+	ks := securitytest.Write(t, dir, "broker.pem", append(leaf.EncryptedKeyPEM("keypass"), leaf.CertPEM...))
+	b := StartBroker(t, Props(
+		"listeners", "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0,CONTROLLER://127.0.0.1:0",
+		"listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,SSL:SSL,CONTROLLER:PLAINTEXT",
+		"ssl.keystore.type", "PEM", "ssl.keystore.location", ks, "ssl.key.password", "keypass",
+	))
+	sslAddr := b.ListenerAddr("SSL")
+	if got := metadataBrokers(t, b.Addr()); got[1] != b.Addr() {
+		t.Errorf("Metadata on PLAINTEXT lists %v, want %s", got, b.Addr())
+	}
+	cl := NewClient(t, sslAddr, kgo.DialTLSConfig(clientTLS(ca, nil)), kgo.ConsumeTopics("tls"), kgo.AllowAutoTopicCreation())
+	if err := produceConsume(t, cl, "tls"); err != nil {
+		t.Fatalf("over TLS: %v", err)
+	}
+	// Metadata over TLS names the SSL listener (the client stayed on it to consume).
+	md, err := kadm.NewClient(cl).BrokerMetadata(Ctx(t, 10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(md.Brokers) != 1 || fmt.Sprintf("%s:%d", md.Brokers[0].Host, md.Brokers[0].Port) != sslAddr {
+		t.Errorf("Metadata on SSL lists %v, want %s", md.Brokers, sslAddr)
+	}
+	// A plaintext client on the TLS port gets nothing served.
+	plain := NewClient(t, sslAddr, kgo.RequestRetries(0), kgo.RetryTimeout(time.Second))
+	if err := plain.Ping(Ctx(t, 5*time.Second)); err == nil {
+		t.Error("a plaintext client was served on the SSL listener")
+	}
+}
+
+// TestTLSClientAuthRequired: with ssl.client.auth=required (a PKCS12 keystore and
+// truststore), a client without a certificate and one with a certificate from another
+// CA are refused; a client with a trusted certificate is served.
+func TestTLSClientAuthRequired(t *testing.T) {
+	dir := t.TempDir()
+	ca := securitytest.NewCA(t, "test CA")
+	ks := securitytest.Write(t, dir, "broker.p12", ca.Issue(pkix.Name{CommonName: "broker-1"}).PKCS12("storepass"))
+	ts := securitytest.Write(t, dir, "trust.p12", ca.TrustPKCS12("trustpass"))
+	b := StartBroker(t, Props(
+		"listeners", "SSL://127.0.0.1:0,CONTROLLER://127.0.0.1:0",
+		"listener.security.protocol.map", "SSL:SSL,CONTROLLER:PLAINTEXT",
+		"security.inter.broker.protocol", "SSL",
+		"listener.name.ssl.ssl.client.auth", "required",
+		"ssl.keystore.type", "PKCS12", "ssl.keystore.location", ks, "ssl.keystore.password", "storepass",
+		"ssl.truststore.type", "PKCS12", "ssl.truststore.location", ts, "ssl.truststore.password", "trustpass",
+	))
+	other := securitytest.NewCA(t, "other CA")
+	for name, tc := range map[string]*tls.Config{
+		"no certificate":        clientTLS(ca, nil),
+		"untrusted certificate": clientTLS(ca, other.Issue(pkix.Name{CommonName: "mallory"})),
+	} {
+		cl := NewClient(t, b.Addr(), kgo.DialTLSConfig(tc), kgo.RequestRetries(0), kgo.RetryTimeout(time.Second))
+		if err := cl.Ping(Ctx(t, 5*time.Second)); err == nil {
+			t.Errorf("%s: served with ssl.client.auth=required", name)
+		}
+	}
+	cl := NewClient(t, b.Addr(), kgo.DialTLSConfig(clientTLS(ca, ca.Issue(pkix.Name{CommonName: "alice"}))),
+		kgo.ConsumeTopics("mtls"), kgo.AllowAutoTopicCreation())
+	if err := produceConsume(t, cl, "mtls"); err != nil {
+		t.Fatalf("trusted client certificate: %v", err)
+	}
+}
+
+// TestJKSKeystoreRefusedAtStart: a keystore type Go cannot read stops start-up with a
+// message naming the key and the value.
+func TestJKSKeystoreRefusedAtStart(t *testing.T) {
+	cfg := server.DefaultConfig(t.TempDir())
+	cfg, err := cfg.WithProps(map[string]string{
+		"listeners":                      "SSL://127.0.0.1:0,CONTROLLER://127.0.0.1:0",
+		"listener.security.protocol.map": "SSL:SSL,CONTROLLER:PLAINTEXT",
+		"security.inter.broker.protocol": "SSL",
+		"ssl.keystore.location":          filepath.Join(t.TempDir(), "server.keystore.jks"),
+		"ssl.keystore.password":          "changeit",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := server.Start(cfg)
+	if err == nil {
+		b.Close()
+		t.Fatal("started with a JKS keystore")
+	}
+	if msg := err.Error(); !strings.Contains(msg, "ssl.keystore.type") || !strings.Contains(msg, `"JKS"`) || strings.Contains(msg, "changeit") {
+		t.Fatalf("error %q should name ssl.keystore.type and JKS, and not the password", msg)
+	}
+}
+
+// TestInterBrokerSSLReplication: one controller and three brokers in process, the
+// controller listener and the inter-broker listener on SSL with client certificates
+// required, clients on PLAINTEXT. A topic with replication factor 3 and
+// min.insync.replicas=3 takes acks=all writes, which needs every follower fetching
+// over TLS; Metadata on the client listener lists the client endpoints only.
+func TestInterBrokerSSLReplication(t *testing.T) {
+	dir := t.TempDir()
+	ca := securitytest.NewCA(t, "cluster CA")
+	trust := securitytest.Write(t, dir, "ca.pem", ca.PEM)
+	sslProps := func(node string) map[string]string {
+		leaf := ca.Issue(pkix.Name{CommonName: node, OrganizationalUnit: []string{"brokers"}})
+		return map[string]string{
+			"ssl.keystore.type": "PEM", "ssl.keystore.location": securitytest.Write(t, dir, node+".pem", leaf.PEMKeystore()),
+			"ssl.truststore.type": "PEM", "ssl.truststore.location": trust,
+			"ssl.client.auth": "required",
+		}
+	}
+	cport := freePort(t)
+	voters := fmt.Sprintf("100@127.0.0.1:%d", cport)
+	start := func(props map[string]string) *server.Broker {
+		t.Helper()
+		bc, _, err := config.Parse(props)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logger := zerolog.Nop()
+		if testing.Verbose() {
+			logger = zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.InfoLevel)
+		}
+		b, err := server.Start(server.Config{Broker: bc, Logger: logger})
+		if err != nil {
+			t.Fatalf("node %s: %v", props["node.id"], err)
+		}
+		t.Cleanup(func() { b.Close() })
+		return b
+	}
+	ctlProps := sslProps("controller")
+	for k, v := range map[string]string{
+		"process.roles": "controller", "node.id": "100", "controller.quorum.voters": voters,
+		"listeners": fmt.Sprintf("CONTROLLER://127.0.0.1:%d", cport), "controller.listener.names": "CONTROLLER",
+		"listener.security.protocol.map": "CONTROLLER:SSL", "log.dirs": filepath.Join(dir, "c100"),
+	} {
+		ctlProps[k] = v
+	}
+	start(ctlProps)
+	var brokers []*server.Broker
+	for id := 1; id <= 3; id++ {
+		props := sslProps(fmt.Sprintf("broker-%d", id))
+		for k, v := range fastLifecycle {
+			props[k] = v
+		}
+		for k, v := range map[string]string{
+			"process.roles": "broker", "node.id": fmt.Sprint(id), "controller.quorum.voters": voters,
+			"listeners":                      "CLIENT://127.0.0.1:0,INTERNAL://127.0.0.1:0",
+			"listener.security.protocol.map": "CLIENT:PLAINTEXT,INTERNAL:SSL,CONTROLLER:SSL",
+			"inter.broker.listener.name":     "INTERNAL", "controller.listener.names": "CONTROLLER",
+			"log.dirs": filepath.Join(dir, fmt.Sprintf("b%d", id)), "min.insync.replicas": "3",
+		} {
+			props[k] = v
+		}
+		brokers = append(brokers, start(props))
+	}
+	cl := NewClient(t, brokers[0].Addr(), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	WaitFor(t, 20*time.Second, "3 brokers in metadata", func() bool { return len(metadataBrokers(t, brokers[0].Addr())) == 3 })
+	for id, addr := range metadataBrokers(t, brokers[0].Addr()) {
+		if addr != brokers[id-1].Addr() {
+			t.Errorf("Metadata on CLIENT lists broker %d at %s, want its CLIENT endpoint %s", id, addr, brokers[id-1].Addr())
+		}
+	}
+	createAssigned(t, cl, "rf3tls", 1, 2, 3)
+	ctx := Ctx(t, 60*time.Second)
+	WaitFor(t, 30*time.Second, "rf3tls to have 3 replicas in sync", func() bool {
+		p, _, ok := partitionState(ctx, cl, "rf3tls")
+		return ok && p.Leader >= 0 && len(p.ISR) == 3
+	})
+	var recs []*kgo.Record
+	for i := range 50 {
+		recs = append(recs, &kgo.Record{Topic: "rf3tls", Partition: 0, Value: []byte(fmt.Sprint(i))})
+	}
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatalf("acks=all with min.insync.replicas=3 over inter-broker TLS: %v", err)
+	}
+	for _, b := range brokers {
+		WaitFor(t, 20*time.Second, "every replica to hold the 50 records", func() bool {
+			p := b.ReplicaManager().Partition(storage.TopicPartition{Topic: "rf3tls", Partition: 0})
+			return p != nil && p.Log.LogEndOffset() == 50
+		})
+	}
+}
