@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gokafkad/gokafkad/config"
 	"github.com/gokafkad/gokafkad/security/securitytest"
@@ -118,6 +119,29 @@ func TestTLSClientAuthRequired(t *testing.T) {
 		kgo.ConsumeTopics("mtls"), kgo.AllowAutoTopicCreation())
 	if err := produceConsume(t, cl, "mtls"); err != nil {
 		t.Fatalf("trusted client certificate: %v", err)
+	}
+	// DescribeConfigs hides the passwords as Kafka does: null value, sensitive.
+	rc, err := kadm.NewClient(cl).DescribeBrokerConfigs(Ctx(t, 10*time.Second), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, c := range rc[0].Configs {
+		switch c.Key {
+		case "ssl.keystore.password", "ssl.truststore.password":
+			seen++
+			if c.Value != nil || !c.Sensitive || c.Source != kmsg.ConfigSourceStaticBrokerConfig {
+				t.Errorf("%s described as %q, sensitive %v, source %v", c.Key, c.MaybeValue(), c.Sensitive, c.Source)
+			}
+		case "ssl.keystore.location":
+			seen++
+			if c.MaybeValue() != ks {
+				t.Errorf("ssl.keystore.location described as %q", c.MaybeValue())
+			}
+		}
+	}
+	if seen != 3 {
+		t.Errorf("DescribeConfigs lists %d of the 3 ssl keys looked for", seen)
 	}
 }
 
