@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -81,6 +83,31 @@ func TestTLSListenerProduceConsume(t *testing.T) {
 	}
 	if len(md.Brokers) != 1 || fmt.Sprintf("%s:%d", md.Brokers[0].Host, md.Brokers[0].Port) != sslAddr {
 		t.Errorf("Metadata on SSL lists %v, want %s", md.Brokers, sslAddr)
+	}
+	// Fetch responses larger than the write buffer leave through crypto/tls too (no
+	// sendfile on a TLS connection).
+	big := NewClient(t, sslAddr, kgo.DialTLSConfig(clientTLS(ca, nil)), kgo.ConsumeTopics("tls-big"), kgo.AllowAutoTopicCreation(),
+		kgo.ProducerBatchMaxBytes(1<<20), kgo.FetchMaxBytes(8<<20))
+	ctx := Ctx(t, 20*time.Second)
+	const n, size = 6, 200 << 10
+	for i := range n {
+		v := bytes.Repeat([]byte{byte('a' + i)}, size)
+		if err := big.ProduceSync(ctx, &kgo.Record{Topic: "tls-big", Value: v}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got int
+	for got < n {
+		fs := big.PollFetches(ctx)
+		if err := fs.Err(); err != nil {
+			t.Fatalf("large fetch over TLS: %v", err)
+		}
+		for _, r := range fs.Records() {
+			if len(r.Value) != size || r.Value[0] != byte('a'+got) || r.Value[size-1] != byte('a'+got) {
+				t.Fatalf("record %d came back wrong (%d bytes)", got, len(r.Value))
+			}
+			got++
+		}
 	}
 	// A plaintext client on the TLS port gets nothing served.
 	plain := NewClient(t, sslAddr, kgo.RequestRetries(0), kgo.RetryTimeout(time.Second))
@@ -223,11 +250,14 @@ func TestInterBrokerSSLReplication(t *testing.T) {
 		for k, v := range map[string]string{
 			"process.roles": "broker", "node.id": fmt.Sprint(id), "controller.quorum.voters": voters,
 			"listeners":                      "CLIENT://127.0.0.1:0,INTERNAL://127.0.0.1:0",
-			"listener.security.protocol.map": "CLIENT:PLAINTEXT,INTERNAL:SSL,CONTROLLER:SSL",
+			"listener.security.protocol.map": "CLIENT:PLAINTEXT,INTERNAL:SSL,CONTROLLER:SSL,EXTRA:PLAINTEXT",
 			"inter.broker.listener.name":     "INTERNAL", "controller.listener.names": "CONTROLLER",
 			"log.dirs": filepath.Join(dir, fmt.Sprintf("b%d", id)), "min.insync.replicas": "3",
 		} {
 			props[k] = v
+		}
+		if id == 1 { // only broker 1 has an EXTRA listener
+			props["listeners"] += ",EXTRA://127.0.0.1:0"
 		}
 		brokers = append(brokers, start(props))
 	}
@@ -250,6 +280,29 @@ func TestInterBrokerSSLReplication(t *testing.T) {
 	}
 	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
 		t.Fatalf("acks=all with min.insync.replicas=3 over inter-broker TLS: %v", err)
+	}
+	// On a listener only broker 1 has, the others are left out, and a partition led
+	// elsewhere has no leader to show (LISTENER_NOT_FOUND), as in Kafka.
+	extra := brokers[0].ListenerAddr("EXTRA")
+	if got := metadataBrokers(t, extra); len(got) != 1 || got[1] != extra {
+		t.Errorf("Metadata on EXTRA lists %v, want only broker 1 at %s", got, extra)
+	}
+	createAssigned(t, cl, "led-by-2", 2, 1, 3)
+	WaitFor(t, 20*time.Second, "led-by-2 to have broker 2 as leader", func() bool {
+		p, _, ok := partitionState(ctx, cl, "led-by-2")
+		return ok && p.Leader == 2
+	})
+	ecl := NewClient(t, extra)
+	mreq := kmsg.NewPtrMetadataRequest()
+	mt := kmsg.NewMetadataRequestTopic()
+	mt.Topic = kmsg.StringPtr("led-by-2")
+	mreq.Topics = append(mreq.Topics, mt)
+	mr, err := mreq.RequestWith(ctx, ecl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := mr.Topics[0].Partitions[0]; p.Leader != -1 || p.ErrorCode != kerr.ListenerNotFound.Code {
+		t.Errorf("led-by-2 on EXTRA: leader %d, error %d; want -1, LISTENER_NOT_FOUND", p.Leader, p.ErrorCode)
 	}
 	for _, b := range brokers {
 		WaitFor(t, 20*time.Second, "every replica to hold the 50 records", func() bool {
