@@ -75,7 +75,9 @@ type Leaf struct {
 
 // Issue signs a certificate for subject, valid for server and client use, with
 // 127.0.0.1, ::1 and localhost as subject alternative names.
-func (ca *CA) Issue(subject pkix.Name) *Leaf { return ca.IssueFor(subject, "127.0.0.1", "::1", "localhost") }
+func (ca *CA) Issue(subject pkix.Name) *Leaf {
+	return ca.IssueFor(subject, "127.0.0.1", "::1", "localhost")
+}
 
 // IssueFor is Issue with the given host names and IP addresses as subject alternative
 // names.
