@@ -118,6 +118,15 @@ func TestTLSKeystoreDynamicUpdate(t *testing.T) {
 			t.Errorf("update %v: %v, want INVALID_REQUEST", bad, err)
 		}
 	}
+	// The legacy AlterConfigs is checked the same way.
+	missing := dir + "/missing.pem"
+	rs, err := adm.AlterBrokerConfigsState(ctx, []kadm.AlterConfig{{Name: "listener.name.ssl.ssl.keystore.location", Value: &missing}}, 1)
+	if err == nil {
+		err = rs[0].Err
+	}
+	if err == nil || !strings.Contains(err.Error(), "INVALID_REQUEST") {
+		t.Errorf("AlterConfigs to a missing keystore: %v, want INVALID_REQUEST", err)
+	}
 	if got := servedCert(t, sslAddr, ca); !bytes.Equal(got, third.Cert.Raw) {
 		t.Error("a refused update changed the certificate")
 	}

@@ -311,3 +311,71 @@ func TestInterBrokerSSLReplication(t *testing.T) {
 		})
 	}
 }
+
+// TestCombinedQuorumOverSSL: three combined nodes whose controller listeners are SSL
+// with client certificates required, so Raft, the controller channel and replication
+// all run over TLS; clients too. The quorum elects a leader, and a topic with
+// replication factor 3 and min.insync.replicas=3 takes acks=all writes.
+func TestCombinedQuorumOverSSL(t *testing.T) {
+	dir := t.TempDir()
+	ca := securitytest.NewCA(t, "quorum CA")
+	trust := securitytest.Write(t, dir, "ca.pem", ca.PEM)
+	cports := []int{freePort(t), freePort(t), freePort(t)}
+	var voters []string
+	for i, p := range cports {
+		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", i+1, p))
+	}
+	type started struct {
+		b   *server.Broker
+		err error
+	}
+	results := make(chan started, 3)
+	for i := range 3 {
+		leaf := ca.Issue(pkix.Name{CommonName: fmt.Sprintf("node-%d", i+1)})
+		props := map[string]string{
+			"process.roles": "broker,controller", "node.id": fmt.Sprint(i + 1),
+			"controller.quorum.voters":       strings.Join(voters, ","),
+			"listeners":                      fmt.Sprintf("SSL://127.0.0.1:0,CONTROLLER://127.0.0.1:%d", cports[i]),
+			"listener.security.protocol.map": "SSL:SSL,CONTROLLER:SSL",
+			"security.inter.broker.protocol": "SSL", "controller.listener.names": "CONTROLLER",
+			"ssl.keystore.type": "PEM", "ssl.keystore.location": securitytest.Write(t, dir, fmt.Sprintf("n%d.pem", i+1), leaf.PEMKeystore()),
+			"ssl.truststore.type": "PEM", "ssl.truststore.location": trust, "ssl.client.auth": "required",
+			"log.dirs": filepath.Join(dir, fmt.Sprintf("n%d", i+1)), "min.insync.replicas": "3",
+		}
+		for k, v := range fastLifecycle {
+			props[k] = v
+		}
+		bc, _, err := config.Parse(props)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() { // the nodes start together: registration needs a quorum
+			b, err := server.Start(server.Config{Broker: bc, Logger: zerolog.Nop()})
+			results <- started{b, err}
+		}()
+	}
+	var nodes []*server.Broker
+	for range 3 {
+		r := <-results
+		if r.err != nil {
+			t.Fatalf("starting a node: %v", r.err)
+		}
+		t.Cleanup(func() { r.b.Close() })
+		nodes = append(nodes, r.b)
+	}
+	tc := clientTLS(ca, ca.Issue(pkix.Name{CommonName: "client"}))
+	cl := NewClient(t, nodes[0].Addr(), kgo.DialTLSConfig(tc), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	ctx := Ctx(t, 60*time.Second)
+	WaitFor(t, 20*time.Second, "3 brokers in metadata", func() bool {
+		_, brokers, _ := partitionState(ctx, cl, "none")
+		return len(brokers) == 3
+	})
+	createAssigned(t, cl, "quorum-tls", 1, 2, 3)
+	WaitFor(t, 30*time.Second, "quorum-tls to have 3 replicas in sync", func() bool {
+		p, _, ok := partitionState(ctx, cl, "quorum-tls")
+		return ok && p.Leader >= 0 && len(p.ISR) == 3
+	})
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "quorum-tls", Partition: 0, Value: []byte("x")}).FirstErr(); err != nil {
+		t.Fatalf("acks=all over TLS: %v", err)
+	}
+}

@@ -1,7 +1,7 @@
 package server
 
 // Dynamic keystore and truststore updates (Kafka's dynamic SSL reconfiguration,
-// KIP-226): an (Incremental)AlterConfigs of this broker's ssl.keystore.* /
+// KIP-226): an IncrementalAlterConfigs or AlterConfigs of this broker's ssl.keystore.* /
 // ssl.truststore.* keys, plain or listener.name.<l>.-prefixed, is checked on the broker
 // the request names (validateTLSUpdate: the new stores must load and, unless
 // ssl.allow.dn.changes / ssl.allow.san.changes, the certificate keep its subject and
@@ -88,6 +88,27 @@ func (b *Broker) validateTLSUpdate(cfgs []kmsg.IncrementalAlterConfigsRequestRes
 			delete(next, c.Name)
 		}
 	}
+	return b.validateTLSConfigs(next, touched)
+}
+
+// validateLegacyTLSUpdate is validateTLSUpdate for AlterConfigs, whose configs replace
+// the resource's dynamic configs as a whole.
+func (b *Broker) validateLegacyTLSUpdate(cfgs []kmsg.AlterConfigsRequestResourceConfig) *controller.APIError {
+	touched := false
+	for k := range b.ctl.Image().Configs["broker:"+fmt.Sprint(b.cfg.NodeID)] {
+		touched = touched || isTLSStoreKey(k)
+	}
+	next := map[string]string{}
+	for _, c := range cfgs {
+		touched = touched || isTLSStoreKey(c.Name)
+		next[c.Name] = *c.Value
+	}
+	return b.validateTLSConfigs(next, touched)
+}
+
+// validateTLSConfigs checks that the TLS listeners can be built with next as this
+// broker's dynamic configs (touched: the update concerns the stores).
+func (b *Broker) validateTLSConfigs(next map[string]string, touched bool) *controller.APIError {
 	ls := b.tlsListeners()
 	if !touched || len(ls) == 0 {
 		return nil
