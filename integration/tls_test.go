@@ -6,6 +6,8 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -377,5 +379,65 @@ func TestCombinedQuorumOverSSL(t *testing.T) {
 	})
 	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "quorum-tls", Partition: 0, Value: []byte("x")}).FirstErr(); err != nil {
 		t.Fatalf("acks=all over TLS: %v", err)
+	}
+}
+
+// TestExampleSecure: examples/secure works as the README says: its script makes the
+// certificates with openssl, its server.properties starts a TLS-only node (moved to
+// free ports and a temporary directory), the client certificate it makes is served
+// and a client without one is not.
+func TestExampleSecure(t *testing.T) {
+	if _, err := exec.LookPath("openssl"); err != nil {
+		t.Skip("openssl not installed")
+	}
+	dir := t.TempDir()
+	script, err := os.ReadFile("../examples/secure/gen-certs.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	securitytest.Write(t, dir, "gen-certs.sh", script)
+	if out, err := exec.Command("sh", filepath.Join(dir, "gen-certs.sh")).CombinedOutput(); err != nil {
+		t.Fatalf("gen-certs.sh: %v\n%s", err, out)
+	}
+	props, err := config.ReadPropertiesFile("../examples/secure/server.properties")
+	if err != nil {
+		t.Fatal(err)
+	}
+	certs := filepath.Join(dir, "certs")
+	for k, v := range props {
+		if strings.HasPrefix(v, "examples/secure/certs/") {
+			props[k] = filepath.Join(certs, strings.TrimPrefix(v, "examples/secure/certs/"))
+		}
+	}
+	cport := freePort(t)
+	props["listeners"] = fmt.Sprintf("SSL://127.0.0.1:0,CONTROLLER://127.0.0.1:%d", cport)
+	props["controller.quorum.voters"] = fmt.Sprintf("1@127.0.0.1:%d", cport)
+	delete(props, "advertised.listeners")
+	props["log.dirs"] = filepath.Join(dir, "data")
+	bc, _, err := config.Parse(props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := server.Start(server.Config{Broker: bc, Logger: zerolog.Nop()})
+	if err != nil {
+		t.Fatalf("examples/secure/server.properties: %v", err)
+	}
+	t.Cleanup(func() { b.Close() })
+
+	ca, _ := os.ReadFile(filepath.Join(certs, "ca.pem"))
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca)
+	cert, err := tls.LoadX509KeyPair(filepath.Join(certs, "alice.crt"), filepath.Join(certs, "alice.p8"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := NewClient(t, b.Addr(), kgo.DialTLSConfig(&tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}}),
+		kgo.ConsumeTopics("greetings"), kgo.AllowAutoTopicCreation())
+	if err := produceConsume(t, cl, "greetings"); err != nil {
+		t.Fatalf("the example's client certificate: %v", err)
+	}
+	anon := NewClient(t, b.Addr(), kgo.DialTLSConfig(&tls.Config{RootCAs: pool}), kgo.RequestRetries(0), kgo.RetryTimeout(time.Second))
+	if err := anon.Ping(Ctx(t, 5*time.Second)); err == nil {
+		t.Error("the example serves a client without a certificate")
 	}
 }
