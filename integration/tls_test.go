@@ -20,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gokafkad/gokafkad/config"
+	"github.com/gokafkad/gokafkad/security"
 	"github.com/gokafkad/gokafkad/security/securitytest"
 	"github.com/gokafkad/gokafkad/server"
 	"github.com/gokafkad/gokafkad/storage"
@@ -385,7 +386,8 @@ func TestCombinedQuorumOverSSL(t *testing.T) {
 // TestExampleSecure: examples/secure works as the README says: its script makes the
 // certificates with openssl, its server.properties starts a TLS-only node (moved to
 // free ports and a temporary directory), the client certificate it makes is served
-// and a client without one is not.
+// (and named User:alice by the example's mapping rules) and a client without one is
+// not.
 func TestExampleSecure(t *testing.T) {
 	if _, err := exec.LookPath("openssl"); err != nil {
 		t.Skip("openssl not installed")
@@ -435,6 +437,15 @@ func TestExampleSecure(t *testing.T) {
 		kgo.ConsumeTopics("greetings"), kgo.AllowAutoTopicCreation())
 	if err := produceConsume(t, cl, "greetings"); err != nil {
 		t.Fatalf("the example's client certificate: %v", err)
+	}
+	// The example's mapping rules name the client after its CN.
+	mapper, err := security.NewPrincipalMapper(props["ssl.principal.mapping.rules"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, _ := x509.ParseCertificate(cert.Certificate[0])
+	if p, err := mapper.TLSPrincipal([]*x509.Certificate{leaf}); p != "User:alice" {
+		t.Errorf("the example's client is %q (%v), want User:alice", p, err)
 	}
 	anon := NewClient(t, b.Addr(), kgo.DialTLSConfig(&tls.Config{RootCAs: pool}), kgo.RequestRetries(0), kgo.RetryTimeout(time.Second))
 	if err := anon.Ping(Ctx(t, 5*time.Second)); err == nil {

@@ -23,10 +23,10 @@ issue() { # name subject extensions
   rm -f "$1.csr" "$1.ext" "$1.key"
 }
 
-issue broker "/CN=localhost/OU=brokers/O=gokafkad example" \
+issue broker "/O=gokafkad example/OU=brokers/CN=localhost" \
   "subjectAltName=DNS:localhost,IP:127.0.0.1
 extendedKeyUsage=serverAuth,clientAuth"
-issue alice "/CN=alice/OU=clients/O=gokafkad example" "extendedKeyUsage=clientAuth"
+issue alice "/O=gokafkad example/OU=clients/CN=alice" "extendedKeyUsage=clientAuth"
 
 # The broker's key encrypted with a password (ssl.key.password), and PKCS12 copies
 # (ssl.keystore.type=PKCS12) for clients that want them; the password is "example".
