@@ -240,6 +240,9 @@ func (b *Broker) WithDynamic(clusterDefault, perBroker map[string]string) (*Brok
 // at the given level (perBroker: for one broker; otherwise the cluster
 // default) and that value is valid for it.
 func ValidateDynamicBrokerConfig(name, value string, perBroker bool) error {
+	if d, ok := listenerSSLDef(name); ok {
+		return validateListenerOverride(d, name, value, perBroker)
+	}
 	d, ok := brokerDefIndex[name]
 	if !ok {
 		return &Error{Key: name, Unknown: true}

@@ -56,6 +56,9 @@ func handleAlterConfigs(c *conn, r *request) error {
 					return err
 				}
 			}
+			if perBroker {
+				return c.b.validateLegacyTLSUpdate(rr.Configs)
+			}
 			return nil
 		})
 		if errs[i] == nil {

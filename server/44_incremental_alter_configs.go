@@ -63,6 +63,9 @@ func handleIncrementalAlterConfigs(c *conn, r *request) error {
 					return &controller.APIError{Code: kerr.InvalidRequest.Code, Message: fmt.Sprintf("Unknown operations type %d", cfg.Op)}
 				}
 			}
+			if perBroker {
+				return c.b.validateTLSUpdate(rr.Configs)
+			}
 			return nil
 		})
 		if errs[i] == nil {

@@ -29,10 +29,11 @@ import (
 type Config struct {
 	*config.Broker
 
-	// Listen, when set, overrides the client listener's bind address (tests use
-	// 127.0.0.1:0). Otherwise the first non-controller entry of listeners is used.
+	// Listen, when set, overrides the bind address of the first broker (non-controller)
+	// entry of listeners, which is then advertised as bound (tests use 127.0.0.1:0).
+	// Every other listener binds its own address.
 	Listen string
-	// ControllerListen, when set, overrides the controller listener's bind address
+	// ControllerListen, when set, overrides the first controller listener's bind address
 	// (tests of single nodes use 127.0.0.1:0; a lone voter needs no fixed address).
 	ControllerListen string
 

@@ -22,6 +22,8 @@ type metadataPublisher struct {
 	// applied is the last image the subsystems saw (nil until attach).
 	applied  *controller.MetadataImage
 	attached bool
+	// tlsSeen is the dynamic configs the TLS listeners were last rebuilt for.
+	tlsSeen tlsReload
 }
 
 func (p *metadataPublisher) publish(_, next *controller.MetadataImage) {
@@ -37,6 +39,7 @@ func (p *metadataPublisher) publish(_, next *controller.MetadataImage) {
 	p.b.rm.ApplyImage(p.applied, next)
 	p.b.applyGroupImage(p.applied, next)
 	p.b.applyTxnImage(p.applied, next)
+	p.b.maybeReloadTLS(next, &p.tlsSeen)
 	p.applied = next
 }
 
@@ -49,6 +52,7 @@ func (p *metadataPublisher) attach() {
 	p.b.rm.ApplyImage(nil, img)
 	p.b.applyGroupImage(nil, img)
 	p.b.applyTxnImage(nil, img)
+	p.b.maybeReloadTLS(img, &p.tlsSeen)
 	p.applied = img
 }
 
