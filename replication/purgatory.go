@@ -30,24 +30,32 @@ func NewDelayed(tryComplete func() bool, onComplete func(expired bool)) *Delayed
 	return &Delayed{tryComplete: tryComplete, onComplete: onComplete}
 }
 
-// maybeComplete completes d if it can; reports whether d is done.
+// maybeComplete completes d if it can; reports whether d is done. A panic in a
+// callback leaves d.mu unlocked (the caller, or the timer's goroutine, recovers).
 func (d *Delayed) maybeComplete(expired bool) bool {
+	done, run := d.settle(expired)
+	if run {
+		d.onComplete(expired)
+	}
+	return done
+}
+
+// settle marks d done if it is expired or can complete. It reports whether d is done
+// and whether this call made it so (and must run onComplete).
+func (d *Delayed) settle(expired bool) (done, run bool) {
 	d.mu.Lock()
+	defer d.mu.Unlock()
 	if d.done {
-		d.mu.Unlock()
-		return true
+		return true, false
 	}
 	if !expired && !d.tryComplete() {
-		d.mu.Unlock()
-		return false
+		return false, false
 	}
 	d.done = true
 	if d.timer != nil {
 		d.timer.Stop()
 	}
-	d.mu.Unlock()
-	d.onComplete(expired)
-	return true
+	return true, true
 }
 
 // Purgatory keeps delayed operations watched by partition, as Kafka's

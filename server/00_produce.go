@@ -31,7 +31,6 @@ import (
 	"github.com/gokafkad/gokafkad/coordinator"
 	"github.com/gokafkad/gokafkad/partition"
 	"github.com/gokafkad/gokafkad/protocol"
-	"github.com/gokafkad/gokafkad/replication"
 	"github.com/gokafkad/gokafkad/storage"
 )
 
@@ -111,7 +110,7 @@ func handleProduce(c *conn, r *request) error {
 	for i := range waits { // the response slices are final now
 		waits[i].out = &resp.Topics[waits[i].ti].Partitions[waits[i].pi]
 	}
-	c.b.delayProduce(r, resp, waits, time.Duration(req.TimeoutMillis)*time.Millisecond)
+	c.delayProduce(r, resp, waits, time.Duration(req.TimeoutMillis)*time.Millisecond)
 	return nil
 }
 
@@ -169,7 +168,7 @@ func (b *Broker) appendToPartition(p *partition.Partition, records []byte, acks 
 
 // delayProduce answers r once every partition's HW reaches its required offset, as
 // Kafka's DelayedProduce.
-func (b *Broker) delayProduce(r *request, resp *kmsg.ProduceResponse, waits []pendingAck, timeout time.Duration) {
+func (c *conn) delayProduce(r *request, resp *kmsg.ProduceResponse, waits []pendingAck, timeout time.Duration) {
 	keys := make([]storage.TopicPartition, len(waits))
 	for i, w := range waits {
 		keys[i] = w.p.TP
@@ -196,7 +195,7 @@ func (b *Broker) delayProduce(r *request, resp *kmsg.ProduceResponse, waits []pe
 		}
 		return all
 	}
-	d := replication.NewDelayed(check, func(expired bool) {
+	d := c.newDelayed(r, check, func(expired bool) {
 		if expired {
 			check()
 			for i, w := range waits {
@@ -207,7 +206,7 @@ func (b *Broker) delayProduce(r *request, resp *kmsg.ProduceResponse, waits []pe
 		}
 		r.resp.finish(resp)
 	})
-	b.rm.Purgatory.TryCompleteElseWatch(d, keys, timeout)
+	c.b.rm.Purgatory.TryCompleteElseWatch(d, keys, timeout)
 }
 
 // verifyError maps a failed verification to what a producer is told, as Kafka's

@@ -21,7 +21,6 @@ import (
 
 	"github.com/gokafkad/gokafkad/controller"
 	"github.com/gokafkad/gokafkad/protocol"
-	"github.com/gokafkad/gokafkad/replication"
 	"github.com/gokafkad/gokafkad/storage"
 )
 
@@ -73,7 +72,7 @@ func handleFetch(c *conn, r *request) error {
 	for _, rd := range reads {
 		keys = append(keys, storage.TopicPartition{Topic: rd.topic, Partition: rd.cp.key.partition})
 	}
-	d := replication.NewDelayed(func() bool {
+	d := c.newDelayed(r, func() bool {
 		reads, total, anyErr = b.readFetch(plan)
 		return anyErr || total >= int64(req.MinBytes)
 	}, func(expired bool) {
@@ -144,12 +143,14 @@ func (b *Broker) fetchContext(req *kmsg.FetchRequest, now time.Time) (*fetchPlan
 		if s == nil {
 			return plan, 0
 		}
-		s.mu.Lock()
-		for _, cp := range plan.parts {
-			s.upsertLocked(*cp)
-		}
-		plan.parts = snapshotParts(s.mu.order)
-		s.mu.Unlock()
+		func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			for _, cp := range plan.parts {
+				s.upsertLocked(*cp)
+			}
+			plan.parts = snapshotParts(s.mu.order)
+		}()
 		plan.session, plan.sessionID = s, s.id
 		return plan, 0
 	}

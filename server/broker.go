@@ -187,6 +187,8 @@ type Broker struct {
 	wg        sync.WaitGroup
 	connsMu   sync.Mutex
 	conns     map[*conn]struct{}
+	// limits bounds what clients can make the broker spend (limits.go).
+	limits limits
 }
 
 // voters is controller.quorum.voters for the controller package.

@@ -54,7 +54,11 @@ const anonymousPrincipal = "User:ANONYMOUS"
 
 // response is one request's answer slot.
 type response struct {
-	ready    chan struct{} // closed once the answer is set
+	ready chan struct{} // closed once the answer is set
+	// answered is set by the first finish / finishChunks / skip; later ones are
+	// ignored (a request failed after a panic may still be completed by the purgatory).
+	answered atomic.Bool
+
 	key      int16
 	flexible bool
 	corrID   int32
@@ -67,16 +71,25 @@ type response struct {
 }
 
 func (r *response) finish(msg kmsg.Response) {
+	if !r.answered.CompareAndSwap(false, true) {
+		return
+	}
 	r.msg = msg
 	close(r.ready)
 }
 
 func (r *response) finishChunks(chunks [][]byte, slices []storage.FileSlice) {
+	if !r.answered.CompareAndSwap(false, true) {
+		return
+	}
 	r.chunks, r.slices = chunks, slices
 	close(r.ready)
 }
 
 func (r *response) skip() {
+	if !r.answered.CompareAndSwap(false, true) {
+		return
+	}
 	r.none = true
 	close(r.ready)
 }
@@ -110,7 +123,7 @@ func (c *conn) serve() {
 		c.writeLoop()
 		close(writerDone)
 	}()
-	err := c.readLoop()
+	err := c.readLoopRecovered()
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 		c.log.Info().Err(err).Msg("closing connection")
 	}
@@ -169,7 +182,7 @@ func (c *conn) readLoop() error {
 			e.Str("api", kmsg.NameForKey(hdr.APIKey)).Int16("version", hdr.APIVersion).
 				Int32("correlation_id", hdr.CorrelationID).Str("client_id", hdr.ClientID).Msg("request")
 		}
-		if err := api.handle(c, &request{hdr: hdr, req: req, resp: r}); err != nil {
+		if err := c.handleRecovered(api, &request{hdr: hdr, req: req, resp: r}); err != nil {
 			return err
 		}
 		if hdr.APIKey == int16(kmsg.Produce) {

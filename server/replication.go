@@ -40,7 +40,8 @@ func (b *Broker) startReplication() {
 			}
 			return net.JoinHostPort(br.Host, strconv.Itoa(int(br.Port))), true
 		},
-		Logger: cfg.Logger.With().Str("component", "replica-fetcher").Logger(),
+		Logger:  cfg.Logger.With().Str("component", "replica-fetcher").Logger(),
+		OnPanic: func() { b.limits.panics.n.Add(1) },
 	}, wake)
 	b.rm.AlterPartitions = replication.NewAlterPartitionManager(cfg.NodeID, brokerEpoch,
 		func(ctx context.Context, req *kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, error) {
