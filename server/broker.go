@@ -209,6 +209,7 @@ func Start(cfg Config) (*Broker, error) {
 	}
 	b := &Broker{cfg: cfg, log: cfg.Logger, closing: make(chan struct{}), conns: map[*conn]struct{}{}}
 	b.pub.b = b
+	b.initLimits()
 	if cfg.Configs == nil {
 		cfg.Configs = configDefs{broker: cfg.Broker}
 		b.cfg.Configs = cfg.Configs

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"io"
 	"net"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -36,6 +38,19 @@ type conn struct {
 	broken chan struct{}
 	// session is who is on the other end, as Kafka's RequestContext has it.
 	session session
+
+	// frames reads request frames (limits.go). Its MaxSize is the hook for limits
+	// that apply before authentication (sasl.server.max.receive.size).
+	frames *protocol.FrameReader
+	// frameDeadline is when the frame being read must be complete (read goroutine).
+	frameDeadline time.Time
+	// inflight counts requests read and not yet answered on the wire.
+	inflight atomic.Int32
+	// lastActive is when a frame was last read or a response last written (unix ns).
+	lastActive atomic.Int64
+	// killed is closed (kill) when the connection is closed from outside its loops.
+	killed   chan struct{}
+	killOnce sync.Once
 }
 
 // session is what authorization needs to know of a connection: the principal the
@@ -107,13 +122,16 @@ func newConn(b *Broker, nc net.Conn, apis *apiTable) *conn {
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
-	return &conn{
+	c := &conn{
 		b: b, nc: nc, apis: apis,
 		log:     b.log.With().Uint64("conn", id).Str("remote", nc.RemoteAddr().String()).Logger(),
-		out:     make(chan *response, 128),
+		out:     make(chan *response, maxInFlightPerConn),
 		broken:  make(chan struct{}),
 		session: session{principal: anonymousPrincipal, host: host},
+		killed:  make(chan struct{}),
 	}
+	c.lastActive.Store(time.Now().UnixNano())
+	return c
 }
 
 // serve is the read loop. It returns when the connection is closed or misbehaves.
@@ -139,8 +157,13 @@ func (c *conn) serve() {
 
 func (c *conn) readLoop() error {
 	br := bufio.NewReaderSize(c.nc, 64<<10)
+	c.frames = protocol.NewFrameReader(br, c.b.cfg.SocketRequestMaxBytes, &framePool, connBudget{c})
+	held := 0 // budget bytes of the frame being handled, released before the next read
+	defer func() { c.b.limits.memory.release(held) }()
 	for {
-		frame, err := protocol.ReadFramePooled(br, c.b.cfg.SocketRequestMaxBytes, &framePool)
+		c.b.limits.memory.release(held)
+		frame, charged, err := c.readFrame()
+		held = charged
 		if err != nil {
 			return err
 		}
@@ -165,7 +188,7 @@ func (c *conn) readLoop() error {
 			// KIP-511: answer an unknown ApiVersions version with v0 and the
 			// supported versions, so the client can pick one.
 			r := &response{ready: make(chan struct{}), key: hdr.APIKey, corrID: hdr.CorrelationID}
-			c.out <- r
+			c.queue(r)
 			resp := c.apis.apiVersionsResponse(0)
 			resp.ErrorCode = kerr.UnsupportedVersion.Code
 			r.finish(resp)
@@ -177,7 +200,7 @@ func (c *conn) readLoop() error {
 			return err
 		}
 		r := &response{ready: make(chan struct{}), key: hdr.APIKey, flexible: req.IsFlexible(), corrID: hdr.CorrelationID}
-		c.out <- r
+		c.queue(r)
 		if e := c.log.Debug(); e.Enabled() {
 			e.Str("api", kmsg.NameForKey(hdr.APIKey)).Int16("version", hdr.APIVersion).
 				Int32("correlation_id", hdr.CorrelationID).Str("client_id", hdr.ClientID).Msg("request")
@@ -216,6 +239,7 @@ func (c *conn) writeLoop() {
 			}
 			return
 		}
+		c.inflight.Add(-1)
 		if r.none {
 			continue
 		}
@@ -232,6 +256,7 @@ func (c *conn) writeLoop() {
 		}
 		if err == nil && len(c.out) == 0 {
 			err = bw.Flush()
+			c.lastActive.Store(time.Now().UnixNano())
 		}
 		if err != nil {
 			c.nc.Close()

@@ -1,7 +1,171 @@
 package server
 
-// limits is the broker's state for the bounds of issue 11: recovered panics, and
-// (below) connection quotas, the request memory budget and in-flight requests.
+import (
+	"errors"
+	"os"
+	"sync"
+	"time"
+)
+
+// limits is the broker's state for the bounds a client cannot push past (issue 11):
+// recovered panics, the memory budget of request frames, the requests being handled,
+// and connection quotas.
 type limits struct {
 	panics panicCounter
+	// memory is queued.max.request.bytes: bytes of request frames being read or
+	// handled, on every listener.
+	memory memoryBudget
+	// handling holds one token per request being handled (queued.max.requests).
+	handling chan struct{}
+	// idle is connections.max.idle.ms (0: connections never time out).
+	idle time.Duration
+}
+
+// maxInFlightPerConn bounds the requests one connection has read and not yet been
+// answered for (parked in the purgatory or waiting for the writer): the reader stops
+// reading the socket until the oldest is answered. Kafka reads one request per
+// connection at a time; clients pipeline up to 5 by default (librdkafka more), so 32
+// keeps their pipelining while bounding what one connection can park.
+const maxInFlightPerConn = 32
+
+// initLimits sets the limits from the broker config (Start, before listening).
+func (b *Broker) initLimits() {
+	b.limits.memory.limit = b.cfg.QueuedMaxRequestBytes
+	b.limits.handling = make(chan struct{}, b.cfg.QueuedMaxRequests)
+	if b.cfg.ConnectionsMaxIdleMs > 0 {
+		b.limits.idle = time.Duration(b.cfg.ConnectionsMaxIdleMs) * time.Millisecond
+	}
+}
+
+// QueuedRequestBytes is how many bytes of request frames the broker holds now (being
+// read or handled), counted against queued.max.request.bytes.
+func (b *Broker) QueuedRequestBytes() int64 { return b.limits.memory.inUse() }
+
+// memoryBudget is a byte budget with waiting: Acquire blocks while the bytes would
+// exceed the limit. A reader that cannot grow its frame stops reading its socket, so
+// the client is held back by TCP instead of the broker allocating.
+type memoryBudget struct {
+	limit int64 // <= 0: unbounded (counted only)
+	mu    sync.Mutex
+	used  int64
+	// freed is closed (and cleared) when bytes are released while someone waits.
+	freed chan struct{}
+}
+
+var (
+	errBudgetTimeout = errors.New("server: request frame not completed within connections.max.idle.ms (queued.max.request.bytes spent)")
+	errConnClosed    = errors.New("server: connection closed")
+)
+
+// acquire takes n bytes, waiting until they fit (a single frame larger than the
+// whole budget is let through when nothing else is held, so it cannot wait forever).
+// It fails at deadline (zero: none) or when stop is closed.
+func (m *memoryBudget) acquire(n int, deadline time.Time, stop1, stop2 <-chan struct{}) error {
+	var timeout <-chan time.Time
+	for {
+		m.mu.Lock()
+		if m.limit <= 0 || m.used+int64(n) <= m.limit || m.used == 0 {
+			m.used += int64(n)
+			m.mu.Unlock()
+			return nil
+		}
+		if m.freed == nil {
+			m.freed = make(chan struct{})
+		}
+		freed := m.freed
+		m.mu.Unlock()
+		if timeout == nil && !deadline.IsZero() {
+			t := time.NewTimer(time.Until(deadline))
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-freed:
+		case <-timeout:
+			return errBudgetTimeout
+		case <-stop1:
+			return errConnClosed
+		case <-stop2:
+			return errConnClosed
+		}
+	}
+}
+
+func (m *memoryBudget) release(n int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.used -= int64(n)
+	if m.freed != nil {
+		close(m.freed)
+		m.freed = nil
+	}
+}
+
+func (m *memoryBudget) inUse() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.used
+}
+
+// connBudget is the broker's memory budget as one connection's frame reader sees it:
+// a wait ends with the frame's deadline or the connection.
+type connBudget struct{ c *conn }
+
+func (cb connBudget) Acquire(n int) error {
+	c := cb.c
+	return c.b.limits.memory.acquire(n, c.frameDeadline, c.b.closing, c.killed)
+}
+
+func (cb connBudget) Release(n int) { cb.c.b.limits.memory.release(n) }
+
+var errIdle = errors.New("server: connection idle for longer than connections.max.idle.ms")
+
+// readFrame reads the next request frame, charged to the memory budget (the charge
+// is returned; release it once the request is handled). With connections.max.idle.ms
+// set, a connection that sends nothing for that long while nothing of it is in flight
+// is closed (errIdle), and so is one whose frame is not complete that long after its
+// first byte, as Kafka's Selector expires idle channels.
+func (c *conn) readFrame() ([]byte, int, error) {
+	idle := c.b.limits.idle
+	if idle > 0 {
+		for {
+			deadline := time.Unix(0, c.lastActive.Load()).Add(idle)
+			if c.inflight.Load() > 0 {
+				deadline = time.Now().Add(idle)
+			}
+			c.nc.SetReadDeadline(deadline)
+			err := c.frames.WaitFrame()
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, os.ErrDeadlineExceeded) {
+				return nil, 0, err
+			}
+			if c.inflight.Load() == 0 && time.Since(time.Unix(0, c.lastActive.Load())) >= idle {
+				return nil, 0, errIdle
+			}
+		}
+		c.frameDeadline = time.Now().Add(idle)
+		c.nc.SetReadDeadline(c.frameDeadline)
+	}
+	frame, charged, err := c.frames.Read()
+	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		err = errIdle
+	}
+	c.lastActive.Store(time.Now().UnixNano())
+	return frame, charged, err
+}
+
+// queue gives r its place in the answer order; it blocks while maxInFlightPerConn
+// requests of this connection are unanswered.
+func (c *conn) queue(r *response) {
+	c.inflight.Add(1)
+	c.out <- r
+}
+
+// kill closes the connection from outside its loops (idle eviction, connection
+// quotas): its reader stops waiting for the memory budget too.
+func (c *conn) kill() {
+	c.killOnce.Do(func() { close(c.killed) })
+	c.nc.Close()
 }

@@ -54,6 +54,9 @@ func (c *conn) handleRecovered(api *apiHandler, r *request) (err error) {
 			err = c.failRequest(r)
 		}
 	}()
+	// queued.max.requests: a slot per request being handled, broker-wide.
+	c.b.limits.handling <- struct{}{}
+	defer func() { <-c.b.limits.handling }()
 	if testRequestHook != nil {
 		testRequestHook(r)
 	}
