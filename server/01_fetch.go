@@ -81,7 +81,7 @@ func handleFetch(c *conn, r *request) error {
 		}
 		b.answerFetch(r, plan, reads)
 	})
-	b.rm.Purgatory.TryCompleteElseWatch(d, keys, time.Duration(req.MaxWaitMillis)*time.Millisecond)
+	b.rm.Purgatory.TryCompleteElseWatch(d, keys, b.maxFetchWait(req.MaxWaitMillis))
 	return nil
 }
 

@@ -209,7 +209,9 @@ func Start(cfg Config) (*Broker, error) {
 	}
 	b := &Broker{cfg: cfg, log: cfg.Logger, closing: make(chan struct{}), conns: map[*conn]struct{}{}}
 	b.pub.b = b
-	b.initLimits()
+	if err := b.initLimits(); err != nil {
+		return nil, err
+	}
 	if cfg.Configs == nil {
 		cfg.Configs = configDefs{broker: cfg.Broker}
 		b.cfg.Configs = cfg.Configs
@@ -481,6 +483,10 @@ func (b *Broker) acceptLoop(ln net.Listener, apis *apiTable) {
 			continue
 		}
 		backoff = 0
+		leave, ok := b.admit(nc, apis)
+		if !ok {
+			continue
+		}
 		c := newConn(b, nc, apis)
 		b.connsMu.Lock()
 		b.conns[c] = struct{}{}
@@ -489,6 +495,7 @@ func (b *Broker) acceptLoop(ln net.Listener, apis *apiTable) {
 		go func() {
 			defer b.wg.Done()
 			c.serve()
+			leave()
 			b.connsMu.Lock()
 			delete(b.conns, c)
 			b.connsMu.Unlock()

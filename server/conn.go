@@ -51,6 +51,8 @@ type conn struct {
 	// killed is closed (kill) when the connection is closed from outside its loops.
 	killed   chan struct{}
 	killOnce sync.Once
+	// parked are this connection's operations waiting in the purgatory.
+	parked parkedOps
 }
 
 // session is what authorization needs to know of a connection: the principal the
@@ -145,6 +147,7 @@ func (c *conn) serve() {
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 		c.log.Info().Err(err).Msg("closing connection")
 	}
+	c.expireParked()
 	close(c.out)
 	// The writer drains what was already answered unless the socket is gone.
 	if err != nil && !errors.Is(err, io.EOF) {

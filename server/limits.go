@@ -2,9 +2,13 @@ package server
 
 import (
 	"errors"
+	"net"
 	"os"
 	"sync"
 	"time"
+
+	"github.com/gokafkad/gokafkad/config"
+	"github.com/gokafkad/gokafkad/replication"
 )
 
 // limits is the broker's state for the bounds a client cannot push past (issue 11):
@@ -19,6 +23,12 @@ type limits struct {
 	handling chan struct{}
 	// idle is connections.max.idle.ms (0: connections never time out).
 	idle time.Duration
+	// brokerConns and controllerConns are the connection quotas of the broker
+	// and controller listeners (nil for a role the node does not play).
+	brokerConns, controllerConns *connectionQuotas
+	// rejectLog bounds the log lines for refused connections to one a second.
+	rejectLog  sync.Mutex
+	lastReject time.Time
 }
 
 // maxInFlightPerConn bounds the requests one connection has read and not yet been
@@ -29,12 +39,56 @@ type limits struct {
 const maxInFlightPerConn = 32
 
 // initLimits sets the limits from the broker config (Start, before listening).
-func (b *Broker) initLimits() {
+func (b *Broker) initLimits() error {
 	b.limits.memory.limit = b.cfg.QueuedMaxRequestBytes
 	b.limits.handling = make(chan struct{}, b.cfg.QueuedMaxRequests)
 	if b.cfg.ConnectionsMaxIdleMs > 0 {
 		b.limits.idle = time.Duration(b.cfg.ConnectionsMaxIdleMs) * time.Millisecond
 	}
+	var err error
+	name := func(ls []config.Listener) string {
+		if len(ls) == 0 {
+			return ""
+		}
+		return ls[0].Name
+	}
+	if b.limits.brokerConns, err = newConnectionQuotas(b.cfg.Broker, name(b.cfg.BrokerListeners())); err != nil {
+		return err
+	}
+	b.limits.controllerConns, err = newConnectionQuotas(b.cfg.Broker, name(b.cfg.ControllerListeners()))
+	return err
+}
+
+// admit applies the connection quotas of the listener serving apis to a connection
+// just accepted: it may wait (max.connections, max.connection.creation.rate) or
+// close the connection (max.connections.per.ip). leave must be called when an
+// admitted connection ends.
+func (b *Broker) admit(nc net.Conn, apis *apiTable) (leave func(), ok bool) {
+	q := b.limits.brokerConns
+	if apis == controllerAPIs {
+		q = b.limits.controllerConns
+	}
+	ip := nc.RemoteAddr().String()
+	if h, _, err := net.SplitHostPort(ip); err == nil {
+		ip = h
+	}
+	if p := net.ParseIP(ip); p != nil {
+		ip = p.String()
+	}
+	if err := q.inc(ip, b.closing); err != nil {
+		nc.Close()
+		if errors.Is(err, errTooManyConnections) {
+			b.limits.rejectLog.Lock()
+			if now := time.Now(); now.Sub(b.limits.lastReject) >= time.Second {
+				b.limits.lastReject = now
+				b.log.Info().Str("listener", q.listener).Str("client_ip", ip).
+					Msg("rejected connection: max.connections.per.ip reached for this address (further rejections within a second are not logged)")
+			}
+			b.limits.rejectLog.Unlock()
+		}
+		return nil, false
+	}
+	return func() { q.dec(ip) }, true
 }
 
 // QueuedRequestBytes is how many bytes of request frames the broker holds now (being
@@ -168,4 +222,53 @@ func (c *conn) queue(r *response) {
 func (c *conn) kill() {
 	c.killOnce.Do(func() { close(c.killed) })
 	c.nc.Close()
+}
+
+// parkedOps are the operations a connection has waiting in the purgatory: when it
+// closes they are expired at once (answered with what they have, or dropped with the
+// socket), not left to their timeouts.
+type parkedOps struct {
+	mu sync.Mutex
+	m  map[*replication.Delayed]struct{}
+}
+
+func (c *conn) park(d *replication.Delayed) {
+	c.parked.mu.Lock()
+	defer c.parked.mu.Unlock()
+	if c.parked.m == nil {
+		c.parked.m = map[*replication.Delayed]struct{}{}
+	}
+	c.parked.m[d] = struct{}{}
+}
+
+func (c *conn) unpark(d *replication.Delayed) {
+	c.parked.mu.Lock()
+	defer c.parked.mu.Unlock()
+	delete(c.parked.m, d)
+}
+
+// expireParked completes every operation the connection still has parked (its read
+// side is done).
+func (c *conn) expireParked() {
+	c.parked.mu.Lock()
+	ds := make([]*replication.Delayed, 0, len(c.parked.m))
+	for d := range c.parked.m {
+		ds = append(ds, d)
+	}
+	c.parked.mu.Unlock()
+	for _, d := range ds {
+		c.b.rm.Purgatory.Expire(d)
+	}
+}
+
+// maxFetchWait bounds a Fetch's max_wait_ms: at most connections.max.idle.ms (10
+// minutes when that is disabled). A request in flight keeps its connection from
+// being idle, so an unbounded wait would keep a connection, and the fetch's
+// purgatory entry, forever; the client gets what there is when the bound passes.
+func (b *Broker) maxFetchWait(ms int32) time.Duration {
+	bound := b.limits.idle
+	if bound <= 0 {
+		bound = 10 * time.Minute
+	}
+	return min(time.Duration(ms)*time.Millisecond, bound)
 }

@@ -64,9 +64,9 @@ func (c *rawClient) send(req kmsg.Request) int32 {
 	return c.corr
 }
 
-// readInto reads one response frame into resp (whose version must be set).
+// readInto reads one response frame into resp (whose version must be set), within
+// the connection's read deadline.
 func (c *rawClient) readInto(resp kmsg.Response) error {
-	c.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
 	var sz [4]byte
 	if _, err := io.ReadFull(c.nc, sz[:]); err != nil {
 		return err
@@ -88,6 +88,7 @@ func (c *rawClient) roundTrip(req kmsg.Request) kmsg.Response {
 	c.send(req)
 	resp := req.ResponseKind()
 	resp.SetVersion(req.GetVersion())
+	c.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
 	if err := c.readInto(resp); err != nil {
 		c.t.Fatalf("%s: %v", kmsg.NameForKey(req.Key()), err)
 	}

@@ -115,11 +115,20 @@ func (c *conn) newDelayed(r *request, tryComplete func() bool, onComplete func(e
 			complete(expired)
 		}
 	}
-	return c.b.safeDelayed(c.log, r, func() {
+	var d *replication.Delayed
+	complete := onComplete
+	onComplete = func(expired bool) {
+		c.unpark(d)
+		complete(expired)
+	}
+	d = c.b.safeDelayed(c.log, r, func() {
+		c.unpark(d)
 		if c.failRequest(r) != nil {
 			c.nc.Close()
 		}
 	}, tryComplete, onComplete)
+	c.park(d)
+	return d
 }
 
 // safeDelayed is replication.NewDelayed with both callbacks recovering a panic: the
