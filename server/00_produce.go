@@ -51,12 +51,25 @@ func handleProduce(c *conn, r *request) error {
 	acksOK := req.Acks == 0 || req.Acks == 1 || req.Acks == -1
 	var waits []pendingAck
 	failed := false
+	// A partition named twice is written once, from its last entry (duplicates.go).
+	keys := getKeys()
+	for _, rt := range req.Topics {
+		for _, rp := range rt.Partitions {
+			*keys = append(*keys, fetchKey{topic: rt.Topic, partition: rp.Partition})
+		}
+	}
+	superseded := repeatedPartitions(*keys, true)
+	putKeys(keys)
+	flat := -1
 
 	for _, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
 		t := img.Topics[rt.Topic]
 		for _, rp := range rt.Partitions {
+			if flat++; superseded != nil && superseded[flat] {
+				continue
+			}
 			sp := kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
@@ -92,6 +105,9 @@ func handleProduce(c *conn, r *request) error {
 				}
 			}
 			st.Partitions = append(st.Partitions, sp)
+		}
+		if len(st.Partitions) == 0 && len(rt.Partitions) > 0 {
+			continue // every entry superseded by a later one
 		}
 		resp.Topics = append(resp.Topics, st)
 	}

@@ -125,7 +125,7 @@ func (b *Broker) fetchContext(req *kmsg.FetchRequest, now time.Time) (*fetchPlan
 				})
 			}
 		}
-		return out
+		return dedupFetch(out)
 	}
 	if req.Version < 7 || req.SessionEpoch == fetchEpochFinal {
 		if req.Version >= 7 && req.SessionID != 0 {

@@ -21,16 +21,30 @@ func handleListOffsets(c *conn, r *request) error {
 	resp := kmsg.NewPtrListOffsetsResponse()
 	resp.SetVersion(req.Version)
 	img := c.b.ctl.Image()
+	// Every entry of a partition named twice is INVALID_REQUEST, as Kafka's
+	// KafkaApis (ListOffsetsRequest.duplicatePartitions).
+	keys := getKeys()
+	for _, rt := range req.Topics {
+		for _, rp := range rt.Partitions {
+			*keys = append(*keys, fetchKey{topic: rt.Topic, partition: rp.Partition})
+		}
+	}
+	duplicated := repeatedPartitions(*keys, false)
+	putKeys(keys)
+	flat := -1
 	for _, rt := range req.Topics {
 		st := kmsg.NewListOffsetsResponseTopic()
 		st.Topic = rt.Topic
 		t := img.Topics[rt.Topic]
 		for _, rp := range rt.Partitions {
+			flat++
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
 			p := c.b.rm.Partition(storage.TopicPartition{Topic: rt.Topic, Partition: rp.Partition})
 			switch {
+			case duplicated != nil && duplicated[flat]:
+				sp.ErrorCode = kerr.InvalidRequest.Code
 			case t == nil:
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			case p == nil && rp.Partition >= 0 && int(rp.Partition) < len(t.Partitions):
