@@ -42,8 +42,10 @@ type conn struct {
 	// frames reads request frames (limits.go). Its MaxSize is the hook for limits
 	// that apply before authentication (sasl.server.max.receive.size).
 	frames *protocol.FrameReader
-	// frameDeadline is when the frame being read must be complete (read goroutine).
+	// frameDeadline is when the frame being read must be complete, and held the
+	// budget bytes the connection holds (read goroutine only).
 	frameDeadline time.Time
+	held          int
 	// inflight counts requests read and not yet answered on the wire.
 	inflight atomic.Int32
 	// lastActive is when a frame was last read or a response last written (unix ns).
@@ -161,12 +163,11 @@ func (c *conn) serve() {
 func (c *conn) readLoop() error {
 	br := bufio.NewReaderSize(c.nc, 64<<10)
 	c.frames = protocol.NewFrameReader(br, c.b.cfg.SocketRequestMaxBytes, &framePool, connBudget{c})
-	held := 0 // budget bytes of the frame being handled, released before the next read
-	defer func() { c.b.limits.memory.release(held) }()
+	// The budget bytes of the request being handled are released before the next read.
+	defer c.releaseHeld()
 	for {
-		c.b.limits.memory.release(held)
-		frame, charged, err := c.readFrame()
-		held = charged
+		c.releaseHeld()
+		frame, err := c.readFrame()
 		if err != nil {
 			return err
 		}
@@ -198,6 +199,9 @@ func (c *conn) readLoop() error {
 			continue
 		}
 		req := kmsg.RequestForKey(hdr.APIKey)
+		if err := c.chargeDecode(frame, req); err != nil {
+			return err
+		}
 		hdr, err = protocol.ParseRequest(frame, req)
 		if err != nil {
 			return err

@@ -2,12 +2,16 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/gokafkad/gokafkad/config"
+	"github.com/gokafkad/gokafkad/protocol"
 	"github.com/gokafkad/gokafkad/replication"
 )
 
@@ -111,14 +115,15 @@ var (
 	errConnClosed    = errors.New("server: connection closed")
 )
 
-// acquire takes n bytes, waiting until they fit (a single frame larger than the
-// whole budget is let through when nothing else is held, so it cannot wait forever).
-// It fails at deadline (zero: none) or when stop is closed.
-func (m *memoryBudget) acquire(n int, deadline time.Time, stop1, stop2 <-chan struct{}) error {
+// acquire takes n bytes, waiting until they fit. A caller holding every byte in use
+// (own) is let through, so one request larger than what is left of the budget — a
+// frame of socket.request.max.bytes rounded up to its pool class, with its decoding
+// — cannot wait for itself. It fails at deadline (zero: none) or when stop is closed.
+func (m *memoryBudget) acquire(n, own int, deadline time.Time, stop1, stop2 <-chan struct{}) error {
 	var timeout <-chan time.Time
 	for {
 		m.mu.Lock()
-		if m.limit <= 0 || m.used+int64(n) <= m.limit || m.used == 0 {
+		if m.limit <= 0 || m.used+int64(n) <= m.limit || m.used == int64(own) {
 			m.used += int64(n)
 			m.mu.Unlock()
 			return nil
@@ -167,19 +172,34 @@ type connBudget struct{ c *conn }
 
 func (cb connBudget) Acquire(n int) error {
 	c := cb.c
-	return c.b.limits.memory.acquire(n, c.frameDeadline, c.b.closing, c.killed)
+	if err := c.b.limits.memory.acquire(n, c.held, c.frameDeadline, c.b.closing, c.killed); err != nil {
+		return err
+	}
+	c.held += n
+	return nil
 }
 
-func (cb connBudget) Release(n int) { cb.c.b.limits.memory.release(n) }
+func (cb connBudget) Release(n int) {
+	cb.c.held -= n
+	cb.c.b.limits.memory.release(n)
+}
+
+// releaseHeld gives back every budget byte the connection holds.
+func (c *conn) releaseHeld() {
+	if c.held != 0 {
+		c.b.limits.memory.release(c.held)
+		c.held = 0
+	}
+}
 
 var errIdle = errors.New("server: connection idle for longer than connections.max.idle.ms")
 
-// readFrame reads the next request frame, charged to the memory budget (the charge
-// is returned; release it once the request is handled). With connections.max.idle.ms
+// readFrame reads the next request frame, charged to the memory budget (held until
+// releaseHeld, once the request is handled). With connections.max.idle.ms
 // set, a connection that sends nothing for that long while nothing of it is in flight
 // is closed (errIdle), and so is one whose frame is not complete that long after its
 // first byte, as Kafka's Selector expires idle channels.
-func (c *conn) readFrame() ([]byte, int, error) {
+func (c *conn) readFrame() ([]byte, error) {
 	idle := c.b.limits.idle
 	if idle > 0 {
 		for {
@@ -193,21 +213,21 @@ func (c *conn) readFrame() ([]byte, int, error) {
 				break
 			}
 			if !errors.Is(err, os.ErrDeadlineExceeded) {
-				return nil, 0, err
+				return nil, err
 			}
 			if c.inflight.Load() == 0 && time.Since(time.Unix(0, c.lastActive.Load())) >= idle {
-				return nil, 0, errIdle
+				return nil, errIdle
 			}
 		}
 		c.frameDeadline = time.Now().Add(idle)
 		c.nc.SetReadDeadline(c.frameDeadline)
 	}
-	frame, charged, err := c.frames.Read()
+	frame, _, err := c.frames.Read() // its charge is in c.held
 	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
 		err = errIdle
 	}
 	c.lastActive.Store(time.Now().UnixNano())
-	return frame, charged, err
+	return frame, err
 }
 
 // queue gives r its place in the answer order; it blocks while maxInFlightPerConn
@@ -271,4 +291,27 @@ func (b *Broker) maxFetchWait(ms int32) time.Duration {
 		bound = 10 * time.Minute
 	}
 	return min(time.Duration(ms)*time.Millisecond, bound)
+}
+
+// errDecodeTooCostly refuses a request whose decoding could take more memory than the
+// whole of queued.max.request.bytes.
+var errDecodeTooCostly = errors.New("server: request could take more memory to decode than queued.max.request.bytes")
+
+// chargeDecode charges to the memory budget what decoding frame into req may
+// allocate (protocol.DecodeCost), waiting like a frame's growth; the charge is held
+// with the frame's until the request is handled. A malformed Produce or Fetch is
+// refused here, before kmsg allocates for it.
+func (c *conn) chargeDecode(frame []byte, req kmsg.Request) error {
+	cost, err := protocol.RequestDecodeCost(frame, req)
+	if err != nil {
+		return err
+	}
+	m := &c.b.limits.memory
+	if m.limit <= 0 || cost == 0 {
+		return nil
+	}
+	if int64(cost) > m.limit {
+		return fmt.Errorf("%w: %s of %d bytes, up to %d bytes to decode", errDecodeTooCostly, kmsg.NameForKey(req.Key()), len(frame), cost)
+	}
+	return connBudget{c}.Acquire(cost)
 }

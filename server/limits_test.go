@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/gokafkad/gokafkad/protocol"
 )
 
@@ -171,5 +173,46 @@ func TestIdleConnectionsAreClosed(t *testing.T) {
 	case <-closed:
 	case <-time.After(10 * time.Second):
 		t.Fatal("a connection dribbling one frame was not closed")
+	}
+}
+
+// TestDecodeCharged: what decoding may allocate is charged to
+// queued.max.request.bytes before kmsg decodes (protocol.DecodeCost). With a 1 MiB
+// budget, a 100 KB OffsetCommit (charged 32 bytes a byte) is refused by closing the
+// connection, while a produce of 900 KB, whose records stay in the frame, is served.
+func TestDecodeCharged(t *testing.T) {
+	b := startTestBroker(t, map[string]string{
+		"queued.max.request.bytes": strconv.Itoa(1 << 20),
+		"socket.request.max.bytes": strconv.Itoa(1 << 20),
+		"message.max.bytes":        strconv.Itoa(1 << 20),
+	})
+	createTopic(t, b.Addr(), "big", nil)
+	c := dialRaw(t, b.Addr(), "big")
+	keys, values := [][]byte{nil}, [][]byte{make([]byte, 900<<10)}
+	for i := range values[0] {
+		values[0][i] = byte(i * 7) // not compressible, not that it matters
+	}
+	pr := c.roundTrip(produceRequest("big", testBatch(t, protocol.CodecNone, keys, values))).(*kmsg.ProduceResponse)
+	if code := pr.Topics[0].Partitions[0].ErrorCode; code != 0 {
+		t.Fatalf("900 KB produce: error %d", code)
+	}
+
+	oc := kmsg.NewPtrOffsetCommitRequest()
+	oc.Version = 8
+	oc.Group = "g"
+	ot := kmsg.NewOffsetCommitRequestTopic()
+	ot.Topic = "big"
+	for i := range 5000 {
+		op := kmsg.NewOffsetCommitRequestTopicPartition()
+		op.Partition = int32(i)
+		ot.Partitions = append(ot.Partitions, op)
+	}
+	oc.Topics = append(oc.Topics, ot)
+	c.send(oc)
+	if !c.closedByBroker(5 * time.Second) {
+		t.Fatal("an OffsetCommit costing more than queued.max.request.bytes to decode was not refused")
+	}
+	if b.QueuedRequestBytes() != 0 {
+		waitFor(t, 5*time.Second, "the budget to be released", func() bool { return b.QueuedRequestBytes() == 0 })
 	}
 }
