@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"strconv"
 	"testing"
 )
 
@@ -178,4 +179,37 @@ func FuzzFrameReader(f *testing.F) {
 			budget.peak = 0
 		}
 	})
+}
+
+// repeatReader serves the same bytes forever.
+type repeatReader struct {
+	b   []byte
+	off int
+}
+
+func (r *repeatReader) Read(p []byte) (int, error) {
+	n := copy(p, r.b[r.off:])
+	r.off = (r.off + n) % len(r.b)
+	return n, nil
+}
+
+// BenchmarkFrameReader reads 1 MiB produce-sized frames through the pool, as the
+// connection loop does (the growth from 64 KiB costs two copies of a quarter of it).
+func BenchmarkFrameReader(b *testing.B) {
+	for _, size := range []int{16 << 10, 1 << 20} {
+		b.Run(strconv.Itoa(size>>10)+"KiB", func(b *testing.B) {
+			var pool FramePool
+			fr := NewFrameReader(bufio.NewReaderSize(&repeatReader{b: frameOf(make([]byte, size))}, 64<<10), 2<<20, &pool, &countingBudget{})
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			for b.Loop() {
+				f, charged, err := fr.Read()
+				if err != nil {
+					b.Fatal(err)
+				}
+				pool.Put(f)
+				fr.budget.Release(charged)
+			}
+		})
+	}
 }
