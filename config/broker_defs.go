@@ -110,7 +110,7 @@ var brokerDefs = []Def{
 	{Name: "queued.max.request.bytes", Type: TypeLong, Default: defaultQueuedMaxRequestBytes, Importance: Medium,
 		Doc: "Bytes of request frames the broker holds at once, being read or handled, on all connections; when spent, sockets are not read until bytes are freed. -1 means no limit (Kafka's default; gokafkad's is 256 MiB)."},
 	{Name: "queued.max.requests", Type: TypeInt, Default: "500", Importance: High, Valid: atLeast(1),
-		Doc: "Requests the broker handles at once, on all connections; a connection with a request read waits for a slot. Requests parked in the purgatory do not count."},
+		Doc: "Requests the broker handles at once on its client listener; a connection with a request read waits for a slot. Followers' fetches, the controller listener and requests parked in the purgatory do not count."},
 	{Name: "max.connections", Type: TypeInt, Default: maxInt, Importance: Medium, Valid: atLeast(0),
 		Doc: "Connections the broker accepts at once; further ones wait to be accepted. Also settable per listener as listener.name.<listener>.max.connections. The inter-broker listener is exempt when the broker serves several listeners."},
 	{Name: "max.connections.per.ip", Type: TypeInt, Default: maxInt, Importance: Medium, Valid: atLeast(0),

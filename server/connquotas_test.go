@@ -127,3 +127,34 @@ func TestParkedFetchBoundedAndReleased(t *testing.T) {
 		return b.rm.Purgatory.Watched() == 0
 	})
 }
+
+// TestQueuedMaxRequests: with queued.max.requests=1, a request is not handled while
+// another one is (on any connection); it is once the first finishes.
+func TestQueuedMaxRequests(t *testing.T) {
+	release := make(chan struct{})
+	entered := make(chan struct{}, 1)
+	testRequestHook = func(r *request) {
+		if r.hdr.ClientID == "slow" {
+			entered <- struct{}{}
+			<-release
+		}
+	}
+	t.Cleanup(func() { testRequestHook = nil })
+	b := startTestBroker(t, map[string]string{"queued.max.requests": "1"})
+	slow, other := dialRaw(t, b.Addr(), "slow"), dialRaw(t, b.Addr(), "other")
+	lg := kmsg.NewPtrListGroupsRequest()
+	lg.Version = 4
+	slow.send(lg)
+	<-entered
+	if apiVersions(other, 300*time.Millisecond) {
+		close(release)
+		t.Fatal("a request was handled while queued.max.requests=1 was taken")
+	}
+	close(release)
+	resp := kmsg.NewPtrApiVersionsResponse()
+	resp.Version = 3
+	other.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if err := other.readInto(resp); err != nil {
+		t.Fatalf("the waiting request was not handled once the slot was free: %v", err)
+	}
+}

@@ -315,3 +315,18 @@ func (c *conn) chargeDecode(frame []byte, req kmsg.Request) error {
 	}
 	return connBudget{c}.Acquire(cost)
 }
+
+// takesHandlingSlot reports whether r counts against queued.max.requests. Some
+// handlers wait for replication (an offset commit or a coordinator write waits for
+// the high watermark), so followers' fetches, which move it, never wait for a slot,
+// nor does the controller listener; otherwise handlers waiting for replication could
+// hold every slot the fetches need.
+func (c *conn) takesHandlingSlot(r *request) bool {
+	if c.apis != brokerAPIs {
+		return false
+	}
+	if f, ok := r.req.(*kmsg.FetchRequest); ok && followerOf(f) != nil {
+		return false
+	}
+	return true
+}

@@ -54,9 +54,10 @@ func (c *conn) handleRecovered(api *apiHandler, r *request) (err error) {
 			err = c.failRequest(r)
 		}
 	}()
-	// queued.max.requests: a slot per request being handled, broker-wide.
-	c.b.limits.handling <- struct{}{}
-	defer func() { <-c.b.limits.handling }()
+	if c.takesHandlingSlot(r) {
+		c.b.limits.handling <- struct{}{}
+		defer func() { <-c.b.limits.handling }()
+	}
 	if testRequestHook != nil {
 		testRequestHook(r)
 	}
@@ -179,4 +180,16 @@ func (c *conn) readLoopRecovered() (err error) {
 		}
 	}()
 	return c.readLoop()
+}
+
+// guard runs fn, one step of a background loop that reads network input (a
+// heartbeat's answer, say), recovering a panic: logged and counted, and the loop goes
+// on with its next step.
+func (b *Broker) guard(what string, fn func()) {
+	defer func() {
+		if v := recover(); v != nil {
+			b.recovered(b.log, what, nil, v)
+		}
+	}()
+	fn()
 }
