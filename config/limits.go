@@ -26,16 +26,31 @@ func (b *Broker) fillLimits(v map[string]any) error {
 	return b.fillListenerLimits()
 }
 
+// isListenerLimitKey reports whether k is listener.name.<listener>.<key> for one of
+// listenerLimitKeys.
+func isListenerLimitKey(k string) bool {
+	rest, ok := strings.CutPrefix(k, "listener.name.")
+	if !ok {
+		return false
+	}
+	for _, key := range listenerLimitKeys {
+		if name, ok := strings.CutSuffix(rest, "."+key); ok && name != "" && !strings.Contains(name, ".") {
+			return true
+		}
+	}
+	return false
+}
+
 // fillListenerLimits reads listener.name.<listener>.max.connections and
 // .max.connection.creation.rate from the static properties.
 func (b *Broker) fillListenerLimits() error {
 	b.ListenerMaxConnections = map[string]int32{}
 	b.ListenerMaxConnectionCreationRate = map[string]int32{}
 	for k, v := range b.Raw {
-		rest, ok := strings.CutPrefix(k, "listener.name.")
-		if !ok {
+		if !isListenerLimitKey(k) {
 			continue
 		}
+		rest := strings.TrimPrefix(k, "listener.name.")
 		for _, key := range listenerLimitKeys {
 			name, ok := strings.CutSuffix(rest, "."+key)
 			if !ok || name == "" || strings.Contains(name, ".") {

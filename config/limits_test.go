@@ -6,13 +6,17 @@ import (
 )
 
 func TestLimitKeys(t *testing.T) {
-	b, _, err := Parse(map[string]string{
+	b, unknown, err := Parse(map[string]string{
 		"max.connections.per.ip.overrides":                    "127.0.0.1:5, host-a:7,[::1]:9",
 		"listener.name.plaintext.max.connections":             "10",
 		"listener.name.internal.max.connection.creation.rate": "3",
+		"listener.name.internal.ssl.keystore.location":        "/k",
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(unknown) != 1 || unknown[0] != "listener.name.internal.ssl.keystore.location" {
+		t.Fatalf("unknown keys %v, want only the keystore one (the limits are honoured)", unknown)
 	}
 	if b.QueuedMaxRequestBytes != 256<<20 || b.QueuedMaxRequests != 500 || b.MaxConnections != 1<<31-1 ||
 		b.MaxConnectionsPerIP != 1<<31-1 || b.MaxConnectionCreationRate != 1<<31-1 || b.ConnectionsMaxIdleMs != 600000 {

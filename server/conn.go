@@ -40,7 +40,8 @@ type conn struct {
 	session session
 
 	// frames reads request frames (limits.go). Its MaxSize is the hook for limits
-	// that apply before authentication (sasl.server.max.receive.size).
+	// that apply before authentication (sasl.server.max.receive.size): set it from
+	// the read goroutine, or before serve.
 	frames *protocol.FrameReader
 	// frameDeadline is when the frame being read must be complete, and held the
 	// budget bytes the connection holds (read goroutine only).
@@ -134,6 +135,7 @@ func newConn(b *Broker, nc net.Conn, apis *apiTable) *conn {
 		session: session{principal: anonymousPrincipal, host: host},
 		killed:  make(chan struct{}),
 	}
+	c.frames = protocol.NewFrameReader(bufio.NewReaderSize(nc, 64<<10), b.cfg.SocketRequestMaxBytes, &framePool, connBudget{c})
 	c.lastActive.Store(time.Now().UnixNano())
 	return c
 }
@@ -161,8 +163,6 @@ func (c *conn) serve() {
 }
 
 func (c *conn) readLoop() error {
-	br := bufio.NewReaderSize(c.nc, 64<<10)
-	c.frames = protocol.NewFrameReader(br, c.b.cfg.SocketRequestMaxBytes, &framePool, connBudget{c})
 	// The budget bytes of the request being handled are released before the next read.
 	defer c.releaseHeld()
 	for {
@@ -250,6 +250,7 @@ func (c *conn) writeLoop() {
 		if r.none {
 			continue
 		}
+		c.setWriteDeadline()
 		buf = buf[:0]
 		buf = append(buf, 0, 0, 0, 0)
 		buf = protocol.AppendResponseHeader(buf, r.key, r.flexible, r.corrID)

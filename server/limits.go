@@ -330,3 +330,12 @@ func (c *conn) takesHandlingSlot(r *request) bool {
 	}
 	return true
 }
+
+// setWriteDeadline gives the next response connections.max.idle.ms to be written:
+// a client that stops reading its answers is closed, as an idle one is, instead of
+// holding its queued responses forever.
+func (c *conn) setWriteDeadline() {
+	if idle := c.b.limits.idle; idle > 0 {
+		c.nc.SetWriteDeadline(time.Now().Add(idle))
+	}
+}

@@ -3,12 +3,14 @@ package server
 import (
 	"bufio"
 	"encoding/binary"
+	"errors"
 	"net"
 	"os"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -215,4 +217,64 @@ func TestDecodeCharged(t *testing.T) {
 	if b.QueuedRequestBytes() != 0 {
 		waitFor(t, 5*time.Second, "the budget to be released", func() bool { return b.QueuedRequestBytes() == 0 })
 	}
+}
+
+// TestClientThatStopsReadingIsClosed: with connections.max.idle.ms=500 a client that
+// asks for megabytes of fetches and never reads its answers is closed once a response
+// cannot be written for that long, instead of holding its queued answers forever.
+func TestClientThatStopsReadingIsClosed(t *testing.T) {
+	b := startTestBroker(t, map[string]string{"connections.max.idle.ms": "500"})
+	createTopic(t, b.Addr(), "big", nil)
+	w := dialRaw(t, b.Addr(), "writer")
+	const batches = 8 // more than the socket buffers hold
+	for i := range batches {
+		v := make([]byte, 900<<10)
+		for j := range v {
+			v[j] = byte(i + j*13)
+		}
+		pr := w.roundTrip(produceRequest("big", testBatch(t, protocol.CodecNone, [][]byte{nil}, [][]byte{v}))).(*kmsg.ProduceResponse)
+		if code := pr.Topics[0].Partitions[0].ErrorCode; code != 0 {
+			t.Fatalf("produce: error %d", code)
+		}
+	}
+	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		return rc.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+	}}
+	nc, err := d.Dial("tcp", b.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	c := &rawClient{t: t, nc: nc, clientID: "sleepy"}
+	for off := range int64(batches) {
+		f := kmsg.NewPtrFetchRequest()
+		f.Version = 12
+		f.ReplicaID, f.MaxBytes = -1, 1<<20
+		ft := kmsg.NewFetchRequestTopic()
+		ft.Topic = "big"
+		fp := kmsg.NewFetchRequestTopicPartition()
+		fp.FetchOffset, fp.PartitionMaxBytes, fp.CurrentLeaderEpoch, fp.LastFetchedEpoch = off, 1<<20, -1, -1
+		ft.Partitions = append(ft.Partitions, fp)
+		f.Topics = append(f.Topics, ft)
+		c.send(f)
+	}
+	// Not reading for four times connections.max.idle.ms is the scenario.
+	<-time.After(2 * time.Second)
+	nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	total, buf := 0, make([]byte, 64<<10)
+	for {
+		n, err := nc.Read(buf)
+		total += n
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				t.Fatal("the connection is still open")
+			}
+			break
+		}
+	}
+	if total >= batches*900<<10 {
+		t.Fatalf("read all %d bytes of the answers: the broker waited for the client instead of closing it", total)
+	}
+	t.Logf("closed after %d bytes of answers", total)
 }
