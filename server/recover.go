@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gokafkad/gokafkad/controller"
 	"github.com/gokafkad/gokafkad/replication"
 )
 
@@ -192,4 +193,16 @@ func (b *Broker) guard(what string, fn func()) {
 		}
 	}()
 	fn()
+}
+
+// decodeMetadataBatches is controller.DecodeMetadataBatches for batches a controller
+// sent, recovering a panic as a decoding error (logged, counted; the fetch is retried).
+func (b *Broker) decodeMetadataBatches(records []byte) (batches []controller.MetadataBatch, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			b.recovered(b.log, "metadata fetch", nil, v)
+			batches, err = nil, errPanicked
+		}
+	}()
+	return controller.DecodeMetadataBatches(records)
 }
