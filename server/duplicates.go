@@ -5,9 +5,10 @@ import "sync"
 // Requests may name a partition more than once. Kafka answers Fetch and Produce with
 // each partition once (its request maps keep the last entry, in the place of the
 // first for Fetch, whose map keeps insertion order), ListOffsets with INVALID_REQUEST
-// for every entry of a duplicated partition, and OffsetForLeaderEpoch entry by entry
-// (an answer is about as small as its entry). Nothing is read or answered once per
-// duplicate: a Fetch naming one partition 200,000 times reads it once.
+// for every entry of a duplicated partition, Metadata with each topic once (a set),
+// and OffsetForLeaderEpoch and DescribeConfigs entry by entry, as gokafkad does.
+// Nothing is read once per duplicate: a Fetch naming one partition 200,000 times
+// reads it once.
 
 // firstOccurrence returns, for each key, the index of the first key equal to it, or
 // nil when no key repeats (the usual case: nothing is allocated).
@@ -120,6 +121,24 @@ func repeatedPartitions(keys []fetchKey, later bool) []bool {
 		} else {
 			out[i] = count[f] > 1
 		}
+	}
+	return out
+}
+
+// uniqueStrings keeps the first of each string, in order (Metadata's topics, as
+// Kafka's set of them).
+func uniqueStrings(ss []string) []string {
+	if len(ss) < 2 {
+		return ss
+	}
+	seen := make(map[string]struct{}, len(ss))
+	out := ss[:0]
+	for _, s := range ss {
+		if _, dup := seen[s]; dup {
+			continue
+		}
+		seen[s] = struct{}{}
+		out = append(out, s)
 	}
 	return out
 }

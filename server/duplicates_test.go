@@ -85,8 +85,8 @@ func createTopic(t *testing.T, addr, topic string, configs map[string]*string) {
 // TestDuplicatePartitions sends Produce, Fetch and ListOffsets naming one partition
 // many times to a real broker: Produce writes only the last entry and answers the
 // partition once, a Fetch naming it 100,000 times reads and answers it once (it grew
-// the broker by 350 MB), ListOffsets answers INVALID_REQUEST for each duplicated
-// entry, as Kafka does.
+// the broker by 350 MB), Metadata answers a topic named 10,000 times once, and
+// ListOffsets answers INVALID_REQUEST for each duplicated entry, as Kafka does.
 func TestDuplicatePartitions(t *testing.T) {
 	b := startTestBroker(t, nil)
 	createTopic(t, b.Addr(), "dup", nil)
@@ -126,6 +126,18 @@ func TestDuplicatePartitions(t *testing.T) {
 	}
 	if grew := heapBytes() - heapBefore; grew > 64<<20 {
 		t.Fatalf("heap grew by %d MiB for one fetch", grew>>20)
+	}
+
+	md := kmsg.NewPtrMetadataRequest()
+	md.Version = 12
+	for range 10_000 {
+		mt := kmsg.NewMetadataRequestTopic()
+		name := "dup"
+		mt.Topic = &name
+		md.Topics = append(md.Topics, mt)
+	}
+	if mr := c.roundTrip(md).(*kmsg.MetadataResponse); len(mr.Topics) != 1 {
+		t.Fatalf("metadata naming a topic 10,000 times answered %d topics, want it once", len(mr.Topics))
 	}
 
 	lo := kmsg.NewPtrListOffsetsRequest()
