@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -51,9 +50,6 @@ type conn struct {
 	inflight atomic.Int32
 	// lastActive is when a frame was last read or a response last written (unix ns).
 	lastActive atomic.Int64
-	// killed is closed (kill) when the connection is closed from outside its loops.
-	killed   chan struct{}
-	killOnce sync.Once
 	// parked are this connection's operations waiting in the purgatory.
 	parked parkedOps
 }
@@ -133,7 +129,6 @@ func newConn(b *Broker, nc net.Conn, apis *apiTable) *conn {
 		out:     make(chan *response, maxInFlightPerConn),
 		broken:  make(chan struct{}),
 		session: session{principal: anonymousPrincipal, host: host},
-		killed:  make(chan struct{}),
 	}
 	c.frames = protocol.NewFrameReader(bufio.NewReaderSize(nc, 64<<10), b.cfg.SocketRequestMaxBytes, &framePool, connBudget{c})
 	c.lastActive.Store(time.Now().UnixNano())

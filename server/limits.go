@@ -21,14 +21,14 @@ import (
 type limits struct {
 	panics panicCounter
 	// memory is queued.max.request.bytes: bytes of request frames being read or
-	// handled, on every listener.
+	// handled, and what decoding them may allocate, on every listener.
 	memory memoryBudget
 	// handling holds one token per request being handled (queued.max.requests).
 	handling chan struct{}
 	// idle is connections.max.idle.ms (0: connections never time out).
 	idle time.Duration
 	// brokerConns and controllerConns are the connection quotas of the broker
-	// and controller listeners (nil for a role the node does not play).
+	// and controller listeners.
 	brokerConns, controllerConns *connectionQuotas
 	// rejectLog bounds the log lines for refused connections to one a second.
 	rejectLog  sync.Mutex
@@ -119,7 +119,7 @@ var (
 // (own) is let through, so one request larger than what is left of the budget — a
 // frame of socket.request.max.bytes rounded up to its pool class, with its decoding
 // — cannot wait for itself. It fails at deadline (zero: none) or when stop is closed.
-func (m *memoryBudget) acquire(n, own int, deadline time.Time, stop1, stop2 <-chan struct{}) error {
+func (m *memoryBudget) acquire(n, own int, deadline time.Time, stop <-chan struct{}) error {
 	var timeout <-chan time.Time
 	for {
 		m.mu.Lock()
@@ -142,9 +142,7 @@ func (m *memoryBudget) acquire(n, own int, deadline time.Time, stop1, stop2 <-ch
 		case <-freed:
 		case <-timeout:
 			return errBudgetTimeout
-		case <-stop1:
-			return errConnClosed
-		case <-stop2:
+		case <-stop:
 			return errConnClosed
 		}
 	}
@@ -172,7 +170,7 @@ type connBudget struct{ c *conn }
 
 func (cb connBudget) Acquire(n int) error {
 	c := cb.c
-	if err := c.b.limits.memory.acquire(n, c.held, c.frameDeadline, c.b.closing, c.killed); err != nil {
+	if err := c.b.limits.memory.acquire(n, c.held, c.frameDeadline, c.b.closing); err != nil {
 		return err
 	}
 	c.held += n
@@ -235,13 +233,6 @@ func (c *conn) readFrame() ([]byte, error) {
 func (c *conn) queue(r *response) {
 	c.inflight.Add(1)
 	c.out <- r
-}
-
-// kill closes the connection from outside its loops (idle eviction, connection
-// quotas): its reader stops waiting for the memory budget too.
-func (c *conn) kill() {
-	c.killOnce.Do(func() { close(c.killed) })
-	c.nc.Close()
 }
 
 // parkedOps are the operations a connection has waiting in the purgatory: when it
