@@ -38,10 +38,13 @@ type conn struct {
 	// session is who is on the other end, as Kafka's RequestContext has it.
 	session session
 
-	// frames reads request frames (limits.go). Its MaxSize is the hook for limits
-	// that apply before authentication (sasl.server.max.receive.size): set it from
-	// the read goroutine, or before serve.
-	frames *protocol.FrameReader
+	// frames reads request frames from nc (made when the read loop starts, so nc may
+	// be wrapped before, e.g. by TLS). maxFrame, when set before serve, is its first
+	// MaxSize instead of socket.request.max.bytes — the hook for
+	// sasl.server.max.receive.size before authentication; set frames.MaxSize from
+	// the read goroutine once the limit changes.
+	frames   *protocol.FrameReader
+	maxFrame int32
 	// frameDeadline is when the frame being read must be complete, and held the
 	// budget bytes the connection holds (read goroutine only).
 	frameDeadline time.Time
@@ -130,7 +133,6 @@ func newConn(b *Broker, nc net.Conn, apis *apiTable) *conn {
 		broken:  make(chan struct{}),
 		session: session{principal: anonymousPrincipal, host: host},
 	}
-	c.frames = protocol.NewFrameReader(bufio.NewReaderSize(nc, 64<<10), b.cfg.SocketRequestMaxBytes, &framePool, connBudget{c})
 	c.lastActive.Store(time.Now().UnixNano())
 	return c
 }
@@ -158,6 +160,11 @@ func (c *conn) serve() {
 }
 
 func (c *conn) readLoop() error {
+	maxFrame := c.b.cfg.SocketRequestMaxBytes
+	if c.maxFrame > 0 {
+		maxFrame = min(maxFrame, c.maxFrame)
+	}
+	c.frames = protocol.NewFrameReader(bufio.NewReaderSize(c.nc, 64<<10), maxFrame, &framePool, connBudget{c})
 	// The budget bytes of the request being handled are released before the next read.
 	defer c.releaseHeld()
 	for {
@@ -259,7 +266,7 @@ func (c *conn) writeLoop() {
 		}
 		if err == nil && len(c.out) == 0 {
 			err = bw.Flush()
-			c.lastActive.Store(time.Now().UnixNano())
+			c.wrote()
 		}
 		if err != nil {
 			c.nc.Close()

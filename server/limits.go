@@ -330,3 +330,12 @@ func (c *conn) setWriteDeadline() {
 		c.nc.SetWriteDeadline(time.Now().Add(idle))
 	}
 }
+
+// wrote records that responses went out: the connection is active, and its write
+// deadline is cleared (other writers, a TLS key update say, must not inherit it).
+func (c *conn) wrote() {
+	c.lastActive.Store(time.Now().UnixNano())
+	if c.b.limits.idle > 0 {
+		c.nc.SetWriteDeadline(time.Time{})
+	}
+}

@@ -278,3 +278,36 @@ func TestClientThatStopsReadingIsClosed(t *testing.T) {
 	}
 	t.Logf("closed after %d bytes of answers", total)
 }
+
+// TestMaxFrameBeforeAuthentication: conn.maxFrame, the hook for
+// sasl.server.max.receive.size, caps the frames a connection accepts before anything
+// is allocated.
+func TestMaxFrameBeforeAuthentication(t *testing.T) {
+	b := startTestBroker(t, nil)
+	for _, tc := range []struct {
+		size   int
+		served bool
+	}{{100, true}, {600, false}} {
+		server, client := net.Pipe()
+		c := newConn(b, server, brokerAPIs)
+		c.maxFrame = 512
+		done := make(chan struct{})
+		go func() { defer close(done); c.serve() }()
+		rc := &rawClient{t: t, nc: client, clientID: "pre-auth"}
+		req := kmsg.NewPtrApiVersionsRequest()
+		req.Version = 3
+		req.ClientSoftwareName = strings.Repeat("x", tc.size-40)
+		req.ClientSoftwareVersion = "1"
+		frame := kmsg.NewRequestFormatter(kmsg.FormatterClientID("pre-auth")).AppendRequest(nil, req, 1)
+		go client.Write(frame) // fails once the broker closes: that is the point
+		resp := kmsg.NewPtrApiVersionsResponse()
+		resp.Version = 3
+		client.SetReadDeadline(time.Now().Add(5 * time.Second))
+		err := rc.readInto(resp)
+		if served := err == nil; served != tc.served {
+			t.Fatalf("a %d-byte frame with a 512-byte limit: served %v (%v), want %v", tc.size, served, err, tc.served)
+		}
+		client.Close()
+		<-done
+	}
+}
