@@ -106,7 +106,7 @@ var brokerDefs = []Def{
 	{Name: "socket.receive.buffer.bytes", Type: TypeInt, Default: "102400", Importance: High,
 		Doc: "SO_RCVBUF for client sockets; -1 keeps the OS default."},
 	{Name: "connections.max.idle.ms", Type: TypeLong, Default: "600000", Importance: Medium,
-		Doc: "A connection that sends nothing for this long while none of its requests is in flight is closed, and so is one whose request frame is not complete this long after its first byte; -1 never closes them."},
+		Doc: "A connection that sends nothing for this long while none of its requests is in flight is closed, and so is one whose request frame is not complete this long after its first byte, or whose client does not read a response for this long; -1 never closes them."},
 	{Name: "queued.max.request.bytes", Type: TypeLong, Default: defaultQueuedMaxRequestBytes, Importance: Medium,
 		Doc: "Bytes of request frames the broker holds at once, being read or handled, on all connections; when spent, sockets are not read until bytes are freed. -1 means no limit (Kafka's default; gokafkad's is 256 MiB)."},
 	{Name: "queued.max.requests", Type: TypeInt, Default: "500", Importance: High, Valid: atLeast(1),
