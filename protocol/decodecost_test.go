@@ -96,3 +96,13 @@ func FuzzDecodeCost(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkDecodeCostProduce(b *testing.B) {
+	body := sampleProduce(9)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := DecodeCost(0, 9, body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
