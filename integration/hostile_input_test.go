@@ -36,8 +36,8 @@ func rss(t *testing.T, pid int) int64 {
 // TestPartialFramesDoNotGrowTheBroker is issue 11's attack on a gokafkad process: 400
 // connections each declare a 100 MB request and send 100 bytes of it. On main the
 // broker grew from 13 MB to 6.9 GB; it must now grow by less than 100 MiB (each
-// partial frame holds a 64 KiB buffer, each connection its 64 KiB read and write
-// buffers), stay up, and serve an honest producer and consumer within 10 s meanwhile.
+// partial frame holds a 64 KiB buffer, each connection its 64 KiB read buffer),
+// stay up, and serve an honest producer and consumer within 10 s meanwhile.
 func TestPartialFramesDoNotGrowTheBroker(t *testing.T) {
 	p := StartProcess(t, map[string]string{"auto.create.topics.enable": "true"})
 	cl := NewClient(t, p.Addr, kgo.AllowAutoTopicCreation())

@@ -49,6 +49,9 @@ type conn struct {
 	// budget bytes the connection holds (read goroutine only).
 	frameDeadline time.Time
 	held          int
+	// rdl and wdl are the socket's read and write deadlines as last set (by the
+	// read and the write goroutine).
+	rdl, wdl time.Time
 	// inflight counts requests read and not yet answered on the wire.
 	inflight atomic.Int32
 	// lastActive is when a frame was last read or a response last written (unix ns).
@@ -233,7 +236,9 @@ var errUnsupportedVersion = errors.New("server: unsupported api version")
 
 // writeLoop sends answers in order, batching whatever is ready into one flush.
 func (c *conn) writeLoop() {
-	bw := bufio.NewWriterSize(c.nc, 64<<10)
+	// The write buffer is taken from a pool while there is something to send and
+	// given back once all is flushed, so an idle connection holds none (limits.go).
+	var bw *bufio.Writer
 	var buf []byte
 	for r := range c.out {
 		select {
@@ -253,6 +258,9 @@ func (c *conn) writeLoop() {
 			continue
 		}
 		c.setWriteDeadline()
+		if bw == nil {
+			bw = getWriter(c.nc)
+		}
 		buf = buf[:0]
 		buf = append(buf, 0, 0, 0, 0)
 		buf = protocol.AppendResponseHeader(buf, r.key, r.flexible, r.corrID)
@@ -267,6 +275,9 @@ func (c *conn) writeLoop() {
 		if err == nil && len(c.out) == 0 {
 			err = bw.Flush()
 			c.wrote()
+			if err == nil {
+				bw, buf = putWriter(bw, buf)
+			}
 		}
 		if err != nil {
 			c.nc.Close()
@@ -275,7 +286,9 @@ func (c *conn) writeLoop() {
 			return
 		}
 	}
-	bw.Flush()
+	if bw != nil {
+		bw.Flush()
+	}
 }
 
 // copyBelow is the size under which a file slice is read into the write buffer

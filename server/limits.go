@@ -1,8 +1,10 @@
 package server
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"sync"
@@ -205,7 +207,7 @@ func (c *conn) readFrame() ([]byte, error) {
 			if c.inflight.Load() > 0 {
 				deadline = time.Now().Add(idle)
 			}
-			c.nc.SetReadDeadline(deadline)
+			c.readDeadline(deadline)
 			err := c.frames.WaitFrame()
 			if err == nil {
 				break
@@ -218,7 +220,7 @@ func (c *conn) readFrame() ([]byte, error) {
 			}
 		}
 		c.frameDeadline = time.Now().Add(idle)
-		c.nc.SetReadDeadline(c.frameDeadline)
+		c.readDeadline(c.frameDeadline)
 	}
 	frame, _, err := c.frames.Read() // its charge is in c.held
 	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
@@ -322,20 +324,57 @@ func (c *conn) takesHandlingSlot(r *request) bool {
 	return true
 }
 
-// setWriteDeadline gives the next response connections.max.idle.ms to be written:
-// a client that stops reading its answers is closed, as an idle one is, instead of
-// holding its queued responses forever.
-func (c *conn) setWriteDeadline() {
-	if idle := c.b.limits.idle; idle > 0 {
-		c.nc.SetWriteDeadline(time.Now().Add(idle))
+// Socket deadlines are coarse: moving one costs a timer update, too much for every
+// request, so a deadline at least t is kept while it is no later than t plus a
+// sixteenth of connections.max.idle.ms. Timeouts thus fire between the idle time
+// and 1/16 later; an idle wait that fires early is re-armed (readFrame checks).
+
+// readDeadline makes the socket's read deadline at least t (read goroutine).
+func (c *conn) readDeadline(t time.Time) {
+	slack := c.b.limits.idle / 16
+	if !c.rdl.Before(t) && c.rdl.Before(t.Add(slack)) {
+		return
 	}
+	c.rdl = t.Add(slack)
+	c.nc.SetReadDeadline(c.rdl)
 }
 
-// wrote records that responses went out: the connection is active, and its write
-// deadline is cleared (other writers, a TLS key update say, must not inherit it).
-func (c *conn) wrote() {
-	c.lastActive.Store(time.Now().UnixNano())
-	if c.b.limits.idle > 0 {
-		c.nc.SetWriteDeadline(time.Time{})
+// setWriteDeadline gives the next response connections.max.idle.ms to be written:
+// a client that stops reading its answers is closed, as an idle one is, instead of
+// holding its queued responses forever (write goroutine).
+func (c *conn) setWriteDeadline() {
+	idle := c.b.limits.idle
+	if idle <= 0 {
+		return
 	}
+	t := time.Now().Add(idle)
+	if !c.wdl.Before(t) && c.wdl.Before(t.Add(idle/16)) {
+		return
+	}
+	c.wdl = t.Add(idle / 16)
+	c.nc.SetWriteDeadline(c.wdl)
+}
+
+// wrote records that responses went out: the connection is active.
+func (c *conn) wrote() { c.lastActive.Store(time.Now().UnixNano()) }
+
+// writers are the connections' 64 KiB write buffers, held only while responses are
+// being sent: 400 connections that never get an answer hold none.
+var writers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 64<<10) }}
+
+func getWriter(w io.Writer) *bufio.Writer {
+	bw := writers.Get().(*bufio.Writer)
+	bw.Reset(w)
+	return bw
+}
+
+// putWriter gives back a flushed write buffer, and drops an encoding buffer that a
+// large response grew (it would stay with the connection otherwise).
+func putWriter(bw *bufio.Writer, buf []byte) (*bufio.Writer, []byte) {
+	bw.Reset(nil)
+	writers.Put(bw)
+	if cap(buf) > 64<<10 {
+		buf = nil
+	}
+	return nil, buf
 }
