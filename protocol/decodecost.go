@@ -36,12 +36,14 @@ const tagCost = 64
 // DecodeCost returns the bytes decoding body as key at version may allocate, or
 // ErrMalformed when a Produce or Fetch body is malformed.
 func DecodeCost(key, version int16, body []byte) (int, error) {
-	switch key {
-	case 0:
+	switch {
+	case key == 0 && version >= 3 && version <= 12:
 		return produceCost(version, body)
-	case 1:
+	case key == 1 && version >= 4 && version <= 17:
 		return fetchCost(version, body)
 	}
+	// Other keys, and versions the walkers do not know (a later Produce names
+	// topics by id): the bound per byte.
 	return DecodeRatio * len(body), nil
 }
 

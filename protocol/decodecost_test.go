@@ -106,3 +106,15 @@ func BenchmarkDecodeCostProduce(b *testing.B) {
 		}
 	}
 }
+
+// TestDecodeCostUnknownVersions: versions the walkers were not written for are
+// charged the bound per byte, never refused.
+func TestDecodeCostUnknownVersions(t *testing.T) {
+	body := make([]byte, 100)
+	for _, kv := range [][2]int16{{0, 13}, {0, 2}, {1, 18}, {1, 3}} {
+		cost, err := DecodeCost(kv[0], kv[1], body)
+		if err != nil || cost != DecodeRatio*len(body) {
+			t.Errorf("key %d v%d: cost %d, err %v", kv[0], kv[1], cost, err)
+		}
+	}
+}
