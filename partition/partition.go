@@ -109,6 +109,10 @@ func (p *Partition) ApplyState(s State, now time.Time) error {
 		leo := p.Log.LogEndOffset()
 		if s.LeaderEpoch > p.Log.LatestEpoch() {
 			if err := p.Log.AssignEpochStartOffset(s.LeaderEpoch, leo); err != nil {
+				// Not leader until the epoch is recorded: keep isLeader == (leader
+				// != nil), so requests get NOT_LEADER_OR_FOLLOWER, as Kafka answers
+				// for a partition whose makeLeader failed.
+				p.mu.isLeader, p.mu.leader = false, nil
 				return err
 			}
 		}
@@ -180,7 +184,7 @@ func (p *Partition) AppendRecordsToLeader(batch []byte, requiredAcks int16, minI
 func (p *Partition) AppendRecordsToLeaderVerified(batch []byte, requiredAcks int16, minISR int32, now time.Time, guard uint64) (storage.AppendInfo, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.mu.isLeader {
+	if !p.mu.isLeader || p.mu.leader == nil {
 		return storage.AppendInfo{}, ErrNotLeaderOrFollower
 	}
 	p.mu.minISR = minISR
@@ -200,7 +204,7 @@ func (p *Partition) AppendRecordsToLeaderVerified(batch []byte, requiredAcks int
 func (p *Partition) AppendTxnMarker(producerID int64, producerEpoch int16, coordinatorEpoch int32, commit bool, minISR int32, now time.Time) (storage.AppendInfo, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.mu.isLeader {
+	if !p.mu.isLeader || p.mu.leader == nil {
 		return storage.AppendInfo{}, ErrNotLeaderOrFollower
 	}
 	p.mu.minISR = minISR
@@ -390,7 +394,7 @@ func joinIDs(ids []int32) string {
 func (p *Partition) IsFollower() bool {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	return !p.mu.isLeader && p.mu.state.Leader >= 0 && slices.Contains(p.mu.state.Replicas, p.localID)
+	return !p.mu.isLeader && p.mu.state.Leader >= 0 && p.mu.state.Leader != p.localID && slices.Contains(p.mu.state.Replicas, p.localID)
 }
 
 // InitialFetchOffset is where a new follower starts fetching, as Kafka's

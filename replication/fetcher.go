@@ -3,6 +3,7 @@ package replication
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -34,6 +35,9 @@ type FetcherConfig struct {
 	// dialer when the inter-broker listener is SSL.
 	Dial   DialFunc
 	Logger zerolog.Logger
+	// OnPanic, when set, is told of a panic recovered while a fetch response was
+	// processed (logged here with its stack; the fetcher reconnects and goes on).
+	OnPanic func()
 }
 
 // FollowedPartition is a partition to replicate from its leader.
@@ -251,8 +255,30 @@ func (f *fetcher) run() {
 			}
 			continue
 		}
-		f.processResponse(resp.(*kmsg.FetchResponse), states)
+		if !f.processRecovered(resp.(*kmsg.FetchResponse), states) {
+			ep.Close()
+			ep = nil
+			f.sleep(backoff)
+		}
 	}
+}
+
+// processRecovered is processResponse recovering a panic (a bug, or a response no
+// leader should send): logged with its stack and counted; false tells the loop to
+// reconnect after a backoff instead of taking the broker down.
+func (f *fetcher) processRecovered(resp *kmsg.FetchResponse, states []*fetchState) (ok bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			f.log.Error().Str("panic", fmt.Sprint(v)).Bytes("stack", debug.Stack()).
+				Msg("recovered from a panic while processing a fetch response; this is a bug")
+			if f.m.cfg.OnPanic != nil {
+				f.m.cfg.OnPanic()
+			}
+			ok = false
+		}
+	}()
+	f.processResponse(resp, states)
+	return true
 }
 
 func (f *fetcher) sleep(d time.Duration) {

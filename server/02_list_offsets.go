@@ -23,12 +23,24 @@ func handleListOffsets(c *conn, r *request) error {
 	resp.SetVersion(req.Version)
 	img := c.b.ctl.Image()
 	describe := c.topicAuthorizerIfOn(acl.OpDescribe)
+	// Every entry of a partition named twice is INVALID_REQUEST, as Kafka's
+	// KafkaApis (ListOffsetsRequest.duplicatePartitions).
+	keys := getKeys()
+	for _, rt := range req.Topics {
+		for _, rp := range rt.Partitions {
+			*keys = append(*keys, fetchKey{topic: rt.Topic, partition: rp.Partition})
+		}
+	}
+	duplicated := repeatedPartitions(*keys, false)
+	putKeys(keys)
+	flat := -1
 	for _, rt := range req.Topics {
 		st := kmsg.NewListOffsetsResponseTopic()
 		st.Topic = rt.Topic
 		t := img.Topics[rt.Topic]
 		denied := !describe.ok(rt.Topic)
 		for _, rp := range rt.Partitions {
+			flat++
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
@@ -36,6 +48,8 @@ func handleListOffsets(c *conn, r *request) error {
 			switch {
 			case denied:
 				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			case duplicated != nil && duplicated[flat]:
+				sp.ErrorCode = kerr.InvalidRequest.Code
 			case t == nil:
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			case p == nil && rp.Partition >= 0 && int(rp.Partition) < len(t.Partitions):

@@ -191,6 +191,8 @@ type Broker struct {
 	wg        sync.WaitGroup
 	connsMu   sync.Mutex
 	conns     map[*conn]struct{}
+	// limits bounds what clients can make the broker spend (limits.go).
+	limits limits
 }
 
 // voters is controller.quorum.voters for the controller package.
@@ -212,6 +214,9 @@ func Start(cfg Config) (*Broker, error) {
 	b := &Broker{cfg: cfg, log: cfg.Logger, closing: make(chan struct{}), conns: map[*conn]struct{}{}}
 	b.pub.b = b
 	b.authz = newAuthz(cfg, b.authzImage)
+	if err := b.initLimits(); err != nil {
+		return nil, err
+	}
 	if cfg.Configs == nil {
 		cfg.Configs = configDefs{broker: cfg.Broker}
 		b.cfg.Configs = cfg.Configs
@@ -494,8 +499,15 @@ func (b *Broker) acceptLoop(l *listener) {
 			continue
 		}
 		backoff = 0
+		leave, ok := b.admit(nc, l.apis)
+		if !ok {
+			continue
+		}
 		b.wg.Add(1)
-		go b.serveConn(l, nc)
+		go func() {
+			defer leave()
+			b.serveConn(l, nc)
+		}()
 	}
 }
 

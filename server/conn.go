@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"sync/atomic"
+	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -36,6 +37,27 @@ type conn struct {
 	broken chan struct{}
 	// session is who is on the other end, as Kafka's RequestContext has it.
 	session session
+
+	// frames reads request frames from nc (made when the read loop starts, so nc may
+	// be wrapped before, e.g. by TLS). maxFrame, when set before serve, is its first
+	// MaxSize instead of socket.request.max.bytes — the hook for
+	// sasl.server.max.receive.size before authentication; set frames.MaxSize from
+	// the read goroutine once the limit changes.
+	frames   *protocol.FrameReader
+	maxFrame int32
+	// frameDeadline is when the frame being read must be complete, and held the
+	// budget bytes the connection holds (read goroutine only).
+	frameDeadline time.Time
+	held          int
+	// rdl and wdl are the socket's read and write deadlines as last set (by the
+	// read and the write goroutine).
+	rdl, wdl time.Time
+	// inflight counts requests read and not yet answered on the wire.
+	inflight atomic.Int32
+	// lastActive is when a frame was last read or a response last written (unix ns).
+	lastActive atomic.Int64
+	// parked are this connection's operations waiting in the purgatory.
+	parked parkedOps
 }
 
 // session is what authorization needs to know of a connection: the principal the
@@ -59,7 +81,11 @@ const anonymousPrincipal = "User:ANONYMOUS"
 
 // response is one request's answer slot.
 type response struct {
-	ready    chan struct{} // closed once the answer is set
+	ready chan struct{} // closed once the answer is set
+	// answered is set by the first finish / finishChunks / skip; later ones are
+	// ignored (a request failed after a panic may still be completed by the purgatory).
+	answered atomic.Bool
+
 	key      int16
 	flexible bool
 	corrID   int32
@@ -72,16 +98,25 @@ type response struct {
 }
 
 func (r *response) finish(msg kmsg.Response) {
+	if !r.answered.CompareAndSwap(false, true) {
+		return
+	}
 	r.msg = msg
 	close(r.ready)
 }
 
 func (r *response) finishChunks(chunks [][]byte, slices []storage.FileSlice) {
+	if !r.answered.CompareAndSwap(false, true) {
+		return
+	}
 	r.chunks, r.slices = chunks, slices
 	close(r.ready)
 }
 
 func (r *response) skip() {
+	if !r.answered.CompareAndSwap(false, true) {
+		return
+	}
 	r.none = true
 	close(r.ready)
 }
@@ -101,13 +136,15 @@ func newConn(b *Broker, nc net.Conn, apis *apiTable, s session) *conn {
 	if h, _, err := net.SplitHostPort(s.host); err == nil {
 		s.host = h
 	}
-	return &conn{
+	c := &conn{
 		b: b, nc: nc, apis: apis,
 		log:     b.log.With().Uint64("conn", id).Str("remote", nc.RemoteAddr().String()).Logger(),
-		out:     make(chan *response, 128),
+		out:     make(chan *response, maxInFlightPerConn),
 		broken:  make(chan struct{}),
 		session: s,
 	}
+	c.lastActive.Store(time.Now().UnixNano())
+	return c
 }
 
 // serve is the read loop. It returns when the connection is closed or misbehaves.
@@ -117,10 +154,11 @@ func (c *conn) serve() {
 		c.writeLoop()
 		close(writerDone)
 	}()
-	err := c.readLoop()
+	err := c.readLoopRecovered()
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 		c.log.Info().Err(err).Msg("closing connection")
 	}
+	c.expireParked()
 	close(c.out)
 	// The writer drains what was already answered unless the socket is gone.
 	if err != nil && !errors.Is(err, io.EOF) {
@@ -132,9 +170,16 @@ func (c *conn) serve() {
 }
 
 func (c *conn) readLoop() error {
-	br := bufio.NewReaderSize(c.nc, 64<<10)
+	maxFrame := c.b.cfg.SocketRequestMaxBytes
+	if c.maxFrame > 0 {
+		maxFrame = min(maxFrame, c.maxFrame)
+	}
+	c.frames = protocol.NewFrameReader(bufio.NewReaderSize(c.nc, 64<<10), maxFrame, &framePool, connBudget{c})
+	// The budget bytes of the request being handled are released before the next read.
+	defer c.releaseHeld()
 	for {
-		frame, err := protocol.ReadFramePooled(br, c.b.cfg.SocketRequestMaxBytes, &framePool)
+		c.releaseHeld()
+		frame, err := c.readFrame()
 		if err != nil {
 			return err
 		}
@@ -159,19 +204,22 @@ func (c *conn) readLoop() error {
 			// KIP-511: answer an unknown ApiVersions version with v0 and the
 			// supported versions, so the client can pick one.
 			r := &response{ready: make(chan struct{}), key: hdr.APIKey, corrID: hdr.CorrelationID}
-			c.out <- r
+			c.queue(r)
 			resp := c.apis.apiVersionsResponse(0)
 			resp.ErrorCode = kerr.UnsupportedVersion.Code
 			r.finish(resp)
 			continue
 		}
 		req := kmsg.RequestForKey(hdr.APIKey)
+		if err := c.chargeDecode(frame, req); err != nil {
+			return err
+		}
 		hdr, err = protocol.ParseRequest(frame, req)
 		if err != nil {
 			return err
 		}
 		r := &response{ready: make(chan struct{}), key: hdr.APIKey, flexible: req.IsFlexible(), corrID: hdr.CorrelationID}
-		c.out <- r
+		c.queue(r)
 		if e := c.log.Debug(); e.Enabled() {
 			e.Str("api", kmsg.NameForKey(hdr.APIKey)).Int16("version", hdr.APIVersion).
 				Int32("correlation_id", hdr.CorrelationID).Str("client_id", hdr.ClientID).Msg("request")
@@ -180,7 +228,7 @@ func (c *conn) readLoop() error {
 		if c.b.authz != nil && !c.authorizeRequest(hdr.APIKey, rq) {
 			continue
 		}
-		if err := api.handle(c, rq); err != nil {
+		if err := c.handleRecovered(api, rq); err != nil {
 			return err
 		}
 		if hdr.APIKey == int16(kmsg.Produce) {
@@ -199,7 +247,9 @@ var errUnsupportedVersion = errors.New("server: unsupported api version")
 
 // writeLoop sends answers in order, batching whatever is ready into one flush.
 func (c *conn) writeLoop() {
-	bw := bufio.NewWriterSize(c.nc, 64<<10)
+	// The write buffer is taken from a pool while there is something to send and
+	// given back once all is flushed, so an idle connection holds none (limits.go).
+	var bw *bufio.Writer
 	var buf []byte
 	for r := range c.out {
 		select {
@@ -214,8 +264,13 @@ func (c *conn) writeLoop() {
 			}
 			return
 		}
+		c.inflight.Add(-1)
 		if r.none {
 			continue
+		}
+		c.setWriteDeadline()
+		if bw == nil {
+			bw = getWriter(c.nc)
 		}
 		buf = buf[:0]
 		buf = append(buf, 0, 0, 0, 0)
@@ -230,6 +285,10 @@ func (c *conn) writeLoop() {
 		}
 		if err == nil && len(c.out) == 0 {
 			err = bw.Flush()
+			c.wrote()
+			if err == nil {
+				bw, buf = putWriter(bw, buf)
+			}
 		}
 		if err != nil {
 			c.nc.Close()
@@ -238,7 +297,9 @@ func (c *conn) writeLoop() {
 			return
 		}
 	}
-	bw.Flush()
+	if bw != nil {
+		bw.Flush()
+	}
 }
 
 // copyBelow is the size under which a file slice is read into the write buffer
