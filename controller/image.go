@@ -12,6 +12,8 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"sort"
+
+	"github.com/gokafkad/gokafkad/sasl"
 )
 
 // TopicID is a topic's UUID.
@@ -82,6 +84,9 @@ type MetadataImage struct {
 	Configs map[string]map[string]string
 	// NextProducerID is the first producer id not yet handed out.
 	NextProducerID int64
+	// Scram holds the users' SCRAM credentials (scram.go); shared between images,
+	// replaced whole when it changes.
+	Scram map[ScramKey]sasl.ScramCredential
 	// Offset is the metadata offset of the last records applied: the index of their
 	// Raft entry (-1 for an empty log).
 	Offset int64

@@ -18,6 +18,9 @@ type Record struct {
 	// BrokerChange is Kafka's BrokerRegistrationChangeRecord (fence, unfence,
 	// controlled shutdown).
 	BrokerChange *BrokerRegistrationChangeRecord `json:"broker_change,omitempty"`
+	// UserScramCredential and RemoveUserScramCredential are in scram.go.
+	UserScramCredential       *UserScramCredentialRecord       `json:"user_scram_credential,omitempty"`
+	RemoveUserScramCredential *RemoveUserScramCredentialRecord `json:"remove_user_scram_credential,omitempty"`
 }
 
 // BrokerRegistrationChangeRecord changes a registered broker's state; nil fields are
@@ -209,6 +212,8 @@ func apply(img *MetadataImage, r *Record) *MetadataImage {
 		n.Brokers[ch.BrokerID] = b
 	case r.ProducerIDs != nil:
 		n.NextProducerID = r.ProducerIDs.NextProducerID
+	case r.UserScramCredential != nil, r.RemoveUserScramCredential != nil:
+		applyScram(n, r)
 	}
 	return n
 }

@@ -75,6 +75,8 @@ func init() {
 		{key: 42, min: 0, max: 3, handle: handleDeleteGroups},
 		{key: 44, min: 0, max: 1, handle: handleIncrementalAlterConfigs},
 		{key: 47, min: 0, max: 0, handle: handleOffsetDelete},
+		{key: 50, min: 0, max: 0, handle: handleDescribeUserScramCredentials},
+		{key: 51, min: 0, max: 0, handle: handleAlterUserScramCredentials},
 		{key: 60, min: 0, max: 2, handle: handleDescribeCluster},
 		{key: 55, min: 0, max: 2, handle: handleDescribeQuorum},
 		{key: 61, min: 0, max: 0, handle: handleDescribeProducers},

@@ -9,7 +9,7 @@ package server
 //	                           the batch format); any other topic is
 //	                           UNKNOWN_TOPIC_OR_PARTITION
 //	CreateTopics 2-7, DeleteTopics 1-6, CreatePartitions 0-3, AlterConfigs 0-2,
-//	IncrementalAlterConfigs 0-1
+//	IncrementalAlterConfigs 0-1, AlterUserScramCredentials 0
 //	                           forwarded by brokers as the client sent them
 //	DescribeQuorum 0-2         the Raft quorum (kafka-metadata-quorum)
 //	AlterPartition 0-3         ISR changes from partition leaders
@@ -53,6 +53,7 @@ var controllerAPIs = newAPITable([]apiHandler{
 	{key: 33, min: 0, max: 2, handle: controllerHandler},
 	{key: 37, min: 0, max: 3, handle: controllerHandler},
 	{key: 44, min: 0, max: 1, handle: controllerHandler},
+	{key: 51, min: 0, max: 0, handle: controllerHandler},
 	{key: 55, min: 0, max: 2, handle: controllerHandler},
 	{key: 56, min: 0, max: 3, handle: controllerHandler},
 	{key: 60, min: 1, max: 2, handle: handleControllerDescribeCluster},
@@ -95,6 +96,8 @@ func handleControllerRequest(ctl *controller.Controller, req kmsg.Request) kmsg.
 		return ctl.LegacyAlterConfigs(r)
 	case *kmsg.IncrementalAlterConfigsRequest:
 		return ctl.IncrementalAlterConfigs(r)
+	case *kmsg.AlterUserSCRAMCredentialsRequest:
+		return ctl.AlterUserScramCredentials(r)
 	case *kmsg.AllocateProducerIDsRequest:
 		resp := kmsg.NewPtrAllocateProducerIDsResponse()
 		resp.SetVersion(r.Version)
@@ -148,6 +151,8 @@ func notControllerResponse(req kmsg.Request, code int16) kmsg.Response {
 			o.ResourceType, o.ResourceName, o.ErrorCode = rr.ResourceType, rr.ResourceName, code
 			out.Resources = append(out.Resources, o)
 		}
+	case *kmsg.AlterUserSCRAMCredentialsRequest:
+		alterScramErrors(r, resp.(*kmsg.AlterUserSCRAMCredentialsResponse), code)
 	case *kmsg.AllocateProducerIDsRequest:
 		resp.(*kmsg.AllocateProducerIDsResponse).ErrorCode = code
 	case *kmsg.DescribeQuorumRequest:
