@@ -201,7 +201,7 @@ func Default() *Broker {
 func Parse(props map[string]string) (*Broker, []string, error) {
 	var unknown []string
 	for k := range props {
-		if _, ok := brokerDefIndex[k]; !ok {
+		if _, ok := brokerDefIndex[k]; !ok && !isListenerSASLKey(k) {
 			unknown = append(unknown, k)
 		}
 	}

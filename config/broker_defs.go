@@ -46,7 +46,7 @@ var (
 // the log configs that are a topic config's primary synonym, the thread
 // pools and producer-state configs are cluster-wide; listeners are
 // per-broker; everything else is read-only.
-var brokerDefs = []Def{
+var brokerDefs = append([]Def{
 	// KRaft, node identity, listeners.
 	{Name: "process.roles", Type: TypeList, Default: "", Importance: High, Valid: oneOf("broker", "controller"),
 		Doc: "The roles this node plays: broker, controller, or both (combined mode)."},
@@ -288,7 +288,7 @@ var brokerDefs = []Def{
 		Doc: "A producer id with no writes to a partition for this long is dropped from its producer state."},
 	{Name: "producer.id.expiration.check.interval.ms", Type: TypeInt, Default: "600000", Importance: Low, Valid: atLeast(1),
 		Doc: "How often expired producer ids are looked for."},
-}
+}, saslDefs...)
 
 var brokerDefIndex = indexDefs(brokerDefs)
 
