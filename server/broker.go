@@ -211,6 +211,9 @@ func Start(cfg Config) (*Broker, error) {
 		cfg.Configs = configDefs{broker: cfg.Broker}
 		b.cfg.Configs = cfg.Configs
 	}
+	if err := checkSASLConfig(cfg.Broker); err != nil {
+		return nil, err
+	}
 	isBroker := cfg.IsBroker() || len(cfg.ProcessRoles) == 0
 	voters := cfg.voters()
 	var ok bool
@@ -248,7 +251,7 @@ func Start(cfg Config) (*Broker, error) {
 		b.localCtl = ctl
 		b.raftT.ctl = ctl
 		b.wg.Add(1)
-		go b.acceptLoop(cln, controllerAPIs)
+		go b.acceptLoop(cln, controllerAPIs, nil)
 	}
 	if !isBroker {
 		ok = true
@@ -330,6 +333,10 @@ func (b *Broker) startBroker(ctx context.Context) error {
 		}
 		listen = ls[0].Addr()
 	}
+	sl, err := b.maybeSASLListener()
+	if err != nil {
+		return err
+	}
 	img := b.ctl.Image()
 	logs, err := storage.OpenLogManager(storage.LogManagerConfig{
 		Dir: cfg.logDir(), NodeID: cfg.NodeID, ClusterID: img.ClusterID,
@@ -398,7 +405,7 @@ func (b *Broker) startBroker(ctx context.Context) error {
 		return fmt.Errorf("server: broker was not unfenced: %w", err)
 	}
 	b.wg.Add(1)
-	go b.acceptLoop(ln, brokerAPIs)
+	go b.acceptLoop(ln, brokerAPIs, sl)
 	b.log.Info().Int32("node_id", cfg.NodeID).Str("listener", ln.Addr().String()).
 		Str("cluster_id", b.ctl.Image().ClusterID).Str("log_dir", cfg.logDir()).Msg("gokafkad started")
 	return nil
@@ -448,7 +455,7 @@ func (b *Broker) GroupCoordinator() *coordinator.GroupCoordinator { return b.gro
 // LogManager returns the broker's log manager.
 func (b *Broker) LogManager() *storage.LogManager { return b.logs }
 
-func (b *Broker) acceptLoop(ln net.Listener, apis *apiTable) {
+func (b *Broker) acceptLoop(ln net.Listener, apis *apiTable, sl *saslListener) {
 	defer b.wg.Done()
 	var backoff time.Duration
 	for {
@@ -479,6 +486,9 @@ func (b *Broker) acceptLoop(ln net.Listener, apis *apiTable) {
 		}
 		backoff = 0
 		c := newConn(b, nc, apis)
+		if sl != nil {
+			c.auth = newSASLConn(sl)
+		}
 		b.connsMu.Lock()
 		b.conns[c] = struct{}{}
 		b.connsMu.Unlock()

@@ -36,6 +36,9 @@ type conn struct {
 	broken chan struct{}
 	// session is who is on the other end, as Kafka's RequestContext has it.
 	session session
+	// auth is the SASL authentication of a SASL listener's connection (nil
+	// elsewhere); see sasl.go.
+	auth *saslConn
 }
 
 // session is what authorization needs to know of a connection: the principal the
@@ -59,6 +62,9 @@ type response struct {
 	flexible bool
 	corrID   int32
 	none     bool // no response at all (acks=0 produce)
+	// rawToken: raw is a SASL token sent without a response header (SaslHandshake v0).
+	rawToken bool
+	raw      []byte
 	// Either msg, or body chunks with file slices between them (fetch via sendfile):
 	// chunks[0], slices[0], chunks[1], slices[1], ..., chunks[len(slices)].
 	msg    kmsg.Response
@@ -111,12 +117,12 @@ func (c *conn) serve() {
 		close(writerDone)
 	}()
 	err := c.readLoop()
-	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !errors.Is(err, errCloseAfterAnswer) {
 		c.log.Info().Err(err).Msg("closing connection")
 	}
 	close(c.out)
 	// The writer drains what was already answered unless the socket is gone.
-	if err != nil && !errors.Is(err, io.EOF) {
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, errCloseAfterAnswer) {
 		close(c.broken)
 		c.nc.Close()
 	}
@@ -127,9 +133,20 @@ func (c *conn) serve() {
 func (c *conn) readLoop() error {
 	br := bufio.NewReaderSize(c.nc, 64<<10)
 	for {
-		frame, err := protocol.ReadFramePooled(br, c.b.cfg.SocketRequestMaxBytes, &framePool)
+		maxFrame := c.b.cfg.SocketRequestMaxBytes
+		if c.auth != nil {
+			maxFrame = c.auth.maxFrame(maxFrame)
+		}
+		frame, err := protocol.ReadFramePooled(br, maxFrame, &framePool)
 		if err != nil {
 			return err
+		}
+		if c.auth != nil {
+			if handled, err := c.auth.frame(c, frame); err != nil {
+				return err
+			} else if handled {
+				continue
+			}
 		}
 		hdr, err := protocol.PeekHeader(frame)
 		if err != nil {
@@ -208,9 +225,12 @@ func (c *conn) writeLoop() {
 		}
 		buf = buf[:0]
 		buf = append(buf, 0, 0, 0, 0)
-		buf = protocol.AppendResponseHeader(buf, r.key, r.flexible, r.corrID)
 		var err error
-		if r.msg != nil {
+		if r.rawToken {
+			buf = append(buf, r.raw...)
+			binary.BigEndian.PutUint32(buf, uint32(len(buf)-4))
+			_, err = bw.Write(buf)
+		} else if buf = protocol.AppendResponseHeader(buf, r.key, r.flexible, r.corrID); r.msg != nil {
 			buf = r.msg.AppendTo(buf)
 			binary.BigEndian.PutUint32(buf, uint32(len(buf)-4))
 			_, err = bw.Write(buf)

@@ -12,6 +12,8 @@ package server
 //	IncrementalAlterConfigs 0-1, AlterUserScramCredentials 0
 //	                           forwarded by brokers as the client sent them
 //	DescribeQuorum 0-2         the Raft quorum (kafka-metadata-quorum)
+//	SaslHandshake 0-1, SaslAuthenticate 0-2
+//	                           authentication on a SASL controller listener (sasl.go)
 //	AlterPartition 0-3         ISR changes from partition leaders
 //	DescribeCluster 1-2        endpoint type 2 (controllers): the voters, the active
 //	                           controller (KIP-919, --bootstrap-controller)
@@ -47,10 +49,12 @@ const raftMessageKey = 10000
 
 var controllerAPIs = newAPITable([]apiHandler{
 	{key: 1, min: 4, max: 12, handle: handleControllerFetch},
+	{key: 17, min: 0, max: 1, handle: handleSaslHandshake},
 	{key: 18, min: 0, max: 4, handle: handleAPIVersions},
 	{key: 19, min: 2, max: 7, handle: controllerHandler},
 	{key: 20, min: 1, max: 6, handle: controllerHandler},
 	{key: 33, min: 0, max: 2, handle: controllerHandler},
+	{key: 36, min: 0, max: 2, handle: handleSaslAuthenticate},
 	{key: 37, min: 0, max: 3, handle: controllerHandler},
 	{key: 44, min: 0, max: 1, handle: controllerHandler},
 	{key: 51, min: 0, max: 0, handle: controllerHandler},
