@@ -9,6 +9,9 @@ require (
 	github.com/twmb/franz-go v1.22.3
 	github.com/twmb/franz-go/pkg/kadm v1.20.0
 	github.com/twmb/franz-go/pkg/kmsg v1.15.1
+	go.etcd.io/raft/v3 v3.6.0
+	golang.org/x/sys v0.29.0
+	software.sslmate.com/src/go-pkcs12 v0.7.4
 )
 
 require (
@@ -16,7 +19,6 @@ require (
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/mattn/go-colorable v0.1.14 // indirect
 	github.com/mattn/go-isatty v0.0.20 // indirect
-	go.etcd.io/raft/v3 v3.6.0 // indirect
-	golang.org/x/sys v0.29.0 // indirect
+	golang.org/x/crypto v0.11.0 // indirect
 	google.golang.org/protobuf v1.33.0 // indirect
 )

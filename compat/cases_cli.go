@@ -23,7 +23,7 @@ const (
 func suites() []Suite {
 	return []Suite{cliSuite(), kcatSuite(), javaSuite(), kafkajsSuite(), kafkaPythonSuite(),
 		goClientSuite("franz-go", true, true), goClientSuite("sarama", true, true), goClientSuite("kafka-go", false, false),
-		goClientSuite("confluent-kafka-go", true, true), kgoSuite()}
+		goClientSuite("confluent-kafka-go", true, true), kgoSuite(), securitySuite()}
 }
 
 // cliSuite drives Apache Kafka's own command-line tools, in the order an operator

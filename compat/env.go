@@ -38,7 +38,16 @@ type Env struct {
 	kgoErr       string // why it could not be built
 	ctx          context.Context
 	versions     [][2]string
-	toolsConf    string // log4j2 configuration for the CLI tools
+	toolsConf    string    // log4j2 configuration for the CLI tools
+	extra        []*Broker // brokers suites started for themselves, stopped by StopExtra
+}
+
+// StopExtra stops the brokers that suites started beside the main ones.
+func (e *Env) StopExtra() {
+	for _, b := range e.extra {
+		b.Stop()
+	}
+	e.extra = nil
 }
 
 // Prepare fetches Kafka's jars (once per cache), builds gokafkad and compiles the Java
@@ -215,35 +224,46 @@ func singleNodeProps(dir string) ([][2]string, string, error) {
 // StartGokafkad starts the built gokafkad with a server.properties on free ports.
 func (e *Env) StartGokafkad(ctx context.Context) (*Broker, error) {
 	dir := filepath.Join(e.Work, "gokafkad")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
 	props, addr, err := singleNodeProps(dir)
 	if err != nil {
+		return nil, err
+	}
+	return e.startGokafkad(ctx, "gokafkad", dir, props, addr)
+}
+
+// startGokafkad starts gokafkad in dir with props; addr is where it answers once up.
+func (e *Env) startGokafkad(ctx context.Context, name, dir string, props [][2]string, addr string) (*Broker, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	propsPath := filepath.Join(dir, "server.properties")
 	if err := writeProps(propsPath, props); err != nil {
 		return nil, err
 	}
-	b := &Broker{Name: "gokafkad", Title: "gokafkad", Addr: addr, DataDir: filepath.Join(dir, "data"), LogDir: filepath.Join(dir, "steps")}
+	b := &Broker{Name: name, Title: "gokafkad", Addr: addr, DataDir: filepath.Join(dir, "data"), LogDir: filepath.Join(dir, "steps")}
 	cmd := exec.Command(e.Gokafkad, propsPath)
 	cmd.Env = append(os.Environ(), "GOKAFKAD_LOG_LEVEL=info")
 	if err := b.start(cmd, filepath.Join(dir, "gokafkad.log"), 30*time.Second); err != nil {
 		return nil, err
 	}
-	logf("gokafkad up at %s (log %s)", addr, b.logPath)
+	logf("%s up at %s (log %s)", name, addr, b.logPath)
 	return b, nil
 }
 
 // StartKafka formats and starts the reference Apache Kafka broker (KRaft combined node).
 func (e *Env) StartKafka(ctx context.Context) (*Broker, error) {
 	dir := filepath.Join(e.Work, "kafka")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
 	props, addr, err := singleNodeProps(dir)
 	if err != nil {
+		return nil, err
+	}
+	return e.startKafka(ctx, "kafka", dir, props, addr)
+}
+
+// startKafka formats dir and starts Kafka in it with props (plus the share-group keys
+// a single node needs); addr is where it answers once up.
+func (e *Env) startKafka(ctx context.Context, name, dir string, props [][2]string, addr string) (*Broker, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	props = append(props,
@@ -258,7 +278,7 @@ func (e *Env) StartKafka(ctx context.Context) (*Broker, error) {
 	_, _ = rand.Read(raw[:])
 	clusterID := base64.RawURLEncoding.EncodeToString(raw[:])
 	// controller.quorum.voters is set (static quorum), so no --standalone.
-	logf("formatting the reference Kafka %s", e.KafkaVersion)
+	logf("formatting the reference Kafka %s (%s)", e.KafkaVersion, name)
 	if out, err := runIn(ctx, dir, "java", e.javaArgs("kafka.tools.StorageTool", "format", "-t", clusterID, "-c", propsPath)...); err != nil {
 		return nil, fmt.Errorf("kafka-storage format: %v\n%s", err, out)
 	}
@@ -266,14 +286,14 @@ func (e *Env) StartKafka(ctx context.Context) (*Broker, error) {
 	if err := writeLog4j(serverConf, "INFO"); err != nil {
 		return nil, err
 	}
-	b := &Broker{Name: "kafka", Title: "Apache Kafka " + e.KafkaVersion, Addr: addr, DataDir: filepath.Join(dir, "data"), LogDir: filepath.Join(dir, "steps")}
+	b := &Broker{Name: name, Title: "Apache Kafka " + e.KafkaVersion, Addr: addr, DataDir: filepath.Join(dir, "data"), LogDir: filepath.Join(dir, "steps")}
 	cmd := exec.Command("java", "-Xmx768M", "-Xms256M", "-XX:+UseG1GC", "-Djava.awt.headless=true",
 		"-Dkafka.logs.dir="+filepath.Join(dir, "logs"), "-Dlog4j2.configurationFile="+serverConf,
 		"-cp", e.Lib+"/*", "kafka.Kafka", propsPath)
 	if err := b.start(cmd, filepath.Join(dir, "server.log"), 90*time.Second); err != nil {
 		return nil, err
 	}
-	logf("reference Kafka up at %s (log %s)", addr, b.logPath)
+	logf("reference Kafka up at %s (%s, log %s)", addr, name, b.logPath)
 	return b, nil
 }
 
@@ -492,6 +512,7 @@ var toolClasses = map[string]string{
 	"configs":             "org.apache.kafka.tools.ConfigCommand",
 	"dump-log":            "org.apache.kafka.tools.DumpLogSegments",
 	"storage":             "kafka.tools.StorageTool",
+	"acls":                "org.apache.kafka.tools.AclCommand",
 }
 
 func shellQuote(args []string) string {

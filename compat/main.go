@@ -96,6 +96,7 @@ func run() (int, error) {
 		for _, b := range brokers {
 			b.Stop()
 		}
+		env.StopExtra()
 	}()
 	for _, name := range strings.Split(*brokersFlag, ",") {
 		var b *Broker
@@ -123,6 +124,7 @@ func run() (int, error) {
 		b.Stop()
 	}
 	brokers = nil
+	env.StopExtra()
 
 	bad := res.Summary(os.Stdout)
 	if *outFlag != "" {

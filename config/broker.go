@@ -201,7 +201,8 @@ func Default() *Broker {
 func Parse(props map[string]string) (*Broker, []string, error) {
 	var unknown []string
 	for k := range props {
-		if _, ok := brokerDefIndex[k]; !ok && !isListenerSASLKey(k) {
+		_, known := brokerDefIndex[k]
+		if _, ok := listenerSSLDef(k); !ok && !known && !isListenerSASLKey(k) {
 			unknown = append(unknown, k)
 		}
 	}
@@ -343,6 +344,9 @@ func build(static, dynDefault, dynBroker map[string]string) (*Broker, error) {
 		typed[d.Name] = v
 	}
 	if err := b.fill(typed); err != nil {
+		return nil, err
+	}
+	if err := b.checkListenerOverrides(); err != nil {
 		return nil, err
 	}
 	if err := b.check(); err != nil {

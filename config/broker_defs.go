@@ -288,7 +288,7 @@ var brokerDefs = append([]Def{
 		Doc: "A producer id with no writes to a partition for this long is dropped from its producer state."},
 	{Name: "producer.id.expiration.check.interval.ms", Type: TypeInt, Default: "600000", Importance: Low, Valid: atLeast(1),
 		Doc: "How often expired producer ids are looked for."},
-}, saslDefs...)
+}, append(sslDefs, saslDefs...)...)
 
 var brokerDefIndex = indexDefs(brokerDefs)
 

@@ -620,7 +620,7 @@ func (c *Controller) RegisterBroker(id int32, host string, port int32, rack *str
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	err := c.commit([]Record{{RegisterBroker: &RegisterBrokerRecord{
-		BrokerID: id, Host: host, Port: port, Rack: rack,
+		BrokerID: id, Endpoints: []BrokerEndpoint{{Name: "PLAINTEXT", Host: host, Port: port}}, Rack: rack,
 	}}})
 	if err != nil {
 		return -1, err

@@ -56,16 +56,40 @@ type TopicImage struct {
 
 // BrokerImage is a registered broker.
 type BrokerImage struct {
-	ID     int32
-	Host   string
-	Port   int32
-	Rack   *string
-	Fenced bool
-	Epoch  int64
+	ID int32
+	// Endpoints are the broker's advertised listeners (not its controller
+	// listeners), in the order it registered them. Clients are answered with the
+	// endpoint of the listener their request came in on; a broker without that
+	// listener is left out, as Kafka's KRaftMetadataCache does.
+	Endpoints []BrokerEndpoint
+	Rack      *string
+	Fenced    bool
+	Epoch     int64
 	// IncarnationID is the id of the process that registered (new on every start).
 	IncarnationID string
 	// InControlledShutdown is set once the broker asked to shut down.
 	InControlledShutdown bool
+}
+
+// BrokerEndpoint is one advertised listener of a broker (the Listeners of Kafka's
+// BrokerRegistration and RegisterBrokerRecord).
+type BrokerEndpoint struct {
+	Name string `json:"name"`
+	Host string `json:"host"`
+	Port int32  `json:"port"`
+	// SecurityProtocol is Kafka's SecurityProtocol id: 0 PLAINTEXT, 1 SSL,
+	// 2 SASL_PLAINTEXT, 3 SASL_SSL.
+	SecurityProtocol int16 `json:"security_protocol"`
+}
+
+// Endpoint returns the broker's endpoint on listener name.
+func (b BrokerImage) Endpoint(name string) (BrokerEndpoint, bool) {
+	for _, e := range b.Endpoints {
+		if e.Name == name {
+			return e, true
+		}
+	}
+	return BrokerEndpoint{}, false
 }
 
 // MetadataImage is an immutable snapshot of the cluster metadata. Readers share it;

@@ -115,8 +115,8 @@ func (c *Controller) HandleBrokerRegistration(req *kmsg.BrokerRegistrationReques
 		return resp
 	}
 	rec := &RegisterBrokerRecord{BrokerID: req.BrokerID, Fenced: true, IncarnationID: incarnation, Rack: req.Rack}
-	if len(req.Listeners) > 0 {
-		rec.Host, rec.Port = req.Listeners[0].Host, int32(req.Listeners[0].Port)
+	for _, l := range req.Listeners {
+		rec.Endpoints = append(rec.Endpoints, BrokerEndpoint{Name: l.Name, Host: l.Host, Port: int32(l.Port), SecurityProtocol: l.SecurityProtocol})
 	}
 	if err := c.commit([]Record{{RegisterBroker: rec}}); err != nil {
 		resp.ErrorCode = commitErrorCode(err)

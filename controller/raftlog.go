@@ -208,7 +208,7 @@ func (l *raftLog) saveSnapshot(snap raftpb.Snapshot, hs raftpb.HardState, ms *ra
 	if err != nil {
 		return err
 	}
-	if err := writeFileSync(filepath.Join(l.dir, snapshotName), appendFrame(nil, walSnapshot, b)); err != nil {
+	if err := storage.WriteFileAtomic(filepath.Join(l.dir, snapshotName), appendFrame(nil, walSnapshot, b)); err != nil {
 		l.err = fmt.Errorf("%w: %v", ErrStore, err)
 		return l.err
 	}
@@ -236,7 +236,7 @@ func (l *raftLog) saveSnapshot(snap raftpb.Snapshot, hs raftpb.HardState, ms *ra
 		buf = appendFrame(buf, walHardState, hb)
 	}
 	path := filepath.Join(l.dir, walName)
-	if err := writeFileSync(path, buf); err != nil {
+	if err := storage.WriteFileAtomic(path, buf); err != nil {
 		l.err = fmt.Errorf("%w: %v", ErrStore, err)
 		return l.err
 	}
@@ -247,34 +247,6 @@ func (l *raftLog) saveSnapshot(snap raftpb.Snapshot, hs raftpb.HardState, ms *ra
 	}
 	l.f.Close()
 	l.f, l.w = f, bufio.NewWriterSize(f, 64<<10)
-	return nil
-}
-
-// writeFileSync writes path atomically: a fsynced temporary file renamed over it.
-func writeFileSync(path string, data []byte) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
-		d.Sync()
-		d.Close()
-	}
 	return nil
 }
 

@@ -1,5 +1,7 @@
 package controller
 
+import "slices"
+
 // Metadata records, named after Kafka's (TopicRecord, PartitionRecord,
 // PartitionChangeRecord, RemoveTopicRecord, ConfigRecord, RegisterBrokerRecord,
 // ProducerIdsRecord). A Record carries exactly one of them. The JSON encoding is the
@@ -83,12 +85,17 @@ type ConfigRecord struct {
 // "the offset of this record" (the index of its Raft entry), which is how Kafka's
 // controller assigns broker epochs; snapshots write the epoch out.
 type RegisterBrokerRecord struct {
-	BrokerID    int32   `json:"broker_id"`
-	BrokerEpoch int64   `json:"broker_epoch"`
-	Host        string  `json:"host"`
-	Port        int32   `json:"port"`
-	Rack        *string `json:"rack,omitempty"`
-	Fenced      bool    `json:"fenced"`
+	BrokerID    int32 `json:"broker_id"`
+	BrokerEpoch int64 `json:"broker_epoch"`
+	// Endpoints are the broker's advertised listeners.
+	Endpoints []BrokerEndpoint `json:"endpoints,omitempty"`
+	// Host and Port are the single endpoint of registrations written before brokers
+	// registered every listener; read as a PLAINTEXT listener named PLAINTEXT, never
+	// written.
+	Host   string  `json:"host,omitempty"`
+	Port   int32   `json:"port,omitempty"`
+	Rack   *string `json:"rack,omitempty"`
+	Fenced bool    `json:"fenced"`
 	// IncarnationID is the registering process's random id (a restart has a new one).
 	IncarnationID        string `json:"incarnation_id,omitempty"`
 	InControlledShutdown bool   `json:"in_controlled_shutdown,omitempty"`
@@ -193,8 +200,12 @@ func apply(img *MetadataImage, r *Record) *MetadataImage {
 		if epoch == 0 {
 			epoch = n.Offset
 		}
+		eps := slices.Clone(b.Endpoints)
+		if len(eps) == 0 && b.Host != "" {
+			eps = []BrokerEndpoint{{Name: "PLAINTEXT", Host: b.Host, Port: b.Port}}
+		}
 		n.Brokers[b.BrokerID] = BrokerImage{
-			ID: b.BrokerID, Host: b.Host, Port: b.Port, Rack: b.Rack, Fenced: b.Fenced, Epoch: epoch,
+			ID: b.BrokerID, Endpoints: eps, Rack: b.Rack, Fenced: b.Fenced, Epoch: epoch,
 			IncarnationID: b.IncarnationID, InControlledShutdown: b.InControlledShutdown,
 		}
 	case r.BrokerChange != nil:

@@ -47,13 +47,9 @@ type GroupCoordinator struct {
 	now    func() time.Time
 	logger zerolog.Logger
 
-	mu struct {
-		sync.Mutex
-		shards map[int32]*shard
-		closed bool
-	}
-	stop chan struct{}
-	wg   sync.WaitGroup
+	shards shardSet[*shard]
+	stop   chan struct{}
+	wg     sync.WaitGroup
 }
 
 // shard is one __consumer_offsets partition's groups.
@@ -131,7 +127,6 @@ func New(cfg Config, log PartitionLog, md Metadata, now func() time.Time, logger
 		now = time.Now
 	}
 	c := &GroupCoordinator{cfg: cfg, log: log, md: md, now: now, logger: logger, stop: make(chan struct{})}
-	c.mu.shards = map[int32]*shard{}
 	if cfg.OffsetsRetentionCheckInterval > 0 {
 		c.wg.Add(1) // expire offsets every offsets.retention.check.interval.ms
 		go every(&c.wg, c.stop, cfg.OffsetsRetentionCheckInterval, c.ExpireOffsets)
@@ -149,15 +144,10 @@ func (c *GroupCoordinator) PartitionFor(groupID string) int32 {
 
 // Close stops the timers; the groups stay in the log.
 func (c *GroupCoordinator) Close() {
-	c.mu.Lock()
-	if c.mu.closed {
-		c.mu.Unlock()
+	shards, ok := c.shards.close()
+	if !ok {
 		return
 	}
-	c.mu.closed = true
-	shards := c.mu.shards
-	c.mu.shards = map[int32]*shard{}
-	c.mu.Unlock()
 	close(c.stop)
 	for _, s := range shards {
 		c.unload(s)
@@ -169,15 +159,10 @@ func (c *GroupCoordinator) Close() {
 // get COORDINATOR_LOAD_IN_PROGRESS meanwhile), as Kafka's coordinator loader does when
 // the broker becomes leader of a __consumer_offsets partition.
 func (c *GroupCoordinator) BecomeLeader(partition int32) {
-	c.mu.Lock()
-	if c.mu.closed || c.mu.shards[partition] != nil {
-		c.mu.Unlock()
+	s := &shard{shardState: shardState{partition: partition}, groups: map[string]*Group{}, timers: map[string]*time.Timer{}, seen: map[string]groupView{}}
+	if !c.shards.add(partition, s, nil, func() { c.wg.Add(1) }) {
 		return
 	}
-	s := &shard{shardState: shardState{partition: partition}, groups: map[string]*Group{}, timers: map[string]*time.Timer{}, seen: map[string]groupView{}}
-	c.mu.shards[partition] = s
-	c.mu.Unlock()
-	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
 		c.load(s)
@@ -187,28 +172,19 @@ func (c *GroupCoordinator) BecomeLeader(partition int32) {
 // Resign drops partition's groups when the broker stops leading it; parked requests
 // are answered NOT_COORDINATOR so clients find the new coordinator.
 func (c *GroupCoordinator) Resign(partition int32) {
-	c.mu.Lock()
-	s := c.mu.shards[partition]
-	delete(c.mu.shards, partition)
-	c.mu.Unlock()
-	if s != nil {
+	if s := c.shards.remove(partition); s != nil {
 		c.unload(s)
 	}
 }
 
 // Leads reports whether partition is owned here (loaded or loading).
 func (c *GroupCoordinator) Leads(partition int32) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.mu.shards[partition] != nil
+	return c.shards.leads(partition)
 }
 
 // Loaded reports whether partition's groups are loaded (for tests and FindCoordinator).
 func (c *GroupCoordinator) Loaded(partition int32) bool {
-	c.mu.Lock()
-	s := c.mu.shards[partition]
-	c.mu.Unlock()
-	return s != nil && s.isLoaded()
+	return c.shards.loaded(partition)
 }
 
 func (c *GroupCoordinator) unload(s *shard) {
@@ -378,9 +354,7 @@ func (c *GroupCoordinator) shardFor(groupID string) (*shard, int16) {
 		return nil, kerr.CoordinatorNotAvailable.Code
 	}
 	p := c.PartitionFor(groupID)
-	c.mu.Lock()
-	s := c.mu.shards[p]
-	c.mu.Unlock()
+	s := c.shards.get(p)
 	if s == nil {
 		return nil, kerr.NotCoordinator.Code
 	}
@@ -719,12 +693,7 @@ func (c *GroupCoordinator) DescribeGroups(groups []string, version int16) []kmsg
 // (both case-insensitive; classic groups are of type "classic"). A partition still
 // loading makes it COORDINATOR_LOAD_IN_PROGRESS, as Kafka.
 func (c *GroupCoordinator) ListGroups(states, types []string) (int16, []kmsg.ListGroupsResponseGroup) {
-	c.mu.Lock()
-	shards := make([]*shard, 0, len(c.mu.shards))
-	for _, s := range c.mu.shards {
-		shards = append(shards, s)
-	}
-	c.mu.Unlock()
+	shards := c.shards.all()
 	want := func(filter []string, v string) bool {
 		if len(filter) == 0 {
 			return true
@@ -820,12 +789,7 @@ func every(wg *sync.WaitGroup, stop <-chan struct{}, d time.Duration, fn func())
 // ExpireOffsets writes tombstones for offsets past retention and deletes Empty groups
 // left with no offsets, as Kafka's cleanupGroupMetadata.
 func (c *GroupCoordinator) ExpireOffsets() {
-	c.mu.Lock()
-	shards := make([]*shard, 0, len(c.mu.shards))
-	for _, s := range c.mu.shards {
-		shards = append(shards, s)
-	}
-	c.mu.Unlock()
+	shards := c.shards.all()
 	for _, s := range shards {
 		s.mu.Lock()
 		if s.loaded && !s.gone {

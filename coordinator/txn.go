@@ -182,13 +182,9 @@ type TxnCoordinator struct {
 	now              func() time.Time
 	logger           zerolog.Logger
 
-	mu struct {
-		sync.Mutex
-		shards map[int32]*txnShard
-		closed bool
-	}
-	stop chan struct{}
-	wg   sync.WaitGroup
+	shardSet shardSet[*txnShard]
+	stop     chan struct{}
+	wg       sync.WaitGroup
 }
 
 type txnShard struct {
@@ -212,7 +208,6 @@ func NewTxnCoordinator(cfg TxnConfig, log PartitionLog, md Metadata, markers Mar
 	}
 	c := &TxnCoordinator{cfg: cfg, log: log, md: md, markers: markers, allocate: allocate,
 		offsetsPartition: offsetsPartition, now: now, logger: logger, stop: make(chan struct{})}
-	c.mu.shards = map[int32]*txnShard{}
 	if cfg.AbortTimedOutInterval > 0 {
 		c.wg.Add(1)
 		go every(&c.wg, c.stop, cfg.AbortTimedOutInterval, c.AbortTimedOut)
@@ -229,15 +224,10 @@ func (c *TxnCoordinator) PartitionFor(id string) int32 { return PartitionFor(id,
 
 // Close stops the background work; the state stays in the log.
 func (c *TxnCoordinator) Close() {
-	c.mu.Lock()
-	if c.mu.closed {
-		c.mu.Unlock()
+	shards, ok := c.shardSet.close()
+	if !ok {
 		return
 	}
-	c.mu.closed = true
-	shards := c.mu.shards
-	c.mu.shards = map[int32]*txnShard{}
-	c.mu.Unlock()
 	close(c.stop)
 	for _, s := range shards {
 		s.markGone()
@@ -250,19 +240,11 @@ func (c *TxnCoordinator) Close() {
 // partition already owned under an older epoch is dropped and loaded again, as Kafka's
 // onElection (another coordinator may have written in between).
 func (c *TxnCoordinator) BecomeLeader(partition, coordinatorEpoch int32) {
-	c.mu.Lock()
-	if old := c.mu.shards[partition]; old != nil && old.coordinatorEpoch < coordinatorEpoch {
-		delete(c.mu.shards, partition)
-		old.markGone()
-	}
-	if c.mu.closed || c.mu.shards[partition] != nil {
-		c.mu.Unlock()
+	s := &txnShard{shardState: shardState{partition: partition}, coordinatorEpoch: coordinatorEpoch, txns: map[string]*TxnMetadata{}}
+	older := func(old *txnShard) bool { return old.coordinatorEpoch < coordinatorEpoch }
+	if !c.shardSet.add(partition, s, older, func() { c.wg.Add(1) }) {
 		return
 	}
-	s := &txnShard{shardState: shardState{partition: partition}, coordinatorEpoch: coordinatorEpoch, txns: map[string]*TxnMetadata{}}
-	c.mu.shards[partition] = s
-	c.wg.Add(1)
-	c.mu.Unlock()
 	go func() {
 		defer c.wg.Done()
 		c.load(s)
@@ -271,28 +253,19 @@ func (c *TxnCoordinator) BecomeLeader(partition, coordinatorEpoch int32) {
 
 // Resign drops partition's transactions when the broker stops leading it.
 func (c *TxnCoordinator) Resign(partition int32) {
-	c.mu.Lock()
-	s := c.mu.shards[partition]
-	delete(c.mu.shards, partition)
-	c.mu.Unlock()
-	if s != nil {
+	if s := c.shardSet.remove(partition); s != nil {
 		s.markGone()
 	}
 }
 
 // Leads reports whether partition is owned here (loaded or loading).
 func (c *TxnCoordinator) Leads(partition int32) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.mu.shards[partition] != nil
+	return c.shardSet.leads(partition)
 }
 
 // Loaded reports whether partition's transactions are loaded.
 func (c *TxnCoordinator) Loaded(partition int32) bool {
-	c.mu.Lock()
-	s := c.mu.shards[partition]
-	c.mu.Unlock()
-	return s != nil && s.isLoaded()
+	return c.shardSet.loaded(partition)
 }
 
 func (c *TxnCoordinator) load(s *txnShard) {
@@ -338,9 +311,7 @@ func (c *TxnCoordinator) shardFor(id string) (*txnShard, int16) {
 	if c.md.NumPartitions(TransactionStateTopic) < 0 {
 		return nil, kerr.CoordinatorNotAvailable.Code
 	}
-	c.mu.Lock()
-	s := c.mu.shards[c.PartitionFor(id)]
-	c.mu.Unlock()
+	s := c.shardSet.get(c.PartitionFor(id))
 	if s == nil {
 		return nil, kerr.NotCoordinator.Code
 	}
@@ -638,15 +609,7 @@ func (c *TxnCoordinator) AbortTimedOut() {
 	}
 }
 
-func (c *TxnCoordinator) shards() []*txnShard {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := make([]*txnShard, 0, len(c.mu.shards))
-	for _, s := range c.mu.shards {
-		out = append(out, s)
-	}
-	return out
-}
+func (c *TxnCoordinator) shards() []*txnShard { return c.shardSet.all() }
 
 // Describe handles DescribeTransactions for each id: TRANSACTIONAL_ID_NOT_FOUND for
 // unknown ones, the coordinator errors otherwise.

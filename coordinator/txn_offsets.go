@@ -187,9 +187,7 @@ func (g *Group) validateTxnOffsetCommit(memberID string, instanceID *string, gen
 // producer pid: its pending transactional offsets in that partition's groups are
 // committed or dropped, as Kafka's GroupCoordinator.onTransactionCompleted.
 func (c *GroupCoordinator) CompleteTxn(partition int32, pid int64, commit bool) {
-	c.mu.Lock()
-	s := c.mu.shards[partition]
-	c.mu.Unlock()
+	s := c.shards.get(partition)
 	if s == nil {
 		return
 	}

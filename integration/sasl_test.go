@@ -2,6 +2,9 @@ package integration
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
@@ -22,6 +25,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
+	"github.com/gokafkad/gokafkad/security/securitytest"
 	"github.com/gokafkad/gokafkad/server"
 )
 
@@ -405,5 +409,48 @@ func TestSASLStartupRefusals(t *testing.T) {
 				t.Fatalf("error %q does not name %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestSASLSSLScram: SCRAM-SHA-512 over TLS on a SASL_SSL listener, as the README
+// shows a client connecting; the SASL user, not the certificate, is the principal.
+func TestSASLSSLScram(t *testing.T) {
+	ca := securitytest.NewCA(t, "test-ca")
+	leaf := ca.Issue(pkix.Name{CommonName: "broker"})
+	dir := t.TempDir()
+	b := StartBroker(t, Props(
+		"listeners", "SASL_SSL://127.0.0.1:0,CONTROLLER://127.0.0.1:0",
+		"listener.security.protocol.map", "SASL_SSL:SASL_SSL,CONTROLLER:PLAINTEXT",
+		"inter.broker.listener.name", "SASL_SSL",
+		"sasl.enabled.mechanisms", "PLAIN,SCRAM-SHA-512",
+		"sasl.mechanism.inter.broker.protocol", "PLAIN",
+		"ssl.keystore.type", "PEM",
+		"ssl.keystore.location", securitytest.Write(t, dir, "broker.pem", leaf.PEMKeystore()),
+		"ssl.truststore.type", "PEM",
+		"ssl.truststore.location", securitytest.Write(t, dir, "ca.pem", ca.PEM),
+		"listener.name.sasl_ssl.plain.sasl.jaas.config", `org.apache.kafka.common.security.plain.PlainLoginModule required `+
+			`username="admin" password="admin-secret" user_admin="admin-secret";`,
+		"listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config", `org.apache.kafka.common.security.scram.ScramLoginModule required;`,
+	))
+	roots := x509.NewCertPool()
+	roots.AddCert(ca.Cert)
+	tlsCfg := &tls.Config{RootCAs: roots, ServerName: "127.0.0.1"}
+	ctx := Ctx(t, 30*time.Second)
+	adm := kadm.NewClient(b.Client(kgo.DialTLSConfig(tlsCfg), adminPlain()))
+	if _, err := adm.AlterUserSCRAMs(ctx, nil, []kadm.UpsertSCRAM{{User: "alice", Mechanism: kadm.ScramSha512, Iterations: 8192, Password: "alice-secret"}}); err != nil {
+		t.Fatal(err)
+	}
+	cl := b.Client(kgo.DialTLSConfig(tlsCfg), kgo.SASL(scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha512Mechanism()),
+		kgo.AllowAutoTopicCreation(), kgo.DefaultProduceTopic("over-tls"))
+	if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatalf("produce over SASL_SSL: %v", err)
+	}
+	wantSASLFailed(t, b.Client(kgo.DialTLSConfig(tlsCfg), kgo.SASL(scram.Auth{User: "alice", Pass: "wrong"}.AsSha512Mechanism()),
+		kgo.RequestRetries(0), kgo.RetryTimeout(time.Second)).Ping(ctx),
+		"Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-512")
+	// Without TLS the listener does not even answer ApiVersions.
+	if err := b.Client(kgo.SASL(scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha512Mechanism()),
+		kgo.RequestRetries(0), kgo.RetryTimeout(time.Second), kgo.DialTimeout(2*time.Second)).Ping(Ctx(t, 5*time.Second)); err == nil {
+		t.Fatal("served without TLS")
 	}
 }

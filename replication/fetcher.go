@@ -30,7 +30,10 @@ type FetcherConfig struct {
 	BrokerEpoch func() int64
 	// Endpoint returns the address of a broker's inter-broker listener.
 	Endpoint func(brokerID int32) (string, bool)
-	Logger   zerolog.Logger
+	// Dial connects to a leader (plain TCP when nil); the broker sets it to a TLS
+	// dialer when the inter-broker listener is SSL.
+	Dial   DialFunc
+	Logger zerolog.Logger
 }
 
 // FollowedPartition is a partition to replicate from its leader.
@@ -234,6 +237,7 @@ func (f *fetcher) run() {
 			// A timeout on the endpoint rather than a context per fetch: one fewer
 			// timer and cancel registration for every fetch.
 			ep.SetTimeout(time.Duration(f.m.cfg.WaitMaxMs)*time.Millisecond + 30*time.Second)
+			ep.SetDial(f.m.cfg.Dial)
 		}
 		// The response's records alias the endpoint's buffer: they are appended to
 		// the log before the next fetch.

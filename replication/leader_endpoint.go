@@ -30,6 +30,8 @@ type LeaderEndpoint struct {
 	versions map[int16]int16 // the leader's max version per key
 	// timeout bounds a request (and a dial) whose context has no deadline (0: none).
 	timeout time.Duration
+	// dial connects (plain TCP when nil).
+	dial DialFunc
 	// wbuf is the request encoding buffer, reused by every request.
 	wbuf []byte
 	// frame is the response buffer reused by RequestReusing.
@@ -40,6 +42,17 @@ type LeaderEndpoint struct {
 // maxFrame bounds the response size (replica.fetch.response.max.bytes plus framing).
 func NewLeaderEndpoint(addr, clientID string, maxFrame int32) *LeaderEndpoint {
 	return &LeaderEndpoint{addr: addr, clientID: clientID, maxFrame: maxFrame}
+}
+
+// DialFunc opens a connection to addr (host:port): plain TCP, or TLS on an SSL
+// listener.
+type DialFunc func(ctx context.Context, addr string) (net.Conn, error)
+
+// SetDial makes later connections with d (nil: plain TCP).
+func (e *LeaderEndpoint) SetDial(d DialFunc) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.dial = d
 }
 
 // SetTimeout bounds every later request whose context has no deadline, dial included,
@@ -103,8 +116,20 @@ func (e *LeaderEndpoint) request(ctx context.Context, req kmsg.Request, reuse bo
 }
 
 func (e *LeaderEndpoint) dialLocked(ctx context.Context) error {
-	d := net.Dialer{Timeout: e.timeout}
-	nc, err := d.DialContext(ctx, "tcp", e.addr)
+	var nc net.Conn
+	var err error
+	if e.dial != nil {
+		dctx := ctx
+		if e.timeout > 0 {
+			var cancel context.CancelFunc
+			dctx, cancel = context.WithTimeout(ctx, e.timeout)
+			defer cancel()
+		}
+		nc, err = e.dial(dctx, e.addr)
+	} else {
+		d := net.Dialer{Timeout: e.timeout}
+		nc, err = d.DialContext(ctx, "tcp", e.addr)
+	}
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,8 @@ package server
 // created with num.partitions / default.replication.factor when
 // auto.create.topics.enable is on and the request allows it (always before v4), and
 // reported as it then is; otherwise UNKNOWN_TOPIC_OR_PARTITION. Invalid names get
-// INVALID_TOPIC_EXCEPTION. Leaderless partitions get LEADER_NOT_AVAILABLE.
+// INVALID_TOPIC_EXCEPTION. Leaderless partitions get LEADER_NOT_AVAILABLE. Brokers are
+// listed with their endpoints on the listener the request came in on.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -66,12 +67,16 @@ func handleMetadata(c *conn, r *request) error {
 		}
 	}
 
+	// As Kafka, brokers are listed with their endpoint on the listener the request
+	// came in on; a broker without that listener is left out.
+	listener := c.session.listener
 	for _, br := range img.SortedBrokers() {
-		if br.Fenced {
+		ep, ok := br.Endpoint(listener)
+		if br.Fenced || !ok {
 			continue
 		}
 		mb := kmsg.NewMetadataResponseBroker()
-		mb.NodeID, mb.Host, mb.Port, mb.Rack = br.ID, br.Host, br.Port, br.Rack
+		mb.NodeID, mb.Host, mb.Port, mb.Rack = br.ID, ep.Host, ep.Port, br.Rack
 		resp.Brokers = append(resp.Brokers, mb)
 	}
 	cid := img.ClusterID
@@ -90,7 +95,7 @@ func handleMetadata(c *conn, r *request) error {
 			mt.TopicID = t.ID
 			mt.IsInternal = internalTopics[name]
 			for i, p := range t.Partitions {
-				mt.Partitions = append(mt.Partitions, metadataPartition(img, int32(i), p))
+				mt.Partitions = append(mt.Partitions, metadataPartition(img, int32(i), p, listener, req.Version))
 			}
 		case controller.ValidateTopicName(name) != nil:
 			mt.ErrorCode = kerr.InvalidTopicException.Code
@@ -103,7 +108,10 @@ func handleMetadata(c *conn, r *request) error {
 	return nil
 }
 
-func metadataPartition(img *controller.MetadataImage, idx int32, p controller.PartitionImage) kmsg.MetadataResponseTopicPartition {
+// metadataPartition describes partition idx for a request on listener. A leader that is
+// registered but has no endpoint on that listener is reported as Kafka's
+// KRaftMetadataCache does: no leader, LISTENER_NOT_FOUND (LEADER_NOT_AVAILABLE before v6).
+func metadataPartition(img *controller.MetadataImage, idx int32, p controller.PartitionImage, listener string, version int16) kmsg.MetadataResponseTopicPartition {
 	mp := kmsg.NewMetadataResponseTopicPartition()
 	mp.Partition = idx
 	mp.Leader = p.Leader
@@ -120,6 +128,13 @@ func metadataPartition(img *controller.MetadataImage, idx int32, p controller.Pa
 	}
 	if p.Leader < 0 {
 		mp.ErrorCode = kerr.LeaderNotAvailable.Code
+	} else if br, ok := img.Brokers[p.Leader]; ok && !br.Fenced {
+		if _, ok := br.Endpoint(listener); !ok {
+			mp.Leader, mp.ErrorCode = -1, kerr.ListenerNotFound.Code
+			if version < 6 {
+				mp.ErrorCode = kerr.LeaderNotAvailable.Code
+			}
+		}
 	}
 	return mp
 }

@@ -25,18 +25,20 @@ func handleFindCoordinator(c *conn, r *request) error {
 	resp := kmsg.NewPtrFindCoordinatorResponse()
 	resp.SetVersion(req.Version)
 	if req.Version < 4 {
-		co := c.b.findCoordinator(req.CoordinatorKey, req.CoordinatorType)
+		co := c.b.findCoordinator(req.CoordinatorKey, req.CoordinatorType, c.session.listener)
 		resp.ErrorCode, resp.ErrorMessage, resp.NodeID, resp.Host, resp.Port = co.ErrorCode, co.ErrorMessage, co.NodeID, co.Host, co.Port
 	} else {
 		for _, k := range req.CoordinatorKeys {
-			resp.Coordinators = append(resp.Coordinators, c.b.findCoordinator(k, req.CoordinatorType))
+			resp.Coordinators = append(resp.Coordinators, c.b.findCoordinator(k, req.CoordinatorType, c.session.listener))
 		}
 	}
 	r.resp.finish(resp)
 	return nil
 }
 
-func (b *Broker) findCoordinator(key string, keyType int8) kmsg.FindCoordinatorResponseCoordinator {
+// findCoordinator locates the coordinator of key, answered with its endpoint on
+// listener (COORDINATOR_NOT_AVAILABLE when it has none, as Kafka).
+func (b *Broker) findCoordinator(key string, keyType int8, listener string) kmsg.FindCoordinatorResponseCoordinator {
 	co := kmsg.NewFindCoordinatorResponseCoordinator()
 	co.Key, co.NodeID, co.Port = key, -1, -1
 	fail := func(code int16) kmsg.FindCoordinatorResponseCoordinator {
@@ -77,7 +79,11 @@ func (b *Broker) findCoordinator(key string, keyType int8) kmsg.FindCoordinatorR
 	if !ok || br.Fenced {
 		return fail(kerr.CoordinatorNotAvailable.Code)
 	}
-	co.NodeID, co.Host, co.Port = br.ID, br.Host, br.Port
+	ep, ok := br.Endpoint(listener)
+	if !ok {
+		return fail(kerr.CoordinatorNotAvailable.Code)
+	}
+	co.NodeID, co.Host, co.Port = br.ID, ep.Host, ep.Port
 	none := "NONE" // Kafka sets Errors.NONE.message() on success too
 	co.ErrorMessage = &none
 	return co

@@ -73,11 +73,12 @@ func handleDescribeCluster(c *conn, r *request) error {
 	}
 	resp.ControllerID = c.b.metadataControllerID(img)
 	for _, br := range img.SortedBrokers() {
-		if br.Fenced && !req.IncludeFencedBrokers {
+		ep, ok := br.Endpoint(c.session.listener) // the request's listener, as Metadata
+		if (br.Fenced && !req.IncludeFencedBrokers) || !ok {
 			continue
 		}
 		b := kmsg.NewDescribeClusterResponseBroker()
-		b.NodeID, b.Host, b.Port, b.Rack, b.IsFenced = br.ID, br.Host, br.Port, br.Rack, br.Fenced
+		b.NodeID, b.Host, b.Port, b.Rack, b.IsFenced = br.ID, ep.Host, ep.Port, br.Rack, br.Fenced
 		resp.Brokers = append(resp.Brokers, b)
 	}
 	r.resp.finish(resp)

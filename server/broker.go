@@ -159,9 +159,13 @@ func groupConfig(b *config.Broker) coordinator.Config {
 type Broker struct {
 	cfg Config
 	log zerolog.Logger
-	ln  net.Listener // client listener (nil on a controller-only node)
-	// cln is the controller listener (nil on a broker-only node).
-	cln net.Listener
+	// listeners are the bound broker listeners, in the order of listeners (none on a
+	// controller-only node); the first is the client listener Addr reports.
+	listeners []*listener
+	// ctlListeners are the bound controller listeners (none on a broker-only node).
+	ctlListeners []*listener
+	// out is how this node dials other nodes' inter-broker and controller listeners.
+	out outbound
 	// localCtl is this node's controller (nil on a broker-only node).
 	localCtl *controller.Controller
 	raftT    *raftTransport
@@ -178,9 +182,6 @@ type Broker struct {
 	fetchSessions *fetchSessionCache
 	producerIDs   producerIDAllocator
 	topicConfigs  topicConfigCache
-
-	advertisedHost string
-	advertisedPort int32
 
 	closeOnce sync.Once
 	closing   chan struct{}
@@ -223,21 +224,25 @@ func Start(cfg Config) (*Broker, error) {
 		}
 	}()
 
+	if err := checkOutboundListeners(cfg.Broker); err != nil {
+		return nil, err
+	}
+	out, err := b.newOutbound()
+	if err != nil {
+		return nil, err
+	}
+	b.out = out
 	if cfg.IsController() {
-		listen := cfg.ControllerListen
-		if listen == "" {
-			ls := cfg.ControllerListeners()
-			if len(ls) == 0 {
-				return nil, errors.New("server: no controller listener in listeners")
-			}
-			listen = ls[0].Addr()
+		ls := cfg.ControllerListeners()
+		if len(ls) == 0 {
+			return nil, errors.New("server: no controller listener in listeners")
 		}
-		cln, err := net.Listen("tcp", listen)
+		cls, err := b.bindListeners(ls, cfg.ControllerListen, controllerAPIs)
 		if err != nil {
-			return nil, fmt.Errorf("server: listen on %s: %w", listen, err)
+			return nil, err
 		}
-		b.cln = cln
-		b.raftT = newRaftTransport(cfg.NodeID, voters, cfg.Logger.With().Str("component", "raft").Logger())
+		b.ctlListeners = cls
+		b.raftT = newRaftTransport(cfg.NodeID, voters, b.out.controller, cfg.Logger.With().Str("component", "raft").Logger())
 		ctl, err := controller.Open(controller.Config{
 			NodeID: cfg.NodeID, Dir: cfg.MetadataLogDir, Voters: voters, Transport: b.raftT,
 			SessionTimeout:    time.Duration(cfg.BrokerSessionTimeoutMs) * time.Millisecond,
@@ -250,17 +255,19 @@ func Start(cfg Config) (*Broker, error) {
 		}
 		b.localCtl = ctl
 		b.raftT.ctl = ctl
-		b.wg.Add(1)
-		go b.acceptLoop(cln, controllerAPIs, nil)
+		for _, l := range b.ctlListeners {
+			b.wg.Add(1)
+			go b.acceptLoop(l)
+		}
 	}
 	if !isBroker {
 		ok = true
-		b.log.Info().Int32("node_id", cfg.NodeID).Str("controller_listener", b.cln.Addr().String()).Msg("gokafkad controller started")
+		b.log.Info().Int32("node_id", cfg.NodeID).Str("controller_listener", b.ControllerAddr()).Msg("gokafkad controller started")
 		return b, nil
 	}
 
 	clientID := "gokafkad-broker-" + strconv.Itoa(int(cfg.NodeID))
-	b.ctl = &brokerMeta{ch: newControllerChannel(b.localCtl, voters, clientID, b.closing, cfg.Logger), timeout: 30 * time.Second}
+	b.ctl = &brokerMeta{ch: newControllerChannel(b.localCtl, voters, b.out.controller, clientID, b.closing, cfg.Logger), timeout: 30 * time.Second}
 	b.ctl.image.Store(controller.EmptyImage())
 	regTimeout := time.Duration(cfg.InitialBrokerRegistrationTimeoutMs) * time.Millisecond
 	if regTimeout <= 0 {
@@ -273,7 +280,7 @@ func Start(cfg Config) (*Broker, error) {
 		b.pub.publish(nil, b.localCtl.Image())
 	} else {
 		b.metaDone = make(chan struct{})
-		fetchCh := newControllerChannel(nil, voters, clientID+"-metadata", b.closing, cfg.Logger)
+		fetchCh := newControllerChannel(nil, voters, b.out.controller, clientID+"-metadata", b.closing, cfg.Logger)
 		go func() {
 			<-b.closing
 			fetchCh.close()
@@ -325,18 +332,6 @@ func waitImage(ctx context.Context, b *Broker, cond func(*controller.MetadataIma
 func (b *Broker) startBroker(ctx context.Context) error {
 	cfg := b.cfg
 	b.fetchSessions = newFetchSessionCache(int(cfg.MaxIncrementalFetchSessionCacheSlots))
-	listen := cfg.Listen
-	if listen == "" {
-		ls := cfg.BrokerListeners()
-		if len(ls) == 0 {
-			return errors.New("server: no broker listener in listeners")
-		}
-		listen = ls[0].Addr()
-	}
-	sl, err := b.maybeSASLListener()
-	if err != nil {
-		return err
-	}
 	img := b.ctl.Image()
 	logs, err := storage.OpenLogManager(storage.LogManagerConfig{
 		Dir: cfg.logDir(), NodeID: cfg.NodeID, ClusterID: img.ClusterID,
@@ -373,21 +368,15 @@ func (b *Broker) startBroker(ctx context.Context) error {
 		cfg.Logger.With().Str("component", "group-coordinator").Logger())
 	b.txns = b.newTxnCoordinator()
 
-	ln, err := net.Listen("tcp", listen)
+	ls := cfg.BrokerListeners()
+	if len(ls) == 0 {
+		return errors.New("server: no broker listener in listeners")
+	}
+	bls, err := b.bindListeners(ls, cfg.Listen, brokerAPIs)
 	if err != nil {
-		return fmt.Errorf("server: listen on %s: %w", listen, err)
+		return err
 	}
-	b.ln = ln
-	addr := ln.Addr().(*net.TCPAddr)
-	b.advertisedHost, b.advertisedPort = addr.IP.String(), int32(addr.Port)
-	if adv := cfg.AdvertisedBrokerListeners(); len(adv) > 0 && cfg.Listen == "" {
-		if adv[0].Host != "" {
-			b.advertisedHost = adv[0].Host
-		}
-		if adv[0].Port != 0 {
-			b.advertisedPort = int32(adv[0].Port)
-		}
-	}
+	b.listeners = bls
 	// The replica manager first, so the partitions the coordinator loads exist.
 	b.pub.attach()
 
@@ -404,24 +393,43 @@ func (b *Broker) startBroker(ctx context.Context) error {
 	}); err != nil {
 		return fmt.Errorf("server: broker was not unfenced: %w", err)
 	}
-	b.wg.Add(1)
-	go b.acceptLoop(ln, brokerAPIs, sl)
-	b.log.Info().Int32("node_id", cfg.NodeID).Str("listener", ln.Addr().String()).
+	var names []string
+	for _, l := range b.listeners {
+		b.wg.Add(1)
+		go b.acceptLoop(l)
+		names = append(names, l.Name+"://"+l.ln.Addr().String())
+	}
+	b.log.Info().Int32("node_id", cfg.NodeID).Strs("listeners", names).
 		Str("cluster_id", b.ctl.Image().ClusterID).Str("log_dir", cfg.logDir()).Msg("gokafkad started")
 	return nil
 }
 
-// Addr is the client listener's address, as "host:port".
+// Addr is the client listener's (the first broker listener's) advertised address, as
+// "host:port" ("" on a controller-only node).
 func (b *Broker) Addr() string {
-	return net.JoinHostPort(b.advertisedHost, strconv.Itoa(int(b.advertisedPort)))
-}
-
-// ControllerAddr is the controller listener's address ("" on a broker-only node).
-func (b *Broker) ControllerAddr() string {
-	if b.cln == nil {
+	if len(b.listeners) == 0 {
 		return ""
 	}
-	return b.cln.Addr().String()
+	return b.listeners[0].addr()
+}
+
+// ListenerAddr is the advertised address of the broker listener called name ("" when
+// there is none).
+func (b *Broker) ListenerAddr(name string) string {
+	for _, l := range b.listeners {
+		if l.Name == name {
+			return l.addr()
+		}
+	}
+	return ""
+}
+
+// ControllerAddr is the first controller listener's address ("" on a broker-only node).
+func (b *Broker) ControllerAddr() string {
+	if len(b.ctlListeners) == 0 {
+		return ""
+	}
+	return b.ctlListeners[0].ln.Addr().String()
 }
 
 // ControllerRequest sends req to the active controller (in-process when this node's
@@ -455,11 +463,11 @@ func (b *Broker) GroupCoordinator() *coordinator.GroupCoordinator { return b.gro
 // LogManager returns the broker's log manager.
 func (b *Broker) LogManager() *storage.LogManager { return b.logs }
 
-func (b *Broker) acceptLoop(ln net.Listener, apis *apiTable, sl *saslListener) {
+func (b *Broker) acceptLoop(l *listener) {
 	defer b.wg.Done()
 	var backoff time.Duration
 	for {
-		nc, err := ln.Accept()
+		nc, err := l.ln.Accept()
 		if err != nil {
 			select {
 			case <-b.closing:
@@ -485,21 +493,8 @@ func (b *Broker) acceptLoop(ln net.Listener, apis *apiTable, sl *saslListener) {
 			continue
 		}
 		backoff = 0
-		c := newConn(b, nc, apis)
-		if sl != nil {
-			c.auth = newSASLConn(sl)
-		}
-		b.connsMu.Lock()
-		b.conns[c] = struct{}{}
-		b.connsMu.Unlock()
 		b.wg.Add(1)
-		go func() {
-			defer b.wg.Done()
-			c.serve()
-			b.connsMu.Lock()
-			delete(b.conns, c)
-			b.connsMu.Unlock()
-		}()
+		go b.serveConn(l, nc)
 	}
 }
 
@@ -518,10 +513,8 @@ func (b *Broker) Close() error {
 			cancel()
 		}
 		close(b.closing)
-		for _, l := range []net.Listener{b.ln, b.cln} {
-			if l != nil {
-				l.Close()
-			}
+		for _, l := range append(b.listeners, b.ctlListeners...) {
+			l.ln.Close()
 		}
 		b.connsMu.Lock()
 		for c := range b.conns {

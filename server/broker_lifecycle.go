@@ -43,7 +43,7 @@ type brokerLifecycle struct {
 
 func newBrokerLifecycle(b *Broker) *brokerLifecycle {
 	l := &brokerLifecycle{b: b, interval: time.Duration(b.cfg.BrokerHeartbeatIntervalMs) * time.Millisecond,
-		ch:   newControllerChannel(b.localCtl, b.cfg.voters(), "gokafkad-broker-"+strconv.Itoa(int(b.cfg.NodeID))+"-heartbeat", b.closing, b.log),
+		ch:   newControllerChannel(b.localCtl, b.cfg.voters(), b.out.controller, "gokafkad-broker-"+strconv.Itoa(int(b.cfg.NodeID))+"-heartbeat", b.closing, b.log),
 		kick: make(chan struct{}, 1), done: make(chan struct{})}
 	_, _ = rand.Read(l.incarnation[:])
 	l.mu.epoch = -1
@@ -87,12 +87,11 @@ func (l *brokerLifecycle) register(ctx context.Context) error {
 	req.BrokerID = l.b.cfg.NodeID
 	req.ClusterID = l.b.ctl.Image().ClusterID
 	req.IncarnationID = l.incarnation
-	lst := kmsg.NewBrokerRegistrationRequestListener()
-	lst.Name, lst.Host, lst.Port, lst.SecurityProtocol = "PLAINTEXT", l.b.advertisedHost, uint16(l.b.advertisedPort), 0
-	if il, ok := l.b.cfg.InterBrokerListener(); ok {
-		lst.Name = il.Name
+	for _, e := range l.b.registrationListeners() {
+		lst := kmsg.NewBrokerRegistrationRequestListener()
+		lst.Name, lst.Host, lst.Port, lst.SecurityProtocol = e.Name, e.Host, uint16(e.Port), e.SecurityProtocol
+		req.Listeners = append(req.Listeners, lst)
 	}
-	req.Listeners = append(req.Listeners, lst)
 	if l.b.cfg.BrokerRack != "" {
 		req.Rack = &l.b.cfg.BrokerRack
 	}

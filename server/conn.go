@@ -50,6 +50,11 @@ type session struct {
 	principal string
 	// host is the client's IP address, as ACLs match it.
 	host string
+	// listener is the name of the listener the connection came in on, and
+	// securityProtocol that listener's protocol (PLAINTEXT, SSL, ...), as Kafka's
+	// RequestContext.listenerName and securityProtocol.
+	listener         string
+	securityProtocol string
 }
 
 // anonymousPrincipal is the principal of an unauthenticated connection.
@@ -94,18 +99,20 @@ type request struct {
 	resp *response
 }
 
-func newConn(b *Broker, nc net.Conn, apis *apiTable) *conn {
+// newConn makes the connection of nc; s is its session as the listener established it
+// (principal, listener), completed here with the client's host.
+func newConn(b *Broker, nc net.Conn, apis *apiTable, s session) *conn {
 	id := connIDs.Add(1)
-	host := nc.RemoteAddr().String()
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
+	s.host = nc.RemoteAddr().String()
+	if h, _, err := net.SplitHostPort(s.host); err == nil {
+		s.host = h
 	}
 	return &conn{
 		b: b, nc: nc, apis: apis,
 		log:     b.log.With().Uint64("conn", id).Str("remote", nc.RemoteAddr().String()).Logger(),
 		out:     make(chan *response, 128),
 		broken:  make(chan struct{}),
-		session: session{principal: anonymousPrincipal, host: host},
+		session: s,
 	}
 }
 

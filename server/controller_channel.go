@@ -17,6 +17,7 @@ import (
 
 	"github.com/gokafkad/gokafkad/controller"
 	"github.com/gokafkad/gokafkad/protocol"
+	"github.com/gokafkad/gokafkad/replication"
 )
 
 // The controller channel (Kafka's NodeToControllerChannelManager): how a broker
@@ -36,6 +37,7 @@ import (
 type ctlConn struct {
 	addr     string
 	clientID string
+	dial     replication.DialFunc // nil: plain TCP
 	mu       sync.Mutex
 	nc       net.Conn
 	br       *bufio.Reader
@@ -47,8 +49,7 @@ func (cc *ctlConn) roundTrip(ctx context.Context, req kmsg.Request) (kmsg.Respon
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
 	if cc.nc == nil {
-		d := net.Dialer{Timeout: time.Second}
-		nc, err := d.DialContext(ctx, "tcp", cc.addr)
+		nc, err := dial(ctx, cc.dial, cc.addr, time.Second)
 		if err != nil {
 			return nil, err
 		}
@@ -133,10 +134,11 @@ type controllerChannel struct {
 	closed chan struct{}
 }
 
-func newControllerChannel(local *controller.Controller, voters []controller.Voter, clientID string, closed chan struct{}, log zerolog.Logger) *controllerChannel {
+// newControllerChannel reaches the voters' controller listeners with d (nil: plain TCP).
+func newControllerChannel(local *controller.Controller, voters []controller.Voter, d replication.DialFunc, clientID string, closed chan struct{}, log zerolog.Logger) *controllerChannel {
 	ch := &controllerChannel{local: local, voters: voters, conns: map[int32]*ctlConn{}, log: log, closed: closed}
 	for _, v := range voters {
-		ch.conns[v.ID] = &ctlConn{addr: v.Addr, clientID: clientID}
+		ch.conns[v.ID] = &ctlConn{addr: v.Addr, clientID: clientID, dial: d}
 	}
 	ch.hint.Store(-1)
 	return ch

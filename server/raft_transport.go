@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"net"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"go.etcd.io/raft/v3/raftpb"
 
 	"github.com/gokafkad/gokafkad/controller"
+	"github.com/gokafkad/gokafkad/replication"
 )
 
 // raftTransport carries Raft messages to the other voters over their controller
@@ -24,6 +26,7 @@ type raftTransport struct {
 	log   zerolog.Logger
 	ctl   *controller.Controller // set before the first Send
 	quit  chan struct{}
+	dial  replication.DialFunc // nil: plain TCP
 }
 
 type raftPeer struct {
@@ -33,8 +36,8 @@ type raftPeer struct {
 	q    chan raftpb.Message
 }
 
-func newRaftTransport(self int32, voters []controller.Voter, log zerolog.Logger) *raftTransport {
-	t := &raftTransport{self: self, peers: map[uint64]*raftPeer{}, log: log, quit: make(chan struct{})}
+func newRaftTransport(self int32, voters []controller.Voter, d replication.DialFunc, log zerolog.Logger) *raftTransport {
+	t := &raftTransport{self: self, peers: map[uint64]*raftPeer{}, log: log, quit: make(chan struct{}), dial: d}
 	for _, v := range voters {
 		if v.ID == self {
 			continue
@@ -94,7 +97,7 @@ func (p *raftPeer) loop() {
 		case m = <-p.q:
 		}
 		if nc == nil {
-			c, err := net.DialTimeout("tcp", p.addr, 500*time.Millisecond)
+			c, err := dial(context.Background(), p.t.dial, p.addr, 500*time.Millisecond)
 			if err != nil {
 				p.t.report(p, m, false)
 				continue

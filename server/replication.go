@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"net"
-	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -33,14 +31,9 @@ func (b *Broker) startReplication() {
 		ResponseMaxBytes: cfg.ReplicaFetchResponseMaxBytes,
 		BackoffMs:        cfg.ReplicaFetchBackoffMs,
 		BrokerEpoch:      brokerEpoch,
-		Endpoint: func(id int32) (string, bool) {
-			br, ok := b.ctl.Image().Brokers[id]
-			if !ok || br.Fenced {
-				return "", false
-			}
-			return net.JoinHostPort(br.Host, strconv.Itoa(int(br.Port))), true
-		},
-		Logger: cfg.Logger.With().Str("component", "replica-fetcher").Logger(),
+		Endpoint:         b.interBrokerEndpoint,
+		Dial:             b.out.interBroker,
+		Logger:           cfg.Logger.With().Str("component", "replica-fetcher").Logger(),
 	}, wake)
 	b.rm.AlterPartitions = replication.NewAlterPartitionManager(cfg.NodeID, brokerEpoch,
 		func(ctx context.Context, req *kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, error) {

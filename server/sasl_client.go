@@ -7,7 +7,8 @@ package server
 // SaslClientAuthenticator: SaslHandshake v1, then SaslAuthenticate until the
 // mechanism is done, with the credentials of the listener's JAAS entry for the
 // mechanism (username / password of PlainLoginModule or ScramLoginModule; an
-// unsecured token from OAuthBearerLoginModule's unsecuredLogin* options).
+// unsecured token from OAuthBearerLoginModule's unsecuredLogin* options). newOutbound
+// (tls.go) puts it on the dialers of those listeners.
 
 import (
 	"bufio"
@@ -31,6 +32,7 @@ import (
 
 	"github.com/gokafkad/gokafkad/config"
 	"github.com/gokafkad/gokafkad/protocol"
+	"github.com/gokafkad/gokafkad/replication"
 	"github.com/gokafkad/gokafkad/sasl"
 )
 
@@ -56,6 +58,9 @@ func newSASLLogin(cfg *config.Broker, listener, mech string, now func() time.Tim
 	e, err := sasl.ParseJAASConfig(sc.JAAS[mech])
 	if err != nil {
 		return nil, fmt.Errorf("server: %s: %w", key, err)
+	}
+	if want := loginModuleFor(mech); e.LoginModule != want {
+		return nil, fmt.Errorf("server: %s: login module %s is not supported for %s by gokafkad (use %s)", key, e.LoginModule, mech, want)
 	}
 	l := &saslLogin{listener: sc.Listener, mechanism: mech, now: now}
 	user, pass := e.Options["username"], e.Options["password"]
@@ -234,4 +239,48 @@ func (l *saslLogin) authenticate(ctx context.Context, nc net.Conn, clientID stri
 		}
 		token = next
 	}
+}
+
+// saslDialer dials with base (plain TCP when nil), then logs in with l. A session
+// with a lifetime is replaced before it ends: once 90% of it has passed, the
+// connection refuses further writes and closes, so its owner (fetcher, controller
+// channel, Raft transport) dials and logs in again rather than being disconnected by
+// the server mid-request.
+func saslDialer(base replication.DialFunc, l *saslLogin, clientID string, now func() time.Time) replication.DialFunc {
+	return func(ctx context.Context, addr string) (net.Conn, error) {
+		nc, err := dial(ctx, base, addr, dialTimeout)
+		if err != nil {
+			return nil, err
+		}
+		start := now()
+		lifetime, err := l.authenticate(ctx, nc, clientID)
+		if err != nil {
+			nc.Close()
+			return nil, err
+		}
+		if lifetime <= 0 {
+			return nc, nil
+		}
+		return &expiringConn{Conn: nc, renewAt: start.Add(lifetime * 9 / 10), now: now}, nil
+	}
+}
+
+// errSASLSessionEnded is a write on an outbound connection whose SASL session is about
+// to end.
+var errSASLSessionEnded = errors.New("server: SASL session lifetime ending, reconnecting")
+
+// expiringConn is an outbound connection whose SASL session ends.
+type expiringConn struct {
+	net.Conn
+	renewAt time.Time
+	now     func() time.Time
+}
+
+// Write refuses (and closes the connection) once the session is near its end.
+func (c *expiringConn) Write(p []byte) (int, error) {
+	if !c.now().Before(c.renewAt) {
+		c.Conn.Close()
+		return 0, errSASLSessionEnded
+	}
+	return c.Conn.Write(p)
 }

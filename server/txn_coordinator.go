@@ -12,7 +12,6 @@ package server
 import (
 	"context"
 	"errors"
-	"net"
 	"strconv"
 	"sync"
 	"time"
@@ -39,11 +38,10 @@ type txnPeers struct {
 
 // peer returns the endpoint of broker id, or false when it is unknown or fenced.
 func (b *Broker) peer(id int32) (*replication.LeaderEndpoint, bool) {
-	br, ok := b.ctl.Image().Brokers[id]
-	if !ok || br.Fenced {
+	addr, ok := b.interBrokerEndpoint(id)
+	if !ok {
 		return nil, false
 	}
-	addr := net.JoinHostPort(br.Host, strconv.Itoa(int(br.Port)))
 	b.txnPeers.mu.Lock()
 	defer b.txnPeers.mu.Unlock()
 	if b.txnPeers.eps == nil {
@@ -52,6 +50,7 @@ func (b *Broker) peer(id int32) (*replication.LeaderEndpoint, bool) {
 	ep := b.txnPeers.eps[addr]
 	if ep == nil {
 		ep = replication.NewLeaderEndpoint(addr, "gokafkad-txn-"+strconv.Itoa(int(b.cfg.NodeID)), 1<<20)
+		ep.SetDial(b.out.interBroker)
 		b.txnPeers.eps[addr] = ep
 	}
 	return ep, true

@@ -28,9 +28,9 @@ const (
 // ErrBadCheckpoint reports a checkpoint file that does not parse.
 var ErrBadCheckpoint = errors.New("storage: malformed checkpoint file")
 
-// writeFileAtomic writes data to path through path+".tmp", fsyncs it, renames it over
+// WriteFileAtomic writes data to path through path+".tmp", fsyncs it, renames it over
 // path and fsyncs the directory, as Kafka's CheckpointFile / Utils.atomicMoveWithFallback.
-func writeFileAtomic(path string, data []byte) error {
+func WriteFileAtomic(path string, data []byte) error {
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
@@ -140,7 +140,7 @@ func WriteOffsetCheckpoint(path string, offsets map[TopicPartition]int64) error 
 	for tp, o := range offsets {
 		lines = append(lines, fmt.Sprintf("%s %d %d", tp.Topic, tp.Partition, o))
 	}
-	return writeFileAtomic(path, formatCheckpoint(lines))
+	return WriteFileAtomic(path, formatCheckpoint(lines))
 }
 
 // readEpochCheckpoint reads leader-epoch-checkpoint ("epoch startOffset" lines).
@@ -167,5 +167,5 @@ func writeEpochCheckpoint(path string, entries []EpochEntry) error {
 	for i, e := range entries {
 		lines[i] = fmt.Sprintf("%d %d", e.Epoch, e.StartOffset)
 	}
-	return writeFileAtomic(path, formatCheckpoint(lines))
+	return WriteFileAtomic(path, formatCheckpoint(lines))
 }

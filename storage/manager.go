@@ -546,7 +546,7 @@ func (m *LogManager) Close() error {
 	}
 	if clean {
 		data := fmt.Sprintf(`{"version":0,"brokerEpoch":%d}`, epoch)
-		if err := writeFileAtomic(filepath.Join(m.cfg.Dir, cleanShutdownFile), []byte(data)); err != nil && first == nil {
+		if err := WriteFileAtomic(filepath.Join(m.cfg.Dir, cleanShutdownFile), []byte(data)); err != nil && first == nil {
 			first = fmt.Errorf("%w: %v", ErrStorage, err)
 		}
 	}
@@ -592,7 +592,7 @@ func randomUUID() [16]byte {
 // writePartitionMetadata writes partition.metadata as Kafka's PartitionMetadataFile.
 func writePartitionMetadata(dir string, topicID [16]byte) error {
 	data := fmt.Sprintf("version: 0\ntopic_id: %s\n", FormatUUID(topicID))
-	return writeFileAtomic(filepath.Join(dir, partitionMetadataFile), []byte(data))
+	return WriteFileAtomic(filepath.Join(dir, partitionMetadataFile), []byte(data))
 }
 
 // readPartitionMetadata reads partition.metadata; a missing file gives the zero ID.
@@ -625,7 +625,7 @@ func (m *LogManager) loadMetaProperties() error {
 		m.directoryID = FormatUUID(randomUUID())
 		content := fmt.Sprintf("#\n#%s\nnode.id=%d\ndirectory.id=%s\nversion=1\ncluster.id=%s\n",
 			m.cfg.Now().UTC().Format("Mon Jan 02 15:04:05 MST 2006"), m.cfg.NodeID, m.directoryID, m.clusterID)
-		if err := writeFileAtomic(path, []byte(content)); err != nil {
+		if err := WriteFileAtomic(path, []byte(content)); err != nil {
 			return fmt.Errorf("%w: %v", ErrStorage, err)
 		}
 		return nil

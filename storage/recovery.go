@@ -329,7 +329,7 @@ func newIndexVerifier(s *segment) *indexVerifier {
 			v.bad = true
 			return v
 		}
-		v.offs = append(v.offs, decodeOffsetEntry(e))
+		v.offs = append(v.offs, offsetEntryCodec.decode(e))
 	}
 	for _, i := range pick(s.tidx.n, allTimes) {
 		e := s.tidx.entry(i)
@@ -337,7 +337,7 @@ func newIndexVerifier(s *segment) *indexVerifier {
 			v.bad = true
 			return v
 		}
-		v.times = append(v.times, decodeTimeEntry(e))
+		v.times = append(v.times, timeEntryCodec.decode(e))
 	}
 	return v
 }

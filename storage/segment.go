@@ -499,7 +499,7 @@ func (s *segment) quickLoad() (ok bool, err error) {
 		if first == nil {
 			return false, nil
 		}
-		for _, e := range []offsetIndexEntry{decodeOffsetEntry(first), last} {
+		for _, e := range []offsetIndexEntry{offsetEntryCodec.decode(first), last} {
 			b, good, err := batchAt(int64(e.pos))
 			if err != nil || !good || b.LastOffset() != s.base+int64(e.relOffset) {
 				return false, err
@@ -524,7 +524,7 @@ func (s *segment) quickLoad() (ok bool, err error) {
 		if first == nil {
 			return false, nil
 		}
-		for _, e := range []timeIndexEntry{decodeTimeEntry(first), last} {
+		for _, e := range []timeIndexEntry{timeEntryCodec.decode(first), last} {
 			target := s.base + int64(e.relOffset)
 			_, found, err := s.translateOffset(target, hdr)
 			if err != nil || !found {
