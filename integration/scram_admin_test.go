@@ -78,3 +78,31 @@ func TestSCRAMUsersWithKadm(t *testing.T) {
 		t.Fatalf("after delete: %+v %v", described, err)
 	}
 }
+
+// TestDescribeClientQuotas: gokafkad keeps no quotas, so kafka-configs --describe
+// --entity-type users (DescribeClientQuotas, then DescribeUserScramCredentials) gets
+// an empty quota list; bad filters get Kafka's errors.
+func TestDescribeClientQuotas(t *testing.T) {
+	b := StartBroker(t)
+	ctx := Ctx(t, 10*time.Second)
+	q, err := b.Admin().DescribeClientQuotas(ctx, true, []kadm.DescribeClientQuotaComponent{
+		{Type: "user", MatchName: sp("alice"), MatchType: 0},
+	})
+	if err != nil || len(q) != 0 {
+		t.Fatalf("quotas %v, %v", q, err)
+	}
+	for _, comps := range [][]kmsg.DescribeClientQuotasRequestComponent{
+		{{EntityType: "user", MatchType: 0}},
+		{{EntityType: "user", MatchType: 1, Match: sp("x")}},
+		{{EntityType: "user", MatchType: 2}, {EntityType: "user", MatchType: 2}},
+		{{EntityType: "ip", MatchType: 2}, {EntityType: "client-id", MatchType: 2}},
+		{{EntityType: "user", MatchType: 9}},
+	} {
+		req := kmsg.NewPtrDescribeClientQuotasRequest()
+		req.Components = comps
+		resp, err := req.RequestWith(ctx, b.Client())
+		if err != nil || resp.ErrorCode != kerr.InvalidRequest.Code {
+			t.Fatalf("%+v: %v %+v", comps, err, resp)
+		}
+	}
+}

@@ -77,6 +77,7 @@ func init() {
 		{key: 42, min: 0, max: 3, handle: handleDeleteGroups},
 		{key: 44, min: 0, max: 1, handle: handleIncrementalAlterConfigs},
 		{key: 47, min: 0, max: 0, handle: handleOffsetDelete},
+		{key: 48, min: 0, max: 1, handle: handleDescribeClientQuotas},
 		{key: 50, min: 0, max: 0, handle: handleDescribeUserScramCredentials},
 		{key: 51, min: 0, max: 0, handle: handleAlterUserScramCredentials},
 		{key: 60, min: 0, max: 2, handle: handleDescribeCluster},

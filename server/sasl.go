@@ -68,6 +68,12 @@ func (b *Broker) newSASLListener(name string) (*saslListener, error) {
 	}
 	l := &saslListener{name: sc.Listener, maxReceive: sc.MaxReceiveSize, reauth: map[string]time.Duration{}}
 	l.scram = func(user string, mech int8) (sasl.ScramCredential, bool) {
+		// A node with a controller reads its controller's image: a controller-only
+		// node has no broker image, and the controller's is set before any listener
+		// accepts. A broker-only node's listeners accept once b.ctl is set.
+		if b.localCtl != nil {
+			return b.localCtl.Image().ScramCredential(user, mech)
+		}
 		return b.ctl.Image().ScramCredential(user, mech)
 	}
 	if len(sc.EnabledMechanisms) == 0 {
