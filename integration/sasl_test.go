@@ -196,8 +196,13 @@ func TestSASLBeforeAuthentication(t *testing.T) {
 	c.send(frame(3, 12, 1, true, []byte{0, 1, 0, 0, 0}))
 	c.expectClosed()
 
-	// ApiVersions is served once, then only SaslHandshake.
+	// ApiVersions is served once, then only SaslHandshake; an unknown version is
+	// answered with v0 and UNSUPPORTED_VERSION and may be retried (KIP-511).
 	c = dialSASL(t, b)
+	c.send(frame(18, 127, 7, true, []byte{0, 0, 0}))
+	if corr, body := c.readResponse(); corr != 7 || binary.BigEndian.Uint16(body) != uint16(kerr.UnsupportedVersion.Code) {
+		t.Fatalf("ApiVersions v127 before authentication: %d %v", corr, body[:2])
+	}
 	av := kmsg.NewPtrApiVersionsRequest()
 	av.SetVersion(3)
 	av.ClientSoftwareName, av.ClientSoftwareVersion = "test", "1"

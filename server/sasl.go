@@ -254,7 +254,12 @@ func (s *saslConn) frame(c *conn, frame []byte) (handled bool, err error) {
 	case saslHandshakeOrVersions, saslHandshakeOnly:
 		switch {
 		case hdr.APIKey == protocol.APIVersionsKey && s.state == saslHandshakeOrVersions:
-			s.state = saslHandshakeOnly
+			// As Kafka: a version it does not serve is answered (KIP-511) and the
+			// client may ask again; a served one is the only ApiVersions before the
+			// handshake.
+			if a := c.apis.get(hdr.APIKey); a != nil && hdr.APIVersion >= a.min && hdr.APIVersion <= a.max {
+				s.state = saslHandshakeOnly
+			}
 			return false, nil
 		case hdr.APIKey == saslHandshakeKey:
 			return true, s.handshake(c, frame)
