@@ -232,13 +232,16 @@ func (c *conn) writeLoop() {
 		}
 		buf = buf[:0]
 		buf = append(buf, 0, 0, 0, 0)
+		if !r.rawToken {
+			buf = protocol.AppendResponseHeader(buf, r.key, r.flexible, r.corrID)
+		}
 		var err error
-		if r.rawToken {
-			buf = append(buf, r.raw...)
-			binary.BigEndian.PutUint32(buf, uint32(len(buf)-4))
-			_, err = bw.Write(buf)
-		} else if buf = protocol.AppendResponseHeader(buf, r.key, r.flexible, r.corrID); r.msg != nil {
-			buf = r.msg.AppendTo(buf)
+		if r.msg != nil || r.rawToken {
+			if r.rawToken {
+				buf = append(buf, r.raw...)
+			} else {
+				buf = r.msg.AppendTo(buf)
+			}
 			binary.BigEndian.PutUint32(buf, uint32(len(buf)-4))
 			_, err = bw.Write(buf)
 		} else {
