@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    := ./...
 FUZZTIME ?= 10s
 
-.PHONY: run build test test-short vet fuzz bench compat clean
+.PHONY: run build test test-short vet fuzz soak bench compat clean
 
 ## run: start a single-node broker on 127.0.0.1:9092 with data in ./data
 run: build
@@ -31,6 +31,12 @@ fuzz:
 	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
 	  done; \
 	done
+
+## soak: honest producers and consumers beside clients that send garbage, for 10 minutes
+## (SOAKTIME=...); nothing acknowledged lost, the broker's memory flat
+SOAKTIME ?= 10m
+soak:
+	GOKAFKAD_SOAK=$(SOAKTIME) $(GO) test -count=1 -v -timeout 60m -run '^TestSoak$$' ./integration
 
 ## bench: gokafkad and Apache Kafka side by side (throughput, latency, start-up, memory);
 ## writes BENCHMARKS.md, bench/results/raw.txt and the README's bench block (needs Java 17+

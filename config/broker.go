@@ -145,6 +145,12 @@ type Broker struct {
 	ProducerIDExpirationMs                             int32
 	ProducerIDExpirationCheckIntervalMs                int32
 
+	// Authorization: AuthorizerClassName is "" (off) or Kafka's StandardAuthorizer;
+	// SuperUsers is super.users split on ';'.
+	AuthorizerClassName       string
+	SuperUsers                []string
+	AllowEveryoneIfNoACLFound bool
+
 	// Raw holds every key set explicitly in the static configuration
 	// (server.properties and --override), unknown keys included, as given.
 	Raw map[string]string
@@ -234,6 +240,9 @@ func (b *Broker) WithDynamic(clusterDefault, perBroker map[string]string) (*Brok
 // at the given level (perBroker: for one broker; otherwise the cluster
 // default) and that value is valid for it.
 func ValidateDynamicBrokerConfig(name, value string, perBroker bool) error {
+	if d, ok := listenerSSLDef(name); ok {
+		return validateListenerOverride(d, name, value, perBroker)
+	}
 	d, ok := brokerDefIndex[name]
 	if !ok {
 		return &Error{Key: name, Unknown: true}
@@ -520,6 +529,14 @@ func (b *Broker) fill(v map[string]any) error {
 	b.TransactionPartitionVerificationEnable = bl("transaction.partition.verification.enable")
 	b.ProducerIDExpirationMs = i32("producer.id.expiration.ms")
 	b.ProducerIDExpirationCheckIntervalMs = i32("producer.id.expiration.check.interval.ms")
+
+	b.AuthorizerClassName = str("authorizer.class.name")
+	for _, u := range strings.Split(str("super.users"), ";") {
+		if u = strings.TrimSpace(u); u != "" {
+			b.SuperUsers = append(b.SuperUsers, u)
+		}
+	}
+	b.AllowEveryoneIfNoACLFound = bl("allow.everyone.if.no.acl.found")
 	return nil
 }
 

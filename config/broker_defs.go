@@ -103,7 +103,7 @@ var brokerDefs = append([]Def{
 	{Name: "fetch.max.bytes", Type: TypeInt, Default: "57671680", Importance: Medium, Valid: atLeast(1024),
 		Doc: "Upper bound on the bytes a consumer Fetch response carries, whatever the request asks."},
 	{Name: "max.incremental.fetch.session.cache.slots", Type: TypeInt, Default: "1000", Importance: Medium, Valid: atLeast(0),
-		Doc: "How many incremental fetch sessions the broker keeps."},
+		Doc: "How many incremental fetch sessions the broker keeps. When full, a new session evicts one as Kafka does: the least recently used if unused for 2 minutes, else the least valuable evictable one if the new one is worth more (a follower's outranks a consumer's, then more partitions outrank fewer; a consumer's session under 2 minutes old is evictable only by a follower's, a follower's only once over 2 minutes old); failing that the fetch is served without a session."},
 	{Name: "num.network.threads", Type: TypeInt, Default: "3", Importance: High, Valid: atLeast(1), Dynamic: ClusterWide, Ignored: true,
 		Doc: "Kafka's network thread count; accepted and reported, unused (gokafkad runs two goroutines per connection)."},
 	{Name: "num.io.threads", Type: TypeInt, Default: "8", Importance: High, Valid: atLeast(1), Dynamic: ClusterWide, Ignored: true,
@@ -288,6 +288,14 @@ var brokerDefs = append([]Def{
 		Doc: "A producer id with no writes to a partition for this long is dropped from its producer state."},
 	{Name: "producer.id.expiration.check.interval.ms", Type: TypeInt, Default: "600000", Importance: Low, Valid: atLeast(1),
 		Doc: "How often expired producer ids are looked for."},
+
+	// Authorization (Kafka's StandardAuthorizer and its two keys).
+	{Name: "authorizer.class.name", Type: TypeString, Default: "", Importance: Low, Valid: oneOf("", "org.apache.kafka.metadata.authorizer.StandardAuthorizer"),
+		Doc: "Empty: no authorization. org.apache.kafka.metadata.authorizer.StandardAuthorizer: ACLs kept in the metadata log are enforced on every request; no other authorizer exists."},
+	{Name: "super.users", Type: TypeString, Default: "", Importance: Medium,
+		Doc: "Semicolon-separated principals (User:name) allowed everything whatever the ACLs say; list the brokers' own principals here or grant them ClusterAction."},
+	{Name: "allow.everyone.if.no.acl.found", Type: TypeBoolean, Default: "false", Importance: Medium,
+		Doc: "Whether a resource that has no ACL at all is open to everyone (Kafka's default false: denied)."},
 }, append(sslDefs, saslDefs...)...)
 
 var brokerDefIndex = indexDefs(brokerDefs)

@@ -1,5 +1,7 @@
 package config
 
+import "sort"
+
 // ConfigEntry is one row of a DescribeConfigs answer.
 type ConfigEntry struct {
 	Name string
@@ -72,6 +74,8 @@ func (b *Broker) DescribeBroker() []ConfigEntry {
 		e, _ := b.DescribeBrokerConfig(d.Name)
 		out = append(out, e)
 	}
+	out = append(out, b.describeListenerOverrides()...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 

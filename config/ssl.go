@@ -9,7 +9,9 @@ import (
 // SASL_SSL listener and to the broker's own outbound TLS connections; a
 // listener.name.<listener>.ssl.* key overrides one for that listener (ListenerSSL).
 // Values Go's crypto/tls cannot honour (JKS stores, Java providers) are refused when
-// a TLS listener is built, never ignored.
+// a TLS listener is built, never ignored. The keystore and truststore keys (Kafka's
+// SslConfigs.RECONFIGURABLE_CONFIGS) can be altered per broker, plain or
+// listener-prefixed: the listener then serves new handshakes with the new stores.
 var sslDefs = []Def{
 	{Name: "ssl.protocol", Type: TypeString, Default: "TLSv1.3", Importance: Medium,
 		Doc: "The TLS protocol of the SSL context: TLSv1.3, TLSv1.2 or TLS; it caps the versions ssl.enabled.protocols allows."},
@@ -17,25 +19,25 @@ var sslDefs = []Def{
 		Doc: "The TLS versions accepted (TLSv1.2, TLSv1.3, and the older TLSv1.1, TLSv1); they must be contiguous."},
 	{Name: "ssl.cipher.suites", Type: TypeList, NullDefault: true, Importance: Low,
 		Doc: "TLS 1.2 cipher suites allowed, by IANA / Java name; unset means Go's secure defaults. An unknown name stops start-up."},
-	{Name: "ssl.keystore.type", Type: TypeString, Default: "JKS", Importance: Medium,
+	{Name: "ssl.keystore.type", Type: TypeString, Default: "JKS", Dynamic: PerBroker, Importance: Medium,
 		Doc: "Format of the keystore: PEM or PKCS12 (JKS, Kafka's default, cannot be read: convert it to PKCS12)."},
-	{Name: "ssl.keystore.location", Type: TypeString, NullDefault: true, Importance: High,
+	{Name: "ssl.keystore.location", Type: TypeString, NullDefault: true, Dynamic: PerBroker, Importance: High,
 		Doc: "Path of the keystore file: for PEM, the private key followed by the certificate chain."},
-	{Name: "ssl.keystore.password", Type: TypePassword, NullDefault: true, Importance: High, Sensitive: true,
+	{Name: "ssl.keystore.password", Type: TypePassword, NullDefault: true, Dynamic: PerBroker, Importance: High, Sensitive: true,
 		Doc: "Password of a PKCS12 keystore file."},
-	{Name: "ssl.key.password", Type: TypePassword, NullDefault: true, Importance: High, Sensitive: true,
+	{Name: "ssl.key.password", Type: TypePassword, NullDefault: true, Dynamic: PerBroker, Importance: High, Sensitive: true,
 		Doc: "Password of the private key: decrypts an encrypted PKCS#8 PEM key."},
-	{Name: "ssl.keystore.key", Type: TypePassword, NullDefault: true, Importance: High, Sensitive: true,
+	{Name: "ssl.keystore.key", Type: TypePassword, NullDefault: true, Dynamic: PerBroker, Importance: High, Sensitive: true,
 		Doc: "The private key in PEM (PKCS#8, possibly encrypted with ssl.key.password), given inline instead of ssl.keystore.location."},
-	{Name: "ssl.keystore.certificate.chain", Type: TypePassword, NullDefault: true, Importance: High, Sensitive: true,
+	{Name: "ssl.keystore.certificate.chain", Type: TypePassword, NullDefault: true, Dynamic: PerBroker, Importance: High, Sensitive: true,
 		Doc: "The certificate chain in PEM, given inline with ssl.keystore.key."},
-	{Name: "ssl.truststore.type", Type: TypeString, Default: "JKS", Importance: Medium,
+	{Name: "ssl.truststore.type", Type: TypeString, Default: "JKS", Dynamic: PerBroker, Importance: Medium,
 		Doc: "Format of the truststore: PEM or PKCS12 (JKS cannot be read)."},
-	{Name: "ssl.truststore.location", Type: TypeString, NullDefault: true, Importance: High,
+	{Name: "ssl.truststore.location", Type: TypeString, NullDefault: true, Dynamic: PerBroker, Importance: High,
 		Doc: "Path of the truststore file (the CA certificates peers are verified against); unset means the system roots."},
-	{Name: "ssl.truststore.password", Type: TypePassword, NullDefault: true, Importance: High, Sensitive: true,
+	{Name: "ssl.truststore.password", Type: TypePassword, NullDefault: true, Dynamic: PerBroker, Importance: High, Sensitive: true,
 		Doc: "Password of a PKCS12 truststore file."},
-	{Name: "ssl.truststore.certificates", Type: TypePassword, NullDefault: true, Importance: High, Sensitive: true,
+	{Name: "ssl.truststore.certificates", Type: TypePassword, NullDefault: true, Dynamic: PerBroker, Importance: High, Sensitive: true,
 		Doc: "Trusted certificates in PEM, given inline instead of ssl.truststore.location."},
 	{Name: "ssl.client.auth", Type: TypeString, Default: "none", Importance: Medium, Valid: oneOf("required", "requested", "none"),
 		Doc: "Whether clients of a TLS listener must (required), may (requested) or need not (none) present a trusted certificate."},
@@ -43,6 +45,10 @@ var sslDefs = []Def{
 		Doc: "https checks the host name of the brokers and controllers this broker dials against their certificates; empty disables the check."},
 	{Name: "ssl.principal.mapping.rules", Type: TypeString, Default: "DEFAULT", Importance: Low,
 		Doc: "Rules (RULE:pattern/replacement/[LU], DEFAULT) mapping a client certificate's distinguished name to the principal's name."},
+	{Name: "ssl.allow.dn.changes", Type: TypeBoolean, Default: "false", Importance: Low,
+		Doc: "Whether a dynamically updated keystore may carry a certificate with another subject than the current one."},
+	{Name: "ssl.allow.san.changes", Type: TypeBoolean, Default: "false", Importance: Low,
+		Doc: "Whether a dynamically updated keystore may carry a certificate with other subject alternative names than the current one."},
 	{Name: "ssl.keymanager.algorithm", Type: TypeString, Default: "SunX509", Importance: Low,
 		Doc: "Java key manager algorithm; accepted as SunX509, NewSunX509 or PKIX (Go's X.509 key selection), anything else stops start-up."},
 	{Name: "ssl.trustmanager.algorithm", Type: TypeString, Default: "PKIX", Importance: Low,
@@ -149,4 +155,49 @@ func (b *Broker) ListenerSSL(listener string) SSL {
 		}
 	}
 	return s
+}
+
+// validateListenerOverride is ValidateDynamicBrokerConfig for a listener-prefixed key.
+func validateListenerOverride(d *Def, name, value string, perBroker bool) error {
+	switch {
+	case d.Dynamic == ReadOnly:
+		return invalid(name, value, "cannot be updated dynamically")
+	case !perBroker:
+		return invalid(name, value, "can only be updated for a specific broker, not as a cluster default")
+	}
+	if _, err := d.parseValue(value); err != nil {
+		return invalid(name, value, "%s", err.(*Error).Reason)
+	}
+	return nil
+}
+
+// describeListenerOverrides describes the listener-prefixed ssl keys set dynamically
+// for this broker, as Kafka lists them among a broker's configs.
+func (b *Broker) describeListenerOverrides() []ConfigEntry {
+	var out []ConfigEntry
+	for k, v := range b.dynBroker {
+		d, ok := listenerSSLDef(k)
+		if !ok {
+			continue
+		}
+		out = append(out, ConfigEntry{
+			Name: k, Value: v, Source: SourceDynamicBrokerConfig, Sensitive: d.Sensitive, Type: d.Type, Doc: d.Doc,
+			Synonyms: []ConfigSynonym{{Name: k, Value: v, Source: SourceDynamicBrokerConfig}},
+		})
+	}
+	return out
+}
+
+// SSLDef returns the definition of ssl key name, or of the ssl key a
+// listener.name.<l>.ssl.* name overrides.
+func SSLDef(name string) (Def, bool) {
+	if d, ok := listenerSSLDef(name); ok {
+		return *d, true
+	}
+	for _, d := range sslDefs {
+		if d.Name == name {
+			return d, true
+		}
+	}
+	return Def{}, false
 }

@@ -93,9 +93,23 @@ type Controller struct {
 	log   zerolog.Logger
 	image atomic.Pointer[MetadataImage]
 
-	node raft.Node
+	// rn is the Raft member, driven by the Ready loop alone (run): every message,
+	// tick, proposal and report reaches it through the channels below, so a message
+	// can be checked against the exact local log before it is stepped (raftguard.go),
+	// and a panic inside Raft is recovered on our goroutine. Invariant: between two
+	// events the loop has handled every Ready, so Raft holds no unstable entries and
+	// ms is the whole log Raft sees.
+	rn   *raft.RawNode
 	ms   *raft.MemoryStorage
 	wal  *raftLog // only the Ready loop uses it
+	rcfg raft.Config
+
+	recvc   chan raftpb.Message
+	propc   chan proposal
+	reportc chan func()
+	statusc chan chan raft.Status
+
+	guard raftGuard
 
 	raftID uint64
 	// leaderID is the Raft leader's node id (-1 when unknown); term its term.
@@ -142,6 +156,12 @@ type Controller struct {
 	subscribers []func(prev, next *MetadataImage)
 }
 
+// proposal is an entry handed to the Ready loop; err receives Raft's answer.
+type proposal struct {
+	data []byte
+	err  chan error
+}
+
 type pubItem struct {
 	prev, next *MetadataImage
 	ids        []uint64
@@ -178,7 +198,10 @@ func Open(cfg Config) (*Controller, error) {
 		cfg: cfg, log: cfg.Logger, ms: ms, wal: wal, raftID: raftID(cfg.NodeID),
 		notify: make(chan struct{}), pub: make(chan pubItem, 256), pubDone: make(chan struct{}),
 		waiters: map[uint64]chan error{}, stop: make(chan struct{}), loopDone: make(chan struct{}),
+		recvc: make(chan raftpb.Message, 1024), propc: make(chan proposal), reportc: make(chan func(), 1024),
+		statusc: make(chan chan raft.Status),
 	}
+	c.guard.init(cfg.Logger)
 	c.heartbeats.init()
 	c.leaderID.Store(-1)
 	if fresh {
@@ -196,20 +219,32 @@ func Open(cfg Config) (*Controller, error) {
 		c.applied.Store(snap.Metadata.Index)
 	}
 	c.image.Store(img)
+	if hs, _, err := ms.InitialState(); err == nil {
+		c.committed.Store(hs.Commit)
+		c.term.Store(hs.Term)
+	}
 
-	rc := &raft.Config{
-		ID: c.raftID, ElectionTick: 10, HeartbeatTick: 1, Storage: ms,
+	c.rcfg = raft.Config{
+		ID: c.raftID, ElectionTick: 10, HeartbeatTick: 1, Storage: raftStorage{c},
 		MaxSizePerMsg: 1 << 20, MaxInflightMsgs: 256, CheckQuorum: true, PreVote: true,
-		Applied: c.applied.Load(), Logger: raftLogger{cfg.Logger},
+		// Writes are proposed only by the active controller: a follower never forwards
+		// one, so a MsgProp from the network is never legitimate (raftguard.go).
+		DisableProposalForwarding: true,
+		Applied:                   c.applied.Load(), Logger: raftLogger{cfg.Logger},
+	}
+	if c.rn, err = raft.NewRawNode(&c.rcfg); err != nil {
+		wal.close()
+		return nil, fmt.Errorf("controller: start raft: %w", err)
 	}
 	if fresh {
 		var peers []raft.Peer
 		for _, v := range cfg.Voters {
 			peers = append(peers, raft.Peer{ID: raftID(v.ID)})
 		}
-		c.node = raft.StartNode(rc, peers)
-	} else {
-		c.node = raft.RestartNode(rc)
+		if err := c.rn.Bootstrap(peers); err != nil {
+			wal.close()
+			return nil, fmt.Errorf("controller: bootstrap raft: %w", err)
+		}
 	}
 	c.alone = len(cfg.Voters) == 1 && cfg.Voters[0].ID == cfg.NodeID
 	go c.publishLoop()
@@ -286,14 +321,15 @@ func (c *Controller) Subscribe(fn func(prev, next *MetadataImage)) {
 	c.subscribers = append(c.subscribers, fn)
 }
 
-// Step hands a Raft message from another voter to this node.
+// Step hands a Raft message from another voter to this node. A message not for this
+// member or not from another voter is ErrBadRaftMessage; the rest is queued for the
+// Ready loop, which checks it against the local log before Raft sees it and drops
+// (and counts) what is inconsistent (raftguard.go).
 func (c *Controller) Step(ctx context.Context, m raftpb.Message) error {
 	if m.To != c.raftID {
 		return fmt.Errorf("%w: for %d delivered to %d", ErrBadRaftMessage, m.To, c.raftID)
 	}
-	// Only the other voters talk to us (a voter never sends to itself). Their messages
-	// are trusted as Raft trusts its peers: the controller listener is the quorum's
-	// internal network.
+	// Only the other voters talk to us (a voter never sends to itself).
 	known := false
 	for _, v := range c.cfg.Voters {
 		known = known || (raftID(v.ID) == m.From && m.From != c.raftID)
@@ -304,7 +340,34 @@ func (c *Controller) Step(ctx context.Context, m raftpb.Message) error {
 	if c.closed.Load() {
 		return ErrClosed
 	}
-	return c.node.Step(ctx, m)
+	select {
+	case c.recvc <- m:
+		return nil
+	case <-c.loopDone:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// toLoop runs fn on the Ready loop (reports from the transport); dropped once the
+// loop has stopped.
+func (c *Controller) toLoop(fn func()) {
+	select {
+	case c.reportc <- fn:
+	case <-c.loopDone:
+	}
+}
+
+// status is Raft's full status, read on the Ready loop.
+func (c *Controller) status() (raft.Status, bool) {
+	ch := make(chan raft.Status, 1)
+	select {
+	case c.statusc <- ch:
+		return <-ch, true
+	case <-c.loopDone:
+		return raft.Status{}, false
+	}
 }
 
 // Voters returns the quorum's voters.
@@ -316,11 +379,13 @@ func (c *Controller) ReportSnapshot(nodeID int32, ok bool) {
 	if !ok {
 		st = raft.SnapshotFailure
 	}
-	c.node.ReportSnapshot(raftID(nodeID), st)
+	c.toLoop(func() { c.rn.ReportSnapshot(raftID(nodeID), st) })
 }
 
 // ReportUnreachable tells Raft a voter could not be reached.
-func (c *Controller) ReportUnreachable(nodeID int32) { c.node.ReportUnreachable(raftID(nodeID)) }
+func (c *Controller) ReportUnreachable(nodeID int32) {
+	c.toLoop(func() { c.rn.ReportUnreachable(raftID(nodeID)) })
+}
 
 // Close stops the Raft member and closes the metadata log.
 func (c *Controller) Close() error {
@@ -359,7 +424,9 @@ func (c *Controller) broadcast() {
 	c.notifyMu.Unlock()
 }
 
-// run is the Ready loop: the only goroutine doing Raft I/O.
+// run is the Ready loop: the only goroutine that touches the Raft member and does
+// its I/O. After every event it handles Ready until none is left, so the next
+// message is checked against a log that Raft and ms agree on.
 func (c *Controller) run() {
 	defer close(c.loopDone)
 	ticker := time.NewTicker(c.cfg.TickInterval)
@@ -367,39 +434,71 @@ func (c *Controller) run() {
 	for {
 		select {
 		case <-ticker.C:
-			c.node.Tick()
-		case rd := <-c.node.Ready():
+			c.rn.Tick()
+		case m := <-c.recvc:
+			if err := c.stepRemote(m); err != nil {
+				c.log.Error().Err(err).Msg("raft member could not be restarted; controller stops")
+				return
+			}
+		case p := <-c.propc:
+			p.err <- c.rn.Propose(p.data)
+		case fn := <-c.reportc:
+			fn()
+		case ch := <-c.statusc:
+			ch <- c.rn.Status()
+		case <-c.stop:
+			return
+		}
+		for {
+			if c.alone && !c.campaigned && c.committed.Load() > 0 && c.applied.Load() >= c.committed.Load() {
+				c.campaigned = true
+				_ = c.rn.Campaign()
+			}
+			if !c.rn.HasReady() {
+				break
+			}
+			rd := c.rn.Ready()
 			if err := c.handleReady(rd); err != nil {
 				// A metadata log that cannot be written cannot be trusted: stop
 				// taking part (another voter takes over) rather than diverge.
 				c.log.Error().Err(err).Msg("metadata log failed; controller stops")
-				c.node.Stop()
 				return
 			}
-			c.node.Advance()
+			c.rn.Advance(rd)
 			c.broadcast()
-			if c.alone && !c.campaigned && c.applied.Load() >= c.committed.Load() {
-				c.campaigned = true
-				go c.node.Campaign(context.Background())
-			}
-		case <-c.stop:
-			c.node.Stop()
-			return
 		}
 	}
 }
 
+// raftStorage is the log Raft reads: ms, with the configuration this node has
+// applied (ms knows only the last snapshot's), so that a Raft member rebuilt after a
+// recovered panic (raftguard.go) starts from the membership it had.
+type raftStorage struct{ c *Controller }
+
+func (s raftStorage) InitialState() (raftpb.HardState, raftpb.ConfState, error) {
+	hs, _, err := s.c.ms.InitialState()
+	return hs, s.c.confState, err
+}
+func (s raftStorage) Entries(lo, hi, maxSize uint64) ([]raftpb.Entry, error) {
+	return s.c.ms.Entries(lo, hi, maxSize)
+}
+func (s raftStorage) Term(i uint64) (uint64, error)      { return s.c.ms.Term(i) }
+func (s raftStorage) LastIndex() (uint64, error)         { return s.c.ms.LastIndex() }
+func (s raftStorage) FirstIndex() (uint64, error)        { return s.c.ms.FirstIndex() }
+func (s raftStorage) Snapshot() (raftpb.Snapshot, error) { return s.c.ms.Snapshot() }
+
 func (c *Controller) handleReady(rd raft.Ready) error {
 	if !raft.IsEmptySnap(rd.Snapshot) {
-		// A snapshot from the leader replaces our state.
+		// A snapshot from the leader replaces our state. It was checked before Raft
+		// took it (raftguard.go); it is still parsed before anything is written.
+		img, err := imageFromSnapshot(rd.Snapshot)
+		if err != nil {
+			return err
+		}
 		if err := c.ms.ApplySnapshot(rd.Snapshot); err != nil {
 			return err
 		}
 		if err := c.wal.saveSnapshot(rd.Snapshot, rd.HardState, c.ms); err != nil {
-			return err
-		}
-		img, err := imageFromSnapshot(rd.Snapshot)
-		if err != nil {
 			return err
 		}
 		prev := c.image.Load()
@@ -463,13 +562,13 @@ func (c *Controller) applyEntries(ents []raftpb.Entry) error {
 			if err := cc.Unmarshal(e.Data); err != nil {
 				return err
 			}
-			c.confState = *c.node.ApplyConfChange(cc)
+			c.confState = *c.rn.ApplyConfChange(cc)
 		case raftpb.EntryConfChangeV2:
 			var cc raftpb.ConfChangeV2
 			if err := cc.Unmarshal(e.Data); err != nil {
 				return err
 			}
-			c.confState = *c.node.ApplyConfChange(cc)
+			c.confState = *c.rn.ApplyConfChange(cc)
 		case raftpb.EntryNormal:
 			if len(e.Data) == 0 {
 				break // a new leader's empty entry
@@ -518,7 +617,17 @@ func (c *Controller) applyEntries(ents []raftpb.Entry) error {
 func applyBatch(img *MetadataImage, index int64, recs []Record) *MetadataImage {
 	img = img.clone()
 	img.Offset = index
-	for i := range recs {
+	for i := 0; i < len(recs); i++ {
+		if recs[i].isACL() {
+			// A run of ACL records copies the ACL set once, not once per record.
+			j := i + 1
+			for j < len(recs) && recs[j].isACL() {
+				j++
+			}
+			applyACLRecords(img, recs[i:j])
+			i = j - 1
+			continue
+		}
 		img = apply(img, &recs[i])
 	}
 	return img
@@ -583,7 +692,7 @@ func (c *Controller) commit(recs []Record) error {
 	c.waitMu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
 	defer cancel()
-	if err := c.node.Propose(ctx, data); err != nil {
+	if err := c.propose(ctx, data); err != nil {
 		c.dropWaiter(id)
 		return fmt.Errorf("%w: %v", ErrNotController, err)
 	}
@@ -596,6 +705,19 @@ func (c *Controller) commit(recs []Record) error {
 	case <-c.stop:
 		c.dropWaiter(id)
 		return ErrClosed
+	}
+}
+
+// propose hands data to Raft on the Ready loop and returns its answer.
+func (c *Controller) propose(ctx context.Context, data []byte) error {
+	p := proposal{data: data, err: make(chan error, 1)}
+	select {
+	case c.propc <- p:
+		return <-p.err
+	case <-c.loopDone:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 

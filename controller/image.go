@@ -1,5 +1,5 @@
 // Package controller keeps the cluster's metadata: a log of metadata records (topics,
-// partitions, partition changes, brokers, configs, producer-id blocks) and the
+// partitions, partition changes, brokers, configs, producer-id blocks, ACLs) and the
 // MetadataImage built by applying them. The records live in a Raft log (etcd's raft,
 // raftlog.go on disk) replicated among the controller quorum; the active controller
 // (controller.go) turns requests into records, runs the broker lifecycle
@@ -106,6 +106,9 @@ type MetadataImage struct {
 	// (topic configs live on TopicImage); "broker:" is the cluster-wide default,
 	// "broker:<id>" one broker's.
 	Configs map[string]map[string]string
+	// ACLs are the cluster's ACLs (nil: none). Replaced, never modified, when they
+	// change: a reader may keep the pointer and compare it.
+	ACLs *ACLImage
 	// NextProducerID is the first producer id not yet handed out.
 	NextProducerID int64
 	// Scram holds the users' SCRAM credentials (scram.go); shared between images,

@@ -351,7 +351,7 @@ type QuorumState struct {
 
 // QuorumState reports the quorum; only the leader knows the voters' log ends.
 func (c *Controller) QuorumState() QuorumState {
-	st := c.node.Status()
+	st, _ := c.status()
 	q := QuorumState{
 		IsLeader: st.RaftState == raft.StateLeader, LeaderID: -1, Term: st.Term,
 		HighWatermark: int64(st.Commit) + 1,

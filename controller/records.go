@@ -4,7 +4,7 @@ import "slices"
 
 // Metadata records, named after Kafka's (TopicRecord, PartitionRecord,
 // PartitionChangeRecord, RemoveTopicRecord, ConfigRecord, RegisterBrokerRecord,
-// ProducerIdsRecord). A Record carries exactly one of them. The JSON encoding is the
+// ProducerIdsRecord, AccessControlEntryRecord, RemoveAccessControlEntryRecord). A Record carries exactly one of them. The JSON encoding is the
 // on-disk format of the local metadata log; do not rename fields.
 
 // Record is one metadata record.
@@ -23,7 +23,14 @@ type Record struct {
 	// UserScramCredential and RemoveUserScramCredential are in scram.go.
 	UserScramCredential       *UserScramCredentialRecord       `json:"user_scram_credential,omitempty"`
 	RemoveUserScramCredential *RemoveUserScramCredentialRecord `json:"remove_user_scram_credential,omitempty"`
+	// ACL and RemoveACL are Kafka's AccessControlEntryRecord and
+	// RemoveAccessControlEntryRecord (see acls.go).
+	ACL       *AccessControlEntryRecord       `json:"acl,omitempty"`
+	RemoveACL *RemoveAccessControlEntryRecord `json:"remove_acl,omitempty"`
 }
+
+// isACL reports whether r changes the ACLs.
+func (r *Record) isACL() bool { return r.ACL != nil || r.RemoveACL != nil }
 
 // BrokerRegistrationChangeRecord changes a registered broker's state; nil fields are
 // unchanged. It applies only to the registration with BrokerEpoch.
@@ -129,11 +136,14 @@ func apply(img *MetadataImage, r *Record) *MetadataImage {
 	case r.Partition != nil:
 		p := r.Partition
 		t := n.TopicsByID[p.TopicID]
-		if t == nil {
+		// Partitions are created in order: a record past the next one (or negative)
+		// was never written by a controller; skipped, so that none can make the
+		// image allocate up to its index.
+		if t == nil || p.Partition < 0 || int(p.Partition) > len(t.Partitions) {
 			break
 		}
 		t = t.clone()
-		for int32(len(t.Partitions)) <= p.Partition {
+		if int(p.Partition) == len(t.Partitions) {
 			t.Partitions = append(t.Partitions, PartitionImage{Leader: -1})
 		}
 		t.Partitions[p.Partition] = PartitionImage{
@@ -225,6 +235,8 @@ func apply(img *MetadataImage, r *Record) *MetadataImage {
 		n.NextProducerID = r.ProducerIDs.NextProducerID
 	case r.UserScramCredential != nil, r.RemoveUserScramCredential != nil:
 		applyScram(n, r)
+	case r.isACL():
+		applyACLRecords(n, []Record{*r})
 	}
 	return n
 }

@@ -13,7 +13,8 @@ import (
 // Snapshots: the data of a Raft snapshot is an entryData (JSON) whose records rebuild
 // the image from nothing: the cluster id, every broker registration (with its epoch
 // and state), every topic with its partitions (leader and partition epochs included)
-// and configs, the broker configs, the producer-id counter and the SCRAM credentials. Brokers fetching the
+// and configs, the broker configs, the ACLs, the producer-id counter and the SCRAM
+// credentials. Brokers fetching the
 // metadata log get the same records when they ask for an offset below the log start.
 
 // ImageRecords returns records that rebuild img from an empty image.
@@ -62,6 +63,16 @@ func ImageRecords(img *MetadataImage) []Record {
 		for _, k := range keys {
 			v := m[k]
 			recs = append(recs, Record{Config: &ConfigRecord{ResourceType: ResourceBroker, ResourceName: res[len("broker:"):], Name: k, Value: &v}})
+		}
+	}
+	if img.ACLs.Len() > 0 {
+		ids := make([]ACLID, 0, img.ACLs.Len())
+		for id := range img.ACLs.ByID {
+			ids = append(ids, id)
+		}
+		sort.Slice(ids, func(i, j int) bool { return string(ids[i][:]) < string(ids[j][:]) })
+		for _, id := range ids {
+			recs = append(recs, Record{ACL: aclRecord(id, img.ACLs.ByID[id])})
 		}
 	}
 	if img.NextProducerID > 0 {

@@ -459,3 +459,39 @@ func TestSASLSSLScram(t *testing.T) {
 		t.Fatal("served without TLS")
 	}
 }
+
+// TestSASLPrincipalsAndACLs: the SASL user is the principal ACLs see. alice may not
+// write until an ACL names User:alice; she may not manage SCRAM users (ALTER on the
+// cluster); the super user admin may.
+func TestSASLPrincipalsAndACLs(t *testing.T) {
+	b := StartBroker(t, saslProps(
+		"authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+		"super.users", "User:admin",
+	))
+	ctx := Ctx(t, 30*time.Second)
+	adm := kadm.NewClient(b.Client(adminPlain()))
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "acl-sasl"); err != nil {
+		t.Fatal(err)
+	}
+	aliceMech := kgo.SASL(plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism())
+	alice := b.Client(aliceMech, kgo.DefaultProduceTopic("acl-sasl"), kgo.RequestRetries(0), kgo.RecordRetries(1))
+	if err := alice.ProduceSync(ctx, &kgo.Record{Value: []byte("v")}).FirstErr(); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		t.Fatalf("alice without an ACL: %v", err)
+	}
+	if _, err := adm.CreateACLs(ctx, kadm.NewACLs().Topics("acl-sasl").Allow("User:alice").Operations(kadm.OpWrite)); err != nil {
+		t.Fatal(err)
+	}
+	WaitFor(t, 10*time.Second, "alice's ACL to apply", func() bool {
+		cl := b.Client(aliceMech, kgo.DefaultProduceTopic("acl-sasl"), kgo.RequestRetries(0), kgo.RecordRetries(1))
+		return cl.ProduceSync(ctx, &kgo.Record{Value: []byte("v")}).FirstErr() == nil
+	})
+	if _, err := kadm.NewClient(b.Client(aliceMech)).AlterUserSCRAMs(ctx, nil, []kadm.UpsertSCRAM{{User: "eve", Mechanism: kadm.ScramSha256, Password: "x"}}); !errors.Is(err, kerr.ClusterAuthorizationFailed) {
+		t.Fatalf("alice alters SCRAM users: %v", err)
+	}
+	if _, err := kadm.NewClient(b.Client(aliceMech)).DescribeUserSCRAMs(ctx); !errors.Is(err, kerr.ClusterAuthorizationFailed) {
+		t.Fatalf("alice describes SCRAM users: %v", err)
+	}
+	if res, err := adm.AlterUserSCRAMs(ctx, nil, []kadm.UpsertSCRAM{{User: "eve", Mechanism: kadm.ScramSha256, Password: "x"}}); err != nil || res.Error() != nil {
+		t.Fatalf("admin alters SCRAM users: %v %v", err, res.Error())
+	}
+}

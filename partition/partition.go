@@ -245,14 +245,18 @@ func (p *Partition) HighWatermark() int64 { return p.Log.HighWatermark() }
 
 // FollowerFetch is one partition of a follower's Fetch, as the leader receives it.
 type FollowerFetch struct {
-	ReplicaID          int32
-	BrokerEpoch        int64
-	FetchOffset        int64
-	LastFetchedEpoch   int32
-	LogStartOffset     int64
-	CurrentLeaderEpoch int32
-	MaxBytes           int32
-	MinOneMessage      bool
+	ReplicaID int32
+	// BrokerEpoch is the epoch the fetch claims (-1: none, before Fetch v15);
+	// RegisteredBrokerEpoch the one the leader's metadata has for ReplicaID (-1:
+	// none, or fenced). See FollowerEpochCheck.
+	BrokerEpoch           int64
+	RegisteredBrokerEpoch int64
+	FetchOffset           int64
+	LastFetchedEpoch      int32
+	LogStartOffset        int64
+	CurrentLeaderEpoch    int32
+	MaxBytes              int32
+	MinOneMessage         bool
 	// UpdateState is false when a long-polled fetch is re-read from the purgatory:
 	// the follower's state is updated once per request, as Kafka's
 	// ReplicaManager passes updateFetchState = !readFromPurgatory.
@@ -300,12 +304,19 @@ func (p *Partition) ReadForFollower(f FollowerFetch, now time.Time) (FollowerRea
 		out.HighWatermark = p.Log.HighWatermark()
 		return out, nil
 	}
+	update := f.UpdateState
+	if update {
+		var err error
+		if update, err = FollowerEpochCheck(f.BrokerEpoch, f.RegisteredBrokerEpoch); err != nil {
+			return FollowerRead{}, err
+		}
+	}
 	res, err := p.Log.Read(f.FetchOffset, f.MaxBytes, out.LogEndOffset, f.MinOneMessage)
 	if err != nil {
 		return FollowerRead{}, err
 	}
 	out.Slice = res.Slice
-	if f.UpdateState {
+	if update {
 		nowMs := now.UnixMilli()
 		_ = p.mu.leader.UpdateFollowerFetchState(f.ReplicaID, f.FetchOffset, f.LogStartOffset, nowMs, out.LogEndOffset, f.BrokerEpoch)
 		out.Proposal = p.mu.leader.MaybeExpandISR(f.ReplicaID, p.Log.HighWatermark(), p.mu.eligible)

@@ -84,6 +84,13 @@ func LoadKeystore(s config.SSL) (*tls.Certificate, error) {
 		}
 		return nil, nil
 	}
+	switch typ {
+	case "PEM", "PKCS12":
+	case "JKS", "JCEKS", "BKS":
+		return nil, javaStore(s, "ssl.keystore.type")
+	default:
+		return nil, bad(s, "ssl.keystore.type", "must be PEM or PKCS12")
+	}
 	data, err := os.ReadFile(loc)
 	if err != nil {
 		return nil, bad(s, "ssl.keystore.location", "cannot read the keystore: %v", err)
@@ -107,10 +114,8 @@ func LoadKeystore(s config.SSL) (*tls.Certificate, error) {
 			return nil, bad(s, "ssl.keystore.location", "%v", err)
 		}
 		return c, nil
-	case "JKS", "JCEKS", "BKS":
-		return nil, javaStore(s, "ssl.keystore.type")
 	}
-	return nil, bad(s, "ssl.keystore.type", "must be PEM or PKCS12")
+	panic("unreachable")
 }
 
 // pemKeyPair parses a PKCS#8 private key (encrypted with ssl.key.password, or not;
@@ -233,6 +238,13 @@ func LoadTruststore(s config.SSL) (*x509.CertPool, error) {
 	case loc == "":
 		return nil, nil
 	default:
+		switch typ {
+		case "PEM", "PKCS12":
+		case "JKS", "JCEKS", "BKS":
+			return nil, javaStore(s, "ssl.truststore.type")
+		default:
+			return nil, bad(s, "ssl.truststore.type", "must be PEM or PKCS12")
+		}
 		data, err := os.ReadFile(loc)
 		if err != nil {
 			return nil, bad(s, "ssl.truststore.location", "cannot read the truststore: %v", err)
@@ -253,10 +265,6 @@ func LoadTruststore(s config.SSL) (*x509.CertPool, error) {
 				return nil, bad(s, "ssl.truststore.location", "cannot read the PKCS12 truststore (wrong ssl.truststore.password?): %v", err)
 			}
 			certs = cs
-		case "JKS", "JCEKS", "BKS":
-			return nil, javaStore(s, "ssl.truststore.type")
-		default:
-			return nil, bad(s, "ssl.truststore.type", "must be PEM or PKCS12")
 		}
 	}
 	if len(certs) == 0 {

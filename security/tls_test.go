@@ -153,3 +153,59 @@ func TestProtocolsAndCipherSuites(t *testing.T) {
 	_, err = ServerConfig(sslOf(t, nil), &Store{})
 	wantConfigError(t, err, "ssl.keystore.location", "")
 }
+
+// TestClientEndpointIdentification: the broker's own TLS connections check the host
+// name with ssl.endpoint.identification.algorithm=https and only the chain when it is
+// empty; an untrusted server is refused either way.
+func TestClientEndpointIdentification(t *testing.T) {
+	dir := t.TempDir()
+	ca := securitytest.NewCA(t, "CA")
+	serve := func(leaf *securitytest.Leaf) string {
+		cert, err := tls.X509KeyPair(leaf.CertPEM, leaf.KeyPEM)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				c.(*tls.Conn).Handshake()
+				c.Close()
+			}
+		}()
+		return ln.Addr().String()
+	}
+	wrongName := serve(ca.IssueFor(pkix.Name{CommonName: "b"}, "broker.example"))
+	untrusted := serve(securitytest.NewCA(t, "other").Issue(pkix.Name{CommonName: "b"}))
+	trust := securitytest.Write(t, dir, "ca.pem", ca.PEM)
+	dial := func(alg, addr string) error {
+		s := sslOf(t, map[string]string{"ssl.truststore.type": "PEM", "ssl.truststore.location": trust, "ssl.endpoint.identification.algorithm": alg})
+		c, err := ClientConfig(s, &Store{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn, err := tls.Dial("tcp", addr, WithServerName(c, "127.0.0.1"))
+		if err == nil {
+			conn.Close()
+		}
+		return err
+	}
+	if err := dial("https", wrongName); err == nil {
+		t.Error("https: a certificate for another host was accepted")
+	}
+	if err := dial("", wrongName); err != nil {
+		t.Errorf("no endpoint identification: %v", err)
+	}
+	if err := dial("", untrusted); err == nil {
+		t.Error("no endpoint identification: an untrusted certificate was accepted")
+	}
+	_, err := ClientConfig(sslOf(t, map[string]string{"ssl.endpoint.identification.algorithm": "ldaps"}), &Store{})
+	wantConfigError(t, err, "ssl.endpoint.identification.algorithm", "ldaps")
+}

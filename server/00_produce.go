@@ -18,6 +18,10 @@ package server
 // AddPartitionsToTxnManager); the log refuses the write (INVALID_TXN_STATE) if the
 // transaction ended while this was checked. Fenced producers get
 // INVALID_PRODUCER_EPOCH.
+//
+// With an authorizer: WRITE on the request's transactional id
+// (TRANSACTIONAL_ID_AUTHORIZATION_FAILED on every partition) and on each topic
+// (TOPIC_AUTHORIZATION_FAILED, whether the topic exists or not).
 
 import (
 	"errors"
@@ -27,6 +31,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gokafkad/gokafkad/acl"
 	"github.com/gokafkad/gokafkad/config"
 	"github.com/gokafkad/gokafkad/coordinator"
 	"github.com/gokafkad/gokafkad/partition"
@@ -52,6 +57,12 @@ func handleProduce(c *conn, r *request) error {
 	acksOK := req.Acks == 0 || req.Acks == 1 || req.Acks == -1
 	var waits []pendingAck
 	failed := false
+	// Authorization (authz.go): WRITE on the transactional id, then on each topic,
+	// before the topic's existence is looked at (Kafka's order: an unauthorized
+	// client learns nothing of the topic).
+	writeTopic := c.topicAuthorizerIfOn(acl.OpWrite)
+	txnDenied := writeTopic != nil && req.TransactionID != nil &&
+		!c.authorize(acl.OpWrite, acl.ResourceTransactionalID, *req.TransactionID)
 
 	for _, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
@@ -66,6 +77,10 @@ func handleProduce(c *conn, r *request) error {
 			switch {
 			case !acksOK:
 				code = kerr.InvalidRequiredAcks.Code
+			case txnDenied:
+				code = kerr.TransactionalIDAuthorizationFailed.Code
+			case !writeTopic.ok(rt.Topic):
+				code = kerr.TopicAuthorizationFailed.Code
 			case t == nil:
 				code = kerr.UnknownTopicOrPartition.Code
 			default:

@@ -12,6 +12,11 @@ package server
 // sendfile; only the response framing is built in memory. Topic ids replace names
 // from v13 (UNKNOWN_TOPIC_ID for an id not known). Follower fetches (replica id >= 0)
 // read to the log end and move the followers' state (fetch_follower.go).
+//
+// With an authorizer: a replica fetch needs CLUSTER_ACTION (else
+// TOPIC_AUTHORIZATION_FAILED on every partition, as Kafka); a consumer needs READ on
+// each topic (TOPIC_AUTHORIZATION_FAILED for the others, checked before existence
+// for names; an unknown topic id stays UNKNOWN_TOPIC_ID).
 
 import (
 	"time"
@@ -19,6 +24,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gokafkad/gokafkad/acl"
 	"github.com/gokafkad/gokafkad/controller"
 	"github.com/gokafkad/gokafkad/protocol"
 	"github.com/gokafkad/gokafkad/replication"
@@ -32,7 +38,10 @@ type fetchPlan struct {
 	parts   []*cachedPartition
 	session *fetchSession // nil for a sessionless fetch
 	// follower is set for a replica's fetch (replica id >= 0).
-	follower    *followerInfo
+	follower *followerInfo
+	// denied are the topics the consumer may not READ (nil: authorization off or all
+	// allowed). Fixed before the first read, so the purgatory may re-read freely.
+	denied      map[string]bool
 	incremental bool
 	sessionID   int32
 }
@@ -58,12 +67,22 @@ func handleFetch(c *conn, r *request) error {
 	req := r.req.(*kmsg.FetchRequest)
 	b := c.b
 	now := b.cfg.Now()
+	follower := followerOf(req)
+	if follower != nil && b.authz != nil && !c.authorizeCluster(acl.OpClusterAction) {
+		// As Kafka's handleFetchRequest: a replica fetch without CLUSTER_ACTION gets
+		// TOPIC_AUTHORIZATION_FAILED on every partition, and no follower state moves.
+		r.resp.finish(fetchErrorResponse(req, kerr.TopicAuthorizationFailed.Code, true))
+		return nil
+	}
 	plan, code := b.fetchContext(req, now)
 	if code != 0 {
 		r.resp.finish(fetchErrorResponse(req, code, false))
 		return nil
 	}
-	plan.follower = followerOf(req)
+	plan.follower = follower
+	if follower == nil && b.authz != nil {
+		plan.denied = c.deniedFetchTopics(plan)
+	}
 	reads, total, anyErr := b.readFetch(plan)
 	if anyErr || total >= int64(req.MinBytes) || req.MaxWaitMillis <= 0 || len(plan.parts) == 0 {
 		b.answerFetch(r, plan, reads)
@@ -140,7 +159,7 @@ func (b *Broker) fetchContext(req *kmsg.FetchRequest, now time.Time) (*fetchPlan
 			b.fetchSessions.remove(req.SessionID)
 		}
 		plan.parts = fromRequest()
-		s := b.fetchSessions.create(now)
+		s := b.fetchSessions.create(now, followerOf(req) != nil, distinctPartitions(plan.parts))
 		if s == nil {
 			return plan, 0
 		}
@@ -163,7 +182,6 @@ func (b *Broker) fetchContext(req *kmsg.FetchRequest, now time.Time) (*fetchPlan
 		return nil, kerr.InvalidFetchSessionEpoch.Code
 	}
 	s.mu.epoch++
-	s.mu.lastUsed = now
 	for _, cp := range fromRequest() {
 		s.upsertLocked(*cp)
 	}
@@ -172,6 +190,7 @@ func (b *Broker) fetchContext(req *kmsg.FetchRequest, now time.Time) (*fetchPlan
 			s.forgetLocked(fetchKey{topic: f.Topic, topicID: f.TopicID, partition: p})
 		}
 	}
+	b.fetchSessions.touch(s, now, len(s.mu.index))
 	plan.parts = snapshotParts(s.mu.order)
 	plan.session, plan.sessionID, plan.incremental = s, s.id, true
 	return plan, 0
@@ -218,6 +237,15 @@ func (b *Broker) readFetch(plan *fetchPlan) (reads []partRead, total int64, anyE
 	for _, cp := range plan.parts {
 		rd := partRead{cp: cp, topic: cp.key.topic, hw: -1, lso: -1, logStart: -1}
 		t, code := resolveTopic(img, cp, byID)
+		if plan.denied != nil {
+			name := cp.key.topic
+			if t != nil {
+				name = t.Name
+			}
+			if (t != nil || !byID) && plan.denied[name] {
+				t, code = nil, kerr.TopicAuthorizationFailed.Code
+			}
+		}
 		if t != nil {
 			rd.topic = t.Name
 			p := b.rm.Partition(storage.TopicPartition{Topic: t.Name, Partition: cp.key.partition})
@@ -366,4 +394,29 @@ func (b *Broker) sendFetchResponse(r *request, resp *kmsg.FetchResponse, slices 
 		return
 	}
 	r.resp.finishChunks(chunks, slices)
+}
+
+// deniedFetchTopics returns the topics of plan the connection may not READ, or nil.
+func (c *conn) deniedFetchTopics(plan *fetchPlan) map[string]bool {
+	img := c.b.ctl.Image()
+	byID := plan.req.Version >= 13
+	read := c.topicAuthorizer(acl.OpRead)
+	var denied map[string]bool
+	for _, cp := range plan.parts {
+		name := cp.key.topic
+		if byID {
+			t := img.TopicsByID[controller.TopicID(cp.topicID)]
+			if t == nil {
+				continue
+			}
+			name = t.Name
+		}
+		if !read.ok(name) {
+			if denied == nil {
+				denied = map[string]bool{}
+			}
+			denied[name] = true
+		}
+	}
+	return denied
 }

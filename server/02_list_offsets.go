@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gokafkad/gokafkad/acl"
 	"github.com/gokafkad/gokafkad/storage"
 )
 
@@ -21,16 +22,20 @@ func handleListOffsets(c *conn, r *request) error {
 	resp := kmsg.NewPtrListOffsetsResponse()
 	resp.SetVersion(req.Version)
 	img := c.b.ctl.Image()
+	describe := c.topicAuthorizerIfOn(acl.OpDescribe)
 	for _, rt := range req.Topics {
 		st := kmsg.NewListOffsetsResponseTopic()
 		st.Topic = rt.Topic
 		t := img.Topics[rt.Topic]
+		denied := !describe.ok(rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
 			p := c.b.rm.Partition(storage.TopicPartition{Topic: rt.Topic, Partition: rp.Partition})
 			switch {
+			case denied:
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			case t == nil:
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			case p == nil && rp.Partition >= 0 && int(rp.Partition) < len(t.Partitions):

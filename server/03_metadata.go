@@ -10,11 +10,19 @@ package server
 // reported as it then is; otherwise UNKNOWN_TOPIC_OR_PARTITION. Invalid names get
 // INVALID_TOPIC_EXCEPTION. Leaderless partitions get LEADER_NOT_AVAILABLE. Brokers are
 // listed with their endpoints on the listener the request came in on.
+//
+// With an authorizer, a topic the principal may not DESCRIBE is left out of an
+// all-topics answer and is TOPIC_AUTHORIZATION_FAILED when asked for by name (with a
+// null name when asked by id), before its existence is looked at; auto-creation needs
+// CREATE on the cluster or the topic (TOPIC_AUTHORIZATION_FAILED otherwise).
+// Authorized operations (v8+), when asked for, are the principal's on each topic and
+// (v8-10) on the cluster; without an authorizer, every operation.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gokafkad/gokafkad/acl"
 	"github.com/gokafkad/gokafkad/controller"
 	"github.com/gokafkad/gokafkad/coordinator"
 )
@@ -32,25 +40,61 @@ func handleMetadata(c *conn, r *request) error {
 	img := b.ctl.Image()
 
 	var names []string
+	// Authorization (KafkaApis.handleTopicMetadataRequest): a topic without DESCRIBE
+	// is left out of an all-topics answer and TOPIC_AUTHORIZATION_FAILED when named
+	// (its existence is not disclosed); creating one needs CREATE on the cluster or
+	// on the topic.
+	describe := c.topicAuthorizerIfOn(acl.OpDescribe)
+	var refused []kmsg.MetadataResponseTopic
+	refuse := func(name *string, id [16]byte) {
+		mt := kmsg.NewMetadataResponseTopic()
+		mt.Topic, mt.TopicID = name, id
+		mt.ErrorCode = kerr.TopicAuthorizationFailed.Code
+		mt.AuthorizedOperations = authorizedOpsOmitted
+		refused = append(refused, mt)
+	}
 	all := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
 	if all {
-		names = img.SortedTopicNames()
+		for _, n := range img.SortedTopicNames() {
+			if describe.ok(n) {
+				names = append(names, n)
+			}
+		}
 	} else {
 		var create []string
+		var mayCreate *bool
 		for _, t := range req.Topics {
 			if t.Topic == nil {
 				// Lookup by topic id (v10+): a known id is answered like its name
 				// (clients resolve OffsetFetch v10's topic ids this way).
 				if tt := img.TopicsByID[controller.TopicID(t.TopicID)]; tt != nil {
+					if !describe.ok(tt.Name) {
+						refuse(nil, t.TopicID) // ids are not secret: Kafka answers with it
+						continue
+					}
 					names = append(names, tt.Name)
 				}
 				continue
 			}
-			names = append(names, *t.Topic)
+			if !describe.ok(*t.Topic) {
+				refuse(t.Topic, [16]byte{})
+				continue
+			}
 			if img.Topics[*t.Topic] == nil && controller.ValidateTopicName(*t.Topic) == nil &&
 				b.cfg.AutoCreateTopicsEnable && (req.Version < 4 || req.AllowAutoTopicCreation) {
+				if describe != nil {
+					if mayCreate == nil {
+						v := c.authorizeCluster(acl.OpCreate)
+						mayCreate = &v
+					}
+					if !*mayCreate && !c.authorize(acl.OpCreate, acl.ResourceTopic, *t.Topic) {
+						refuse(t.Topic, [16]byte{})
+						continue
+					}
+				}
 				create = append(create, *t.Topic)
 			}
+			names = append(names, *t.Topic)
 		}
 		if len(create) > 0 {
 			b.autoCreateTopics(create)
@@ -83,12 +127,19 @@ func handleMetadata(c *conn, r *request) error {
 	resp.ClusterID = &cid
 	resp.ControllerID = b.metadataControllerID(img)
 	resp.AuthorizedOperations = authorizedOpsOmitted
+	if req.Version >= 8 && req.Version <= 10 && req.IncludeClusterAuthorizedOperations {
+		resp.AuthorizedOperations = c.clusterAuthorizedOps()
+	}
+	topicOps := req.Version >= 8 && req.IncludeTopicAuthorizedOperations
 
 	for _, name := range names {
 		mt := kmsg.NewMetadataResponseTopic()
 		n := name
 		mt.Topic = &n
 		mt.AuthorizedOperations = authorizedOpsOmitted
+		if topicOps {
+			mt.AuthorizedOperations = c.authorizedOps(acl.ResourceTopic, name)
+		}
 		t := img.Topics[name]
 		switch {
 		case t != nil:
@@ -104,6 +155,7 @@ func handleMetadata(c *conn, r *request) error {
 		}
 		resp.Topics = append(resp.Topics, mt)
 	}
+	resp.Topics = append(resp.Topics, refused...)
 	r.resp.finish(resp)
 	return nil
 }

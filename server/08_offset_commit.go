@@ -18,8 +18,20 @@ import (
 
 func handleOffsetCommit(c *conn, r *request) error {
 	req := r.req.(*kmsg.OffsetCommitRequest)
+	var refused []kmsg.OffsetCommitResponseTopic
+	if c.b.authz != nil {
+		var done bool
+		if refused, done = c.offsetCommitAuthz(req); done {
+			resp := kmsg.NewPtrOffsetCommitResponse()
+			resp.SetVersion(req.Version)
+			resp.Topics = refused
+			r.resp.finish(resp)
+			return nil
+		}
+	}
 	resp := c.b.groups.OffsetCommit(req)
 	resp.SetVersion(req.Version)
+	resp.Topics = append(resp.Topics, refused...)
 	r.resp.finish(resp)
 	return nil
 }

@@ -17,6 +17,9 @@ func handleOffsetFetch(c *conn, r *request) error {
 	req := r.req.(*kmsg.OffsetFetchRequest)
 	resp := c.b.groups.OffsetFetch(req)
 	resp.SetVersion(req.Version)
+	if c.b.authz != nil {
+		c.filterOffsetFetch(req, resp)
+	}
 	r.resp.finish(resp)
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gokafkad/gokafkad/acl"
 	"github.com/gokafkad/gokafkad/coordinator"
 )
 
@@ -24,12 +25,27 @@ func handleFindCoordinator(c *conn, r *request) error {
 	req := r.req.(*kmsg.FindCoordinatorRequest)
 	resp := kmsg.NewPtrFindCoordinatorResponse()
 	resp.SetVersion(req.Version)
+	find := func(key string) kmsg.FindCoordinatorResponseCoordinator {
+		// DESCRIBE on the group or transactional id, as Kafka's
+		// handleFindCoordinatorRequest.
+		rt := acl.ResourceGroup
+		code := kerr.GroupAuthorizationFailed.Code
+		if req.CoordinatorType == 1 {
+			rt, code = acl.ResourceTransactionalID, kerr.TransactionalIDAuthorizationFailed.Code
+		}
+		if (req.CoordinatorType == 0 || req.CoordinatorType == 1) && !c.authorize(acl.OpDescribe, rt, key) {
+			co := kmsg.NewFindCoordinatorResponseCoordinator()
+			co.Key, co.ErrorCode, co.NodeID, co.Port = key, code, -1, -1
+			return co
+		}
+		return c.b.findCoordinator(key, req.CoordinatorType, c.session.listener)
+	}
 	if req.Version < 4 {
-		co := c.b.findCoordinator(req.CoordinatorKey, req.CoordinatorType, c.session.listener)
+		co := find(req.CoordinatorKey)
 		resp.ErrorCode, resp.ErrorMessage, resp.NodeID, resp.Host, resp.Port = co.ErrorCode, co.ErrorMessage, co.NodeID, co.Host, co.Port
 	} else {
 		for _, k := range req.CoordinatorKeys {
-			resp.Coordinators = append(resp.Coordinators, c.b.findCoordinator(k, req.CoordinatorType, c.session.listener))
+			resp.Coordinators = append(resp.Coordinators, find(k))
 		}
 	}
 	r.resp.finish(resp)

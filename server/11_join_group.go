@@ -18,6 +18,10 @@ import (
 
 func handleJoinGroup(c *conn, r *request) error {
 	req := r.req.(*kmsg.JoinGroupRequest)
+	if !c.mayReadGroup(req.Group) {
+		r.resp.finish(joinGroupRefusal(req))
+		return nil
+	}
 	c.b.groups.JoinGroup(req, r.hdr.ClientID, c.clientHost(), func(m kmsg.Response) {
 		m.SetVersion(req.Version)
 		r.resp.finish(m)

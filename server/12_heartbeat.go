@@ -7,6 +7,7 @@ package server
 // group; NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS as for every group request.
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -14,6 +15,11 @@ func handleHeartbeat(c *conn, r *request) error {
 	req := r.req.(*kmsg.HeartbeatRequest)
 	resp := kmsg.NewPtrHeartbeatResponse()
 	resp.SetVersion(req.Version)
+	if !c.mayReadGroup(req.Group) {
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		r.resp.finish(resp)
+		return nil
+	}
 	resp.ErrorCode = c.b.groups.Heartbeat(req)
 	r.resp.finish(resp)
 	return nil

@@ -8,6 +8,7 @@ package server
 // its own error code.
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gokafkad/gokafkad/coordinator"
@@ -17,6 +18,11 @@ func handleLeaveGroup(c *conn, r *request) error {
 	req := r.req.(*kmsg.LeaveGroupRequest)
 	resp := kmsg.NewPtrLeaveGroupResponse()
 	resp.SetVersion(req.Version)
+	if !c.mayReadGroup(req.Group) {
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		r.resp.finish(resp)
+		return nil
+	}
 	var members []coordinator.LeaveMember
 	if req.Version < 3 {
 		members = []coordinator.LeaveMember{{MemberID: req.MemberID}}

@@ -9,11 +9,19 @@ package server
 // (v5+ protocol type / name that do not match the group's).
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func handleSyncGroup(c *conn, r *request) error {
 	req := r.req.(*kmsg.SyncGroupRequest)
+	if !c.mayReadGroup(req.Group) {
+		resp := kmsg.NewPtrSyncGroupResponse()
+		resp.SetVersion(req.Version)
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		r.resp.finish(resp)
+		return nil
+	}
 	c.b.groups.SyncGroup(req, func(m kmsg.Response) {
 		m.SetVersion(req.Version)
 		r.resp.finish(m)

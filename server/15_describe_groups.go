@@ -15,6 +15,7 @@ func handleDescribeGroups(c *conn, r *request) error {
 	resp := kmsg.NewPtrDescribeGroupsResponse()
 	resp.SetVersion(req.Version)
 	resp.Groups = c.b.groups.DescribeGroups(req.Groups, req.Version)
+	c.describedGroupsAuthz(resp.Groups, req.Version >= 3 && req.IncludeAuthorizedOperations)
 	r.resp.finish(resp)
 	return nil
 }

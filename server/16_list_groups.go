@@ -9,6 +9,8 @@ package server
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gokafkad/gokafkad/acl"
 )
 
 func handleListGroups(c *conn, r *request) error {
@@ -23,6 +25,16 @@ func handleListGroups(c *conn, r *request) error {
 		types = req.TypesFilter
 	}
 	resp.ErrorCode, resp.Groups = c.b.groups.ListGroups(states, types)
+	if c.b.authz != nil && !c.authorizeCluster(acl.OpDescribe) {
+		// Without DESCRIBE on the cluster, only the groups the principal may describe.
+		kept := resp.Groups[:0]
+		for _, g := range resp.Groups {
+			if c.authorize(acl.OpDescribe, acl.ResourceGroup, g.Group) {
+				kept = append(kept, g)
+			}
+		}
+		resp.Groups = kept
+	}
 	r.resp.finish(resp)
 	return nil
 }

@@ -13,12 +13,26 @@ package server
 // NullPointerException against a null one.
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gokafkad/gokafkad/acl"
 )
 
 func handleCreateTopics(c *conn, r *request) error {
 	req := r.req.(*kmsg.CreateTopicsRequest)
-	resp := c.b.ctl.CreateTopics(req)
+	var resp *kmsg.CreateTopicsResponse
+	if c.b.authz != nil {
+		s := c.splitCreateTopics(req)
+		if s.req != nil {
+			resp = c.b.ctl.CreateTopics(s.req.(*kmsg.CreateTopicsRequest))
+		} else {
+			resp = emptyResponse(req).(*kmsg.CreateTopicsResponse)
+		}
+		resp = s.merge(resp).(*kmsg.CreateTopicsResponse)
+	} else {
+		resp = c.b.ctl.CreateTopics(req)
+	}
 	requested := make(map[string]*kmsg.CreateTopicsRequestTopic, len(req.Topics))
 	for i := range req.Topics {
 		requested[req.Topics[i].Topic] = &req.Topics[i]
@@ -30,7 +44,12 @@ func handleCreateTopics(c *conn, r *request) error {
 			continue
 		}
 		if rt := requested[t.Topic]; rt != nil && req.Version >= 5 {
-			t.Configs = c.b.createdTopicConfigs(rt.Configs)
+			if !c.authorize(acl.OpDescribeConfigs, acl.ResourceTopic, t.Topic) {
+				// As Kafka: created, but its configs are not shown.
+				t.ConfigErrorCode = kerr.TopicAuthorizationFailed.Code
+			} else {
+				t.Configs = c.b.createdTopicConfigs(rt.Configs)
+			}
 		}
 		if !req.ValidateOnly {
 			c.log.Info().Str("topic", t.Topic).Int32("partitions", t.NumPartitions).

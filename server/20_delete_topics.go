@@ -26,7 +26,18 @@ func handleDeleteTopics(c *conn, r *request) error {
 		r.resp.finish(controller.DeleteTopicsError(req, code))
 		return nil
 	}
-	resp := c.b.ctl.DeleteTopics(req)
+	var resp *kmsg.DeleteTopicsResponse
+	if c.b.authz != nil {
+		s := c.splitDeleteTopics(req)
+		if s.req != nil {
+			resp = c.b.ctl.DeleteTopics(s.req.(*kmsg.DeleteTopicsRequest))
+		} else {
+			resp = emptyResponse(req).(*kmsg.DeleteTopicsResponse)
+		}
+		resp = s.merge(resp).(*kmsg.DeleteTopicsResponse)
+	} else {
+		resp = c.b.ctl.DeleteTopics(req)
+	}
 	for _, t := range resp.Topics {
 		if t.ErrorCode == 0 && t.Topic != nil {
 			c.log.Info().Str("topic", *t.Topic).Msg("deleted topic")

@@ -22,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gokafkad/gokafkad/acl"
 	"github.com/gokafkad/gokafkad/partition"
 	"github.com/gokafkad/gokafkad/replication"
 	"github.com/gokafkad/gokafkad/storage"
@@ -39,6 +40,7 @@ func handleDeleteRecords(c *conn, r *request) error {
 	resp := kmsg.NewPtrDeleteRecordsResponse()
 	resp.SetVersion(req.Version)
 	img := c.b.ctl.Image()
+	del := c.topicAuthorizerIfOn(acl.OpDelete)
 	type at struct{ ti, pi int }
 	var waits []pendingDelete
 	var where []at
@@ -53,6 +55,8 @@ func handleDeleteRecords(c *conn, r *request) error {
 			exists := t != nil && rp.Partition >= 0 && int(rp.Partition) < len(t.Partitions)
 			p := c.b.rm.Partition(tp)
 			switch {
+			case !del.ok(rt.Topic):
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			case !exists:
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			case internalTopics[rt.Topic]:

@@ -47,6 +47,11 @@ func handleInitProducerID(c *conn, r *request) error {
 	resp := kmsg.NewPtrInitProducerIDResponse()
 	resp.SetVersion(req.Version)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
+	if code := c.initProducerIDAuthz(req); code != 0 {
+		resp.ErrorCode = code
+		r.resp.finish(resp)
+		return nil
+	}
 	switch {
 	case req.TransactionalID != nil:
 		pid, epoch := int64(-1), int16(-1)

@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gokafkad/gokafkad/acl"
 	"github.com/gokafkad/gokafkad/storage"
 )
 
@@ -24,16 +25,24 @@ func handleOffsetForLeaderEpoch(c *conn, r *request) error {
 	resp := kmsg.NewPtrOffsetForLeaderEpochResponse()
 	resp.SetVersion(req.Version)
 	img := c.b.ctl.Image()
+	// Brokers (CLUSTER_ACTION) may ask of any topic; consumers (KIP-320) need DESCRIBE.
+	var describe *topicAuthorizer
+	if c.b.authz != nil && !c.authorizeCluster(acl.OpClusterAction) {
+		describe = c.topicAuthorizer(acl.OpDescribe)
+	}
 	for _, rt := range req.Topics {
 		st := kmsg.NewOffsetForLeaderEpochResponseTopic()
 		st.Topic = rt.Topic
 		t := img.Topics[rt.Topic]
+		denied := !describe.ok(rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.LeaderEpoch, sp.EndOffset = -1, -1
 			p := c.b.rm.Partition(storage.TopicPartition{Topic: rt.Topic, Partition: rp.Partition})
 			switch {
+			case denied:
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			case p == nil && t != nil && rp.Partition >= 0 && int(rp.Partition) < len(t.Partitions):
 				sp.ErrorCode = kerr.NotLeaderForPartition.Code
 			case p == nil:

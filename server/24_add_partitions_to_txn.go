@@ -24,6 +24,12 @@ type txnTopic struct {
 }
 
 func handleAddPartitionsToTxn(c *conn, r *request) error {
+	if c.b.authz != nil {
+		if resp := c.addPartitionsToTxnAuthz(r.req.(*kmsg.AddPartitionsToTxnRequest)); resp != nil {
+			r.resp.finish(resp)
+			return nil
+		}
+	}
 	go addPartitionsToTxn(c, r) // the coordinator's write waits for the HW: not on the read loop
 	return nil
 }

@@ -9,12 +9,24 @@ package server
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gokafkad/gokafkad/acl"
 )
 
 func handleAddOffsetsToTxn(c *conn, r *request) error {
 	req := r.req.(*kmsg.AddOffsetsToTxnRequest)
 	resp := kmsg.NewPtrAddOffsetsToTxnResponse()
 	resp.SetVersion(req.Version)
+	switch {
+	case !c.authorize(acl.OpWrite, acl.ResourceTransactionalID, req.TransactionalID):
+		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+	case !c.authorize(acl.OpRead, acl.ResourceGroup, req.Group):
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+	}
+	if resp.ErrorCode != 0 {
+		r.resp.finish(resp)
+		return nil
+	}
 	go func() { // the coordinator's write waits for the HW: not on the read loop
 		resp.ErrorCode = c.b.txns.AddOffsets(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group)
 		if resp.ErrorCode == kerr.ProducerFenced.Code && req.Version < 2 {

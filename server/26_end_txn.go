@@ -13,6 +13,8 @@ package server
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gokafkad/gokafkad/acl"
 )
 
 func handleEndTxn(c *conn, r *request) error {
@@ -20,6 +22,11 @@ func handleEndTxn(c *conn, r *request) error {
 	resp := kmsg.NewPtrEndTxnResponse()
 	resp.SetVersion(req.Version)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
+	if !c.authorize(acl.OpWrite, acl.ResourceTransactionalID, req.TransactionalID) {
+		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+		r.resp.finish(resp)
+		return nil
+	}
 	// The coordinator may wait for markers: not on the connection's read loop.
 	go func() {
 		resp.ErrorCode = c.b.txns.EndTxn(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit)

@@ -26,6 +26,17 @@ func handleTxnOffsetCommit(c *conn, r *request) error {
 		req.Generation, req.MemberID, req.InstanceID = -1, "", nil
 	}
 	b := c.b
+	var refused []kmsg.TxnOffsetCommitResponseTopic
+	if b.authz != nil {
+		var done bool
+		if refused, done = c.txnOffsetCommitAuthz(req); done {
+			resp := kmsg.NewPtrTxnOffsetCommitResponse()
+			resp.SetVersion(req.Version)
+			resp.Topics = refused
+			r.resp.finish(resp)
+			return nil
+		}
+	}
 	go func() { // writes wait for the HW: not on the read loop
 		resp := b.groups.TxnOffsetCommit(req, func(partition int32) int16 {
 			tp := coordinator.TopicPartition{Topic: coordinator.OffsetsTopic, Partition: partition}
@@ -39,6 +50,7 @@ func handleTxnOffsetCommit(c *conn, r *request) error {
 			return code
 		})
 		resp.SetVersion(req.Version)
+		resp.Topics = append(resp.Topics, refused...)
 		r.resp.finish(resp)
 	}()
 	return nil

@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gokafkad/gokafkad/acl"
 	"github.com/gokafkad/gokafkad/controller"
 )
 
@@ -31,6 +32,13 @@ func handleDescribeConfigs(c *conn, r *request) error {
 	for _, rr := range req.Resources {
 		out := kmsg.NewDescribeConfigsResponseResource()
 		out.ResourceType, out.ResourceName = rr.ResourceType, rr.ResourceName
+		if c.b.authz != nil {
+			if e := c.configResourceAuthz(acl.OpDescribeConfigs, rr.ResourceType, rr.ResourceName); e != nil {
+				out.ErrorCode, out.ErrorMessage = e.Code, &e.Message
+				resp.Resources = append(resp.Resources, out)
+				continue
+			}
+		}
 		configs, err := c.b.describeConfigs(img, rr, req.IncludeSynonyms, docs)
 		if err != nil {
 			out.ErrorCode = err.Code

@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gokafkad/gokafkad/acl"
 	"github.com/gokafkad/gokafkad/controller"
 )
 
@@ -37,6 +38,11 @@ func handleAlterConfigs(c *conn, r *request) error {
 			errs[i] = &controller.APIError{Code: kerr.InvalidRequest.Code, Message: "Each resource must appear at most once."}
 			continue
 		}
+		if c.b.authz != nil {
+			if errs[i] = c.configResourceAuthz(acl.OpAlterConfigs, rr.ResourceType, rr.ResourceName); errs[i] != nil {
+				continue
+			}
+		}
 		var names, nulls []string
 		for _, cfg := range rr.Configs {
 			names = append(names, cfg.Name)
@@ -49,6 +55,9 @@ func handleAlterConfigs(c *conn, r *request) error {
 				if err := c.b.validateBrokerConfig(cfg.Name, *cfg.Value, perBroker); err != nil {
 					return err
 				}
+			}
+			if perBroker {
+				return c.b.validateLegacyTLSUpdate(rr.Configs)
 			}
 			return nil
 		})

@@ -14,11 +14,26 @@ import (
 
 func handleCreatePartitions(c *conn, r *request) error {
 	req := r.req.(*kmsg.CreatePartitionsRequest)
-	resp := c.b.ctl.CreatePartitions(req)
+	var resp *kmsg.CreatePartitionsResponse
+	if c.b.authz != nil {
+		s := c.splitCreatePartitions(req)
+		if s.req != nil {
+			resp = c.b.ctl.CreatePartitions(s.req.(*kmsg.CreatePartitionsRequest))
+		} else {
+			resp = emptyResponse(req).(*kmsg.CreatePartitionsResponse)
+		}
+		resp = s.merge(resp).(*kmsg.CreatePartitionsResponse)
+	} else {
+		resp = c.b.ctl.CreatePartitions(req)
+	}
 	if !req.ValidateOnly {
-		for i, t := range resp.Topics {
+		counts := make(map[string]int32, len(req.Topics))
+		for _, t := range req.Topics {
+			counts[t.Topic] = t.Count
+		}
+		for _, t := range resp.Topics {
 			if t.ErrorCode == 0 {
-				c.log.Info().Str("topic", t.Topic).Int32("partitions", req.Topics[i].Count).Msg("created partitions")
+				c.log.Info().Str("topic", t.Topic).Int32("partitions", counts[t.Topic]).Msg("created partitions")
 			}
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gokafkad/gokafkad/acl"
 	"github.com/gokafkad/gokafkad/controller"
 )
 
@@ -38,6 +39,11 @@ func handleIncrementalAlterConfigs(c *conn, r *request) error {
 			errs[i] = &controller.APIError{Code: kerr.InvalidRequest.Code, Message: "Each resource must appear at most once."}
 			continue
 		}
+		if c.b.authz != nil {
+			if errs[i] = c.configResourceAuthz(acl.OpAlterConfigs, rr.ResourceType, rr.ResourceName); errs[i] != nil {
+				continue
+			}
+		}
 		var names, nulls []string
 		for _, cfg := range rr.Configs {
 			names = append(names, cfg.Name)
@@ -56,6 +62,9 @@ func handleIncrementalAlterConfigs(c *conn, r *request) error {
 				default:
 					return &controller.APIError{Code: kerr.InvalidRequest.Code, Message: fmt.Sprintf("Unknown operations type %d", cfg.Op)}
 				}
+			}
+			if perBroker {
+				return c.b.validateTLSUpdate(rr.Configs)
 			}
 			return nil
 		})

@@ -8,13 +8,26 @@ package server
 // NON_EMPTY_GROUP for an active group that is not a consumer group.
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func handleOffsetDelete(c *conn, r *request) error {
 	req := r.req.(*kmsg.OffsetDeleteRequest)
+	var refused []kmsg.OffsetDeleteResponseTopic
+	if c.b.authz != nil {
+		var denied bool
+		if refused, denied = c.offsetDeleteAuthz(req); denied {
+			resp := kmsg.NewPtrOffsetDeleteResponse()
+			resp.SetVersion(req.Version)
+			resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+			r.resp.finish(resp)
+			return nil
+		}
+	}
 	resp := c.b.groups.OffsetDelete(req)
 	resp.SetVersion(req.Version)
+	resp.Topics = append(resp.Topics, refused...)
 	r.resp.finish(resp)
 	return nil
 }

@@ -7,35 +7,15 @@ package server
 // cluster id, the controller id Metadata reports (the active controller when it is a
 // live broker, else this node, which forwards), and endpoint type 1 (brokers). Asking for
 // the controllers' endpoint (type 2) is MISMATCHED_ENDPOINT_TYPE, any other type
-// UNSUPPORTED_ENDPOINT_TYPE (INVALID_REQUEST for both in v0). Without an authorizer the
-// cluster authorized operations, when asked for, are every cluster operation.
+// UNSUPPORTED_ENDPOINT_TYPE (INVALID_REQUEST for both in v0). The cluster authorized
+// operations, when asked for, are 0 without DESCRIBE on the cluster, else the
+// principal's (every cluster operation without an authorizer), as Kafka's AuthHelper.
 
 import (
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-)
-
-// ACL operation codes (Kafka's AclOperation) and the bit fields "authorized operations"
-// answers carry when there is no authorizer: every operation the resource type
-// supports (AclEntry.supportedOperations).
-const (
-	aclRead            = 3
-	aclWrite           = 4
-	aclCreate          = 5
-	aclDelete          = 6
-	aclAlter           = 7
-	aclDescribe        = 8
-	aclClusterAction   = 9
-	aclDescribeConfigs = 10
-	aclAlterConfigs    = 11
-	aclIdempotentWrite = 12
-
-	clusterAuthorizedOps = 1<<aclCreate | 1<<aclClusterAction | 1<<aclDescribeConfigs | 1<<aclAlterConfigs |
-		1<<aclIdempotentWrite | 1<<aclAlter | 1<<aclDescribe
-	topicAuthorizedOps = 1<<aclRead | 1<<aclWrite | 1<<aclCreate | 1<<aclDescribe | 1<<aclDelete |
-		1<<aclAlter | 1<<aclDescribeConfigs | 1<<aclAlterConfigs
 )
 
 // Endpoint types of DescribeCluster v1+ (KIP-919).
@@ -69,7 +49,7 @@ func handleDescribeCluster(c *conn, r *request) error {
 	resp.ClusterID = img.ClusterID
 	resp.ClusterAuthorizedOperations = authorizedOpsOmitted
 	if req.IncludeClusterAuthorizedOperations {
-		resp.ClusterAuthorizedOperations = clusterAuthorizedOps
+		resp.ClusterAuthorizedOperations = c.clusterAuthorizedOps()
 	}
 	resp.ControllerID = c.b.metadataControllerID(img)
 	for _, br := range img.SortedBrokers() {

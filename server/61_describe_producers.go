@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gokafkad/gokafkad/acl"
 	"github.com/gokafkad/gokafkad/storage"
 )
 
@@ -20,15 +21,19 @@ func handleDescribeProducers(c *conn, r *request) error {
 	resp := kmsg.NewPtrDescribeProducersResponse()
 	resp.SetVersion(req.Version)
 	img := c.b.ctl.Image()
+	read := c.topicAuthorizerIfOn(acl.OpRead)
 	for _, t := range req.Topics {
 		rt := kmsg.NewDescribeProducersResponseTopic()
 		rt.Topic = t.Topic
 		ti := img.Topics[t.Topic]
+		denied := !read.ok(t.Topic)
 		for _, pi := range t.Partitions {
 			rp := kmsg.NewDescribeProducersResponseTopicPartition()
 			rp.Partition = pi
 			p := c.b.rm.Partition(storage.TopicPartition{Topic: t.Topic, Partition: pi})
 			switch {
+			case denied:
+				rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			case ti == nil || pi < 0 || int(pi) >= len(ti.Partitions):
 				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			case p == nil || !p.IsLeader():

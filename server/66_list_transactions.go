@@ -8,7 +8,11 @@ package server
 // expression (v2+; INVALID_REGULAR_EXPRESSION when it does not compile).
 // COORDINATOR_LOAD_IN_PROGRESS while a partition is loading.
 
-import "github.com/twmb/franz-go/pkg/kmsg"
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gokafkad/gokafkad/acl"
+)
 
 func handleListTransactions(c *conn, r *request) error {
 	req := r.req.(*kmsg.ListTransactionsRequest)
@@ -23,6 +27,15 @@ func handleListTransactions(c *conn, r *request) error {
 		pattern = req.TransactionalIDPattern
 	}
 	resp.ErrorCode, resp.UnknownStateFilters, resp.TransactionStates = c.b.txns.List(req.StateFilters, req.ProducerIDFilters, dur, pattern)
+	if c.b.authz != nil {
+		kept := resp.TransactionStates[:0]
+		for _, s := range resp.TransactionStates {
+			if c.authorize(acl.OpDescribe, acl.ResourceTransactionalID, s.TransactionalID) {
+				kept = append(kept, s)
+			}
+		}
+		resp.TransactionStates = kept
+	}
 	r.resp.finish(resp)
 	return nil
 }

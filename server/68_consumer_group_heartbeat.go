@@ -19,6 +19,7 @@ package server
 import (
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gokafkad/gokafkad/config"
@@ -27,6 +28,13 @@ import (
 
 func handleConsumerGroupHeartbeat(c *conn, r *request) error {
 	req := r.req.(*kmsg.ConsumerGroupHeartbeatRequest)
+	if !c.mayReadGroup(req.Group) {
+		resp := kmsg.NewPtrConsumerGroupHeartbeatResponse()
+		resp.SetVersion(req.Version)
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		r.resp.finish(resp)
+		return nil
+	}
 	resp := c.b.groups.ConsumerGroupHeartbeat(req, r.hdr.ClientID, c.clientHost())
 	resp.SetVersion(req.Version)
 	r.resp.finish(resp)

@@ -9,7 +9,10 @@ package server
 // computed (no ACLs yet).
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gokafkad/gokafkad/acl"
 )
 
 func handleConsumerGroupDescribe(c *conn, r *request) error {
@@ -17,6 +20,15 @@ func handleConsumerGroupDescribe(c *conn, r *request) error {
 	resp := kmsg.NewPtrConsumerGroupDescribeResponse()
 	resp.SetVersion(req.Version)
 	resp.Groups = c.b.groups.ConsumerGroupDescribe(req.Groups)
+	for i := range resp.Groups {
+		g := &resp.Groups[i]
+		if name := g.Group; !c.authorize(acl.OpDescribe, acl.ResourceGroup, name) {
+			*g = kmsg.NewConsumerGroupDescribeResponseGroup()
+			g.Group, g.ErrorCode, g.AuthorizedOperations = name, kerr.GroupAuthorizationFailed.Code, authorizedOpsOmitted
+		} else if req.IncludeAuthorizedOperations && g.ErrorCode == 0 {
+			g.AuthorizedOperations = c.authorizedOps(acl.ResourceGroup, name)
+		}
+	}
 	r.resp.finish(resp)
 	return nil
 }

@@ -13,6 +13,10 @@ package server
 // UNKNOWN_TOPIC_OR_PARTITION (INVALID_TOPIC_EXCEPTION for invalid names) and take no
 // room in the page. Leaderless partitions have leader -1 and no error. Without ELR the
 // eligible / last known ELR lists are empty.
+//
+// With an authorizer, topics without DESCRIBE are left out of an all-topics answer
+// and TOPIC_AUTHORIZATION_FAILED when named (taking no room in the page); each topic
+// carries the principal's authorized operations on it.
 
 import (
 	"sort"
@@ -20,6 +24,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gokafkad/gokafkad/acl"
 	"github.com/gokafkad/gokafkad/controller"
 )
 
@@ -68,7 +73,17 @@ func handleDescribeTopicPartitions(c *conn, r *request) error {
 	sort.Strings(names)
 
 	remaining := int32(max(min(maxRequestPartitionSizeLimit, req.ResponsePartitionLimit), 1))
+	describe := c.topicAuthorizerIfOn(acl.OpDescribe)
 	for _, name := range names {
+		if !describe.ok(name) {
+			if !all {
+				rt := kmsg.NewDescribeTopicPartitionsResponseTopic()
+				n := name
+				rt.Topic, rt.ErrorCode = &n, kerr.TopicAuthorizationFailed.Code
+				resp.Topics = append(resp.Topics, rt)
+			}
+			continue
+		}
 		if remaining == 0 {
 			// The page is full: go on at the start of this topic (which may not exist).
 			cur := kmsg.NewDescribeTopicPartitionsResponseNextCursor()
@@ -80,7 +95,7 @@ func handleDescribeTopicPartitions(c *conn, r *request) error {
 		n := name
 		rt.Topic = &n
 		rt.IsInternal = internalTopics[name]
-		rt.AuthorizedOperations = topicAuthorizedOps
+		rt.AuthorizedOperations = c.authorizedOps(acl.ResourceTopic, name)
 		t := img.Topics[name]
 		if t == nil {
 			if all {

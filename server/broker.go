@@ -29,10 +29,11 @@ import (
 type Config struct {
 	*config.Broker
 
-	// Listen, when set, overrides the client listener's bind address (tests use
-	// 127.0.0.1:0). Otherwise the first non-controller entry of listeners is used.
+	// Listen, when set, overrides the bind address of the first broker (non-controller)
+	// entry of listeners, which is then advertised as bound (tests use 127.0.0.1:0).
+	// Every other listener binds its own address.
 	Listen string
-	// ControllerListen, when set, overrides the controller listener's bind address
+	// ControllerListen, when set, overrides the first controller listener's bind address
 	// (tests of single nodes use 127.0.0.1:0; a lone voter needs no fixed address).
 	ControllerListen string
 
@@ -182,6 +183,8 @@ type Broker struct {
 	fetchSessions *fetchSessionCache
 	producerIDs   producerIDAllocator
 	topicConfigs  topicConfigCache
+	// authz is the authorizer (nil: authorizer.class.name is empty); see authz.go.
+	authz *authz
 
 	closeOnce sync.Once
 	closing   chan struct{}
@@ -208,6 +211,7 @@ func Start(cfg Config) (*Broker, error) {
 	}
 	b := &Broker{cfg: cfg, log: cfg.Logger, closing: make(chan struct{}), conns: map[*conn]struct{}{}}
 	b.pub.b = b
+	b.authz = newAuthz(cfg, b.authzImage)
 	if cfg.Configs == nil {
 		cfg.Configs = configDefs{broker: cfg.Broker}
 		b.cfg.Configs = cfg.Configs

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"net"
 	"strconv"
 	"sync"
@@ -114,6 +115,10 @@ func (l *brokerLifecycle) register(ctx context.Context) error {
 		l.b.log.Warn().Err(err).Msg("broker registration refused")
 		if r.ErrorCode == kerr.InconsistentClusterID.Code {
 			return err
+		}
+		if r.ErrorCode == kerr.ClusterAuthorizationFailed.Code {
+			// It will not pass without a change of ACLs: say what is missing, once.
+			return fmt.Errorf("%w: with authorizer.class.name set, the broker's principal needs ClusterAction on the cluster (or a place in super.users)", err)
 		}
 		select {
 		case <-ctx.Done():

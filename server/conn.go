@@ -193,7 +193,11 @@ func (c *conn) readLoop() error {
 			e.Str("api", kmsg.NameForKey(hdr.APIKey)).Int16("version", hdr.APIVersion).
 				Int32("correlation_id", hdr.CorrelationID).Str("client_id", hdr.ClientID).Msg("request")
 		}
-		if err := api.handle(c, &request{hdr: hdr, req: req, resp: r}); err != nil {
+		rq := &request{hdr: hdr, req: req, resp: r}
+		if c.b.authz != nil && !c.authorizeRequest(hdr.APIKey, rq) {
+			continue
+		}
+		if err := api.handle(c, rq); err != nil {
 			return err
 		}
 		if hdr.APIKey == int16(kmsg.Produce) {

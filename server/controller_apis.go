@@ -9,8 +9,10 @@ package server
 //	                           the batch format); any other topic is
 //	                           UNKNOWN_TOPIC_OR_PARTITION
 //	CreateTopics 2-7, DeleteTopics 1-6, CreatePartitions 0-3, AlterConfigs 0-2,
-//	IncrementalAlterConfigs 0-1, AlterUserScramCredentials 0
+//	IncrementalAlterConfigs 0-1, CreateAcls 1-3, DeleteAcls 1-3,
+//	AlterUserScramCredentials 0
 //	                           forwarded by brokers as the client sent them
+//	DescribeAcls 1-3           this controller's ACLs (kafka-acls --bootstrap-controller)
 //	DescribeQuorum 0-2         the Raft quorum (kafka-metadata-quorum)
 //	SaslHandshake 0-1, SaslAuthenticate 0-2
 //	                           authentication on a SASL controller listener (sasl.go)
@@ -53,6 +55,9 @@ var controllerAPIs = newAPITable([]apiHandler{
 	{key: 18, min: 0, max: 4, handle: handleAPIVersions},
 	{key: 19, min: 2, max: 7, handle: controllerHandler},
 	{key: 20, min: 1, max: 6, handle: controllerHandler},
+	{key: 29, min: 1, max: 3, handle: handleControllerDescribeACLs},
+	{key: 30, min: 1, max: 3, handle: controllerACLHandler},
+	{key: 31, min: 1, max: 3, handle: controllerACLHandler},
 	{key: 33, min: 0, max: 2, handle: controllerHandler},
 	{key: 36, min: 0, max: 2, handle: handleSaslAuthenticate},
 	{key: 37, min: 0, max: 3, handle: controllerHandler},
@@ -66,10 +71,35 @@ var controllerAPIs = newAPITable([]apiHandler{
 	{key: 67, min: 0, max: 0, handle: controllerHandler},
 })
 
-// controllerHandler runs a controller operation on its own goroutine.
+// controllerHandler runs a controller operation on its own goroutine. Forwarded
+// admin requests are authorized first (authz_admin.go: brokers are trusted, other
+// principals checked per resource).
 func controllerHandler(c *conn, r *request) error {
 	ctl := c.b.localCtl
-	go func() { r.resp.finish(handleControllerRequest(ctl, r.req)) }()
+	s := c.controllerAdminAuthz(r.req)
+	go func() {
+		if s.req == nil {
+			r.resp.finish(s.merge(emptyResponse(r.req)))
+			return
+		}
+		r.resp.finish(s.merge(handleControllerRequest(ctl, s.req)))
+	}()
+	return nil
+}
+
+// controllerACLHandler runs CreateAcls / DeleteAcls on the controller listener:
+// SECURITY_DISABLED without an authorizer, as Kafka's ControllerApis.
+func controllerACLHandler(c *conn, r *request) error {
+	if c.b.authz == nil {
+		r.resp.finish(securityDisabled(r.req))
+		return nil
+	}
+	return controllerHandler(c, r)
+}
+
+// handleControllerDescribeACLs answers DescribeAcls from this controller's image.
+func handleControllerDescribeACLs(c *conn, r *request) error {
+	r.resp.finish(describeACLs(c.b.authz, r.req.(*kmsg.DescribeACLsRequest)))
 	return nil
 }
 
@@ -102,6 +132,10 @@ func handleControllerRequest(ctl *controller.Controller, req kmsg.Request) kmsg.
 		return ctl.IncrementalAlterConfigs(r)
 	case *kmsg.AlterUserSCRAMCredentialsRequest:
 		return ctl.AlterUserScramCredentials(r)
+	case *kmsg.CreateACLsRequest:
+		return ctl.CreateACLs(r)
+	case *kmsg.DeleteACLsRequest:
+		return ctl.DeleteACLs(r)
 	case *kmsg.AllocateProducerIDsRequest:
 		resp := kmsg.NewPtrAllocateProducerIDsResponse()
 		resp.SetVersion(r.Version)
@@ -157,6 +191,20 @@ func notControllerResponse(req kmsg.Request, code int16) kmsg.Response {
 		}
 	case *kmsg.AlterUserSCRAMCredentialsRequest:
 		alterScramErrors(r, resp.(*kmsg.AlterUserSCRAMCredentialsResponse), code)
+	case *kmsg.CreateACLsRequest:
+		out := resp.(*kmsg.CreateACLsResponse)
+		for range r.Creations {
+			res := kmsg.NewCreateACLsResponseResult()
+			res.ErrorCode = code
+			out.Results = append(out.Results, res)
+		}
+	case *kmsg.DeleteACLsRequest:
+		out := resp.(*kmsg.DeleteACLsResponse)
+		for range r.Filters {
+			res := kmsg.NewDeleteACLsResponseResult()
+			res.ErrorCode = code
+			out.Results = append(out.Results, res)
+		}
 	case *kmsg.AllocateProducerIDsRequest:
 		resp.(*kmsg.AllocateProducerIDsResponse).ErrorCode = code
 	case *kmsg.DescribeQuorumRequest:
@@ -302,7 +350,7 @@ func handleControllerDescribeCluster(c *conn, r *request) error {
 	resp.ControllerID = ctl.LeaderID()
 	resp.ClusterAuthorizedOperations = authorizedOpsOmitted
 	if req.IncludeClusterAuthorizedOperations {
-		resp.ClusterAuthorizedOperations = clusterAuthorizedOps
+		resp.ClusterAuthorizedOperations = c.clusterAuthorizedOps()
 	}
 	for _, v := range ctl.Voters() {
 		b := kmsg.NewDescribeClusterResponseBroker()
@@ -321,6 +369,9 @@ func handleControllerDescribeCluster(c *conn, r *request) error {
 func (c *conn) stepRaftMessage(frame []byte) error {
 	if len(frame) < 10 {
 		return protocol.ErrShortHeader
+	}
+	if c.b.authz != nil && !c.authorizeCluster(raftAuthz.cluster[0]) {
+		return errRaftUnauthorized
 	}
 	body := frame[10:]
 	if n := int16(binary.BigEndian.Uint16(frame[8:])); n > 0 {

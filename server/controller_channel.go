@@ -23,8 +23,8 @@ import (
 // The controller channel (Kafka's NodeToControllerChannelManager): how a broker
 // reaches the active controller for its registration and heartbeats, AlterPartition,
 // producer-id blocks, and the admin requests it forwards (CreateTopics, DeleteTopics,
-// CreatePartitions, AlterConfigs, IncrementalAlterConfigs, AlterUserScramCredentials,
-// DescribeQuorum).
+// CreatePartitions, AlterConfigs, IncrementalAlterConfigs, DescribeQuorum, CreateAcls,
+// DeleteAcls, AlterUserScramCredentials).
 //
 // Forwarding sends the client's request as is — same API key, same version — to the
 // controller listener of the active controller, and relays the answer (no Envelope:
@@ -234,6 +234,10 @@ func isNotController(resp kmsg.Response) bool {
 		return len(r.Resources) > 0 && r.Resources[0].ErrorCode == nc
 	case *kmsg.AlterUserSCRAMCredentialsResponse:
 		return len(r.Results) > 0 && r.Results[0].ErrorCode == nc
+	case *kmsg.CreateACLsResponse:
+		return len(r.Results) > 0 && r.Results[0].ErrorCode == nc
+	case *kmsg.DeleteACLsResponse:
+		return len(r.Results) > 0 && r.Results[0].ErrorCode == nc
 	case *kmsg.BrokerRegistrationResponse:
 		return r.ErrorCode == nc
 	case *kmsg.BrokerHeartbeatResponse:
@@ -317,6 +321,24 @@ func (m *brokerMeta) IncrementalAlterConfigs(req *kmsg.IncrementalAlterConfigsRe
 		return notControllerResponse(req, kerr.RequestTimedOut.Code).(*kmsg.IncrementalAlterConfigsResponse)
 	}
 	return resp.(*kmsg.IncrementalAlterConfigsResponse)
+}
+
+// CreateACLs forwards a CreateAcls request to the active controller.
+func (m *brokerMeta) CreateACLs(req *kmsg.CreateACLsRequest) *kmsg.CreateACLsResponse {
+	resp, err := m.forward(req)
+	if err != nil {
+		return notControllerResponse(req, kerr.RequestTimedOut.Code).(*kmsg.CreateACLsResponse)
+	}
+	return resp.(*kmsg.CreateACLsResponse)
+}
+
+// DeleteACLs forwards a DeleteAcls request to the active controller.
+func (m *brokerMeta) DeleteACLs(req *kmsg.DeleteACLsRequest) *kmsg.DeleteACLsResponse {
+	resp, err := m.forward(req)
+	if err != nil {
+		return notControllerResponse(req, kerr.RequestTimedOut.Code).(*kmsg.DeleteACLsResponse)
+	}
+	return resp.(*kmsg.DeleteACLsResponse)
 }
 
 // AllocateProducerIDs asks the active controller for a block of producer ids.

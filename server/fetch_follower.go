@@ -40,8 +40,12 @@ func followerOf(req *kmsg.FetchRequest) *followerInfo {
 // a moved HW wakes the produces waiting on it.
 func (b *Broker) readForFollower(plan *fetchPlan, p *partition.Partition, cp *cachedPartition, rd *partRead, maxBytes int32, minOne bool) int16 {
 	f := plan.follower
+	registered := int64(-1)
+	if br, ok := b.ctl.Image().Brokers[f.replicaID]; ok && !br.Fenced {
+		registered = br.Epoch
+	}
 	res, err := p.ReadForFollower(partition.FollowerFetch{
-		ReplicaID: f.replicaID, BrokerEpoch: f.brokerEpoch, FetchOffset: cp.fetchOffset,
+		ReplicaID: f.replicaID, BrokerEpoch: f.brokerEpoch, RegisteredBrokerEpoch: registered, FetchOffset: cp.fetchOffset,
 		LastFetchedEpoch: cp.lastFetchedEpoch, LogStartOffset: cp.replicaLogStart,
 		CurrentLeaderEpoch: cp.currentLeaderEpoch, MaxBytes: maxBytes, MinOneMessage: minOne,
 		UpdateState: f.firstRead,

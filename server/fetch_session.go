@@ -52,49 +52,71 @@ type fetchSession struct {
 	id int32
 	mu struct {
 		sync.Mutex
-		epoch    int32 // the epoch the next request must carry
-		order    []*cachedPartition
-		index    map[fetchKey]*cachedPartition
-		lastUsed time.Time
+		epoch int32 // the epoch the next request must carry
+		order []*cachedPartition
+		index map[fetchKey]*cachedPartition
 	}
+	// Eviction state, guarded by the cache's mu (see fetchSessionCache).
+	privileged bool // a follower's session
+	created    time.Time
+	lastUsed   time.Time
+	size       int // partitions at the last touch
+	// evictableByAll / evictableByPrivileged: whether a new unprivileged / privileged
+	// session may evict this one for being less valuable, as of the last touch.
+	evictableByAll, evictableByPrivileged bool
 }
 
+// fetchSessionEviction is how long a session is protected after its creation and
+// how long it may go unused before any new session evicts it (Kafka's
+// MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS; not configurable there either).
+const fetchSessionEviction = 120 * time.Second
+
+// fetchSessionCache holds at most max sessions (max.incremental.fetch.session.cache.slots)
+// and evicts as Kafka's FetchSessionCache (KIP-227) does, not least-recently-used:
+// when it is full, a new session evicts
+//  1. the least recently used session, if it went unused for fetchSessionEviction; else
+//  2. the least valuable evictable session, if the new one is worth more. Value orders
+//     (privileged, partitions, id): a follower's (privileged) session is worth more than
+//     any consumer's; among equals, more partitions are worth more. A consumer's
+//     session is evictable by anyone once it is older than fetchSessionEviction, and by
+//     a follower's at any time; a follower's session only once it is older than
+//     fetchSessionEviction, and then by anyone. Both are decided at the session's last
+//     touch (creation or incremental fetch), as Kafka does.
+//
+// So a stream of new consumer sessions can evict only idle sessions and older, smaller
+// consumer sessions, never a follower's that is in use; and a new session that finds
+// nothing to evict is served sessionless. Eviction scans the sessions (at most max,
+// and only when the cache is full); Kafka keeps sorted maps for the same choice.
+//
+// Lock order: a session's mu, then the cache's mu.
 type fetchSessionCache struct {
-	max int
-	mu  struct {
+	max      int
+	eviction time.Duration
+	mu       struct {
 		sync.Mutex
 		sessions map[int32]*fetchSession
 	}
 }
 
 func newFetchSessionCache(slots int) *fetchSessionCache {
-	c := &fetchSessionCache{max: slots}
+	c := &fetchSessionCache{max: slots, eviction: fetchSessionEviction}
 	c.mu.sessions = map[int32]*fetchSession{}
 	return c
 }
 
-// create makes a new session, evicting the least recently used one when full. It
-// returns nil when sessions are disabled (0 slots).
-func (c *fetchSessionCache) create(now time.Time) *fetchSession {
+// create makes a new session of size partitions (privileged for a follower), evicting
+// one as described on fetchSessionCache when full. It returns nil when sessions are
+// disabled (0 slots) or nothing may be evicted: the fetch is then sessionless.
+func (c *fetchSessionCache) create(now time.Time, privileged bool, size int) *fetchSession {
 	if c.max <= 0 {
 		return nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.mu.sessions) >= c.max {
-		var oldest *fetchSession
-		var oldestAt time.Time
-		for _, s := range c.mu.sessions {
-			s.mu.Lock()
-			at := s.mu.lastUsed
-			s.mu.Unlock()
-			if oldest == nil || at.Before(oldestAt) {
-				oldest, oldestAt = s, at
-			}
-		}
-		delete(c.mu.sessions, oldest.id)
+	if len(c.mu.sessions) >= c.max && !c.tryEvictLocked(now, privileged, size) {
+		return nil
 	}
-	s := &fetchSession{}
+	s := &fetchSession{privileged: privileged, created: now}
 	for {
 		s.id = rand.Int32()
 		if _, taken := c.mu.sessions[s.id]; s.id != 0 && !taken {
@@ -103,10 +125,78 @@ func (c *fetchSessionCache) create(now time.Time) *fetchSession {
 	}
 	s.mu.epoch = 1
 	s.mu.index = map[fetchKey]*cachedPartition{}
-	s.mu.lastUsed = now
 	c.mu.sessions[s.id] = s
+	c.touchLocked(s, now, size)
 	return s
 }
+
+// touch records a use of s, which now holds size partitions (Kafka's
+// FetchSessionCache.touch on every incremental fetch).
+func (c *fetchSessionCache) touch(s *fetchSession, now time.Time, size int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.touchLocked(s, now, size)
+}
+
+func (c *fetchSessionCache) touchLocked(s *fetchSession, now time.Time, size int) {
+	s.lastUsed, s.size = now, size
+	old := now.Sub(s.created) > c.eviction
+	s.evictableByPrivileged = !s.privileged || old
+	s.evictableByAll = old
+}
+
+// evictionKey orders sessions by value, least valuable first (Kafka's EvictableKey).
+type evictionKey struct {
+	privileged bool
+	size       int
+	id         int32
+}
+
+func (a evictionKey) less(b evictionKey) bool {
+	if a.privileged != b.privileged {
+		return !a.privileged
+	}
+	if a.size != b.size {
+		return a.size < b.size
+	}
+	return a.id < b.id
+}
+
+// tryEvictLocked evicts one session for a new one, if the rules allow; c.mu held.
+func (c *fetchSessionCache) tryEvictLocked(now time.Time, privileged bool, size int) bool {
+	var lru, cheapest *fetchSession
+	for _, s := range c.mu.sessions {
+		if lru == nil || s.lastUsed.Before(lru.lastUsed) || (s.lastUsed.Equal(lru.lastUsed) && s.id < lru.id) {
+			lru = s
+		}
+		if evictable := s.evictableByAll || (privileged && s.evictableByPrivileged); evictable &&
+			(cheapest == nil || s.key().less(cheapest.key())) {
+			cheapest = s
+		}
+	}
+	switch {
+	case lru == nil:
+		return false
+	case now.Sub(lru.lastUsed) > c.eviction:
+		delete(c.mu.sessions, lru.id)
+		return true
+	case cheapest == nil || (evictionKey{privileged, size, 0}).less(cheapest.key()):
+		return false
+	}
+	delete(c.mu.sessions, cheapest.id)
+	return true
+}
+
+// distinctPartitions is how many partitions parts names (a request may repeat one).
+func distinctPartitions(parts []*cachedPartition) int {
+	seen := make(map[fetchKey]struct{}, len(parts))
+	for _, cp := range parts {
+		seen[cp.key] = struct{}{}
+	}
+	return len(seen)
+}
+
+func (s *fetchSession) key() evictionKey { return evictionKey{s.privileged, s.size, s.id} }
 
 func (c *fetchSessionCache) get(id int32) *fetchSession {
 	c.mu.Lock()

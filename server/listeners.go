@@ -22,6 +22,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/gokafkad/gokafkad/config"
 	"github.com/gokafkad/gokafkad/controller"
 )
@@ -39,6 +41,9 @@ type listener struct {
 	// sasl authenticates the connections of a SASL_PLAINTEXT / SASL_SSL listener
 	// (nil otherwise; sasl.go).
 	sasl *saslListener
+	// refusedLog logs refused handshakes, at most a burst a second: a client that
+	// retries in a loop must not fill the log.
+	refusedLog zerolog.Logger
 }
 
 // addr is the advertised host:port.
@@ -73,7 +78,8 @@ func (b *Broker) bindListener(l config.Listener, override string, apis *apiTable
 	if err := checkListenerSecurity(l.Name, l.SecurityProtocol); err != nil {
 		return nil, err
 	}
-	bl := &listener{Listener: l, apis: apis}
+	bl := &listener{Listener: l, apis: apis,
+		refusedLog: b.log.Sample(&zerolog.BurstSampler{Burst: 10, Period: time.Second}).With().Str("listener", l.Name).Logger()}
 	if isTLSProtocol(l.SecurityProtocol) {
 		lt, err := b.newListenerTLS(l.Name)
 		if err != nil {
@@ -169,7 +175,7 @@ func (b *Broker) serveConn(l *listener, nc net.Conn) {
 			s.principal, err = l.tls.mapper.TLSPrincipal(tc.ConnectionState().PeerCertificates)
 		}
 		if err != nil {
-			b.log.Info().Err(err).Str("listener", l.Name).Str("remote", nc.RemoteAddr().String()).Msg("TLS connection refused")
+			l.refusedLog.Info().Err(err).Str("remote", nc.RemoteAddr().String()).Msg("TLS connection refused")
 			nc.Close()
 			return
 		}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -21,6 +22,8 @@ type metadataPublisher struct {
 	// applied is the last image the subsystems saw (nil until attach).
 	applied  *controller.MetadataImage
 	attached bool
+	// tlsSeen is the dynamic configs the TLS listeners were last rebuilt for.
+	tlsSeen tlsReload
 }
 
 func (p *metadataPublisher) publish(_, next *controller.MetadataImage) {
@@ -36,6 +39,7 @@ func (p *metadataPublisher) publish(_, next *controller.MetadataImage) {
 	p.b.rm.ApplyImage(p.applied, next)
 	p.b.applyGroupImage(p.applied, next)
 	p.b.applyTxnImage(p.applied, next)
+	p.b.maybeReloadTLS(next, &p.tlsSeen)
 	p.applied = next
 }
 
@@ -48,6 +52,7 @@ func (p *metadataPublisher) attach() {
 	p.b.rm.ApplyImage(nil, img)
 	p.b.applyGroupImage(nil, img)
 	p.b.applyTxnImage(nil, img)
+	p.b.maybeReloadTLS(img, &p.tlsSeen)
 	p.applied = img
 }
 
@@ -64,6 +69,7 @@ func (p *metadataPublisher) detach() {
 func (b *Broker) metadataLoop(ch *controllerChannel, done chan struct{}) {
 	defer close(done)
 	backoff := 10 * time.Millisecond
+	warnedAuthz := false
 	for {
 		select {
 		case <-b.closing:
@@ -99,6 +105,10 @@ func (b *Broker) metadataLoop(ch *controllerChannel, done chan struct{}) {
 			}
 		}
 		if err != nil {
+			if errors.Is(err, kerr.ClusterAuthorizationFailed) && !warnedAuthz {
+				warnedAuthz = true // once: the loop retries until the ACLs change
+				b.log.Warn().Err(err).Msg("the controllers refuse this broker's metadata fetch: with authorizer.class.name set, the broker's principal needs ClusterAction on the cluster (or a place in super.users)")
+			}
 			b.log.Debug().Err(err).Msg("metadata fetch failed")
 			select {
 			case <-b.closing:

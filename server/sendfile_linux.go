@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -59,9 +60,16 @@ func sendFile(nc net.Conn, s storage.FileSlice) error {
 	return nil
 }
 
-// copySlice is the fallback for connections that are not raw sockets (TLS).
+// copyBufs are the buffers copySlice reads file ranges through: a TLS connection
+// cannot take sendfile, and io.Copy would allocate 32 KiB for every slice.
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
+
+// copySlice is the fallback for connections that are not raw sockets (TLS: the bytes
+// must go through crypto/tls to be encrypted).
 func copySlice(w io.Writer, s storage.FileSlice) error {
-	n, err := io.Copy(w, io.NewSectionReader(s.File, s.Pos, s.Len))
+	bp := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(bp)
+	n, err := io.CopyBuffer(onlyWriter{w}, io.NewSectionReader(s.File, s.Pos, s.Len), *bp)
 	if err == nil && n < s.Len {
 		_, err = w.Write(make([]byte, s.Len-n))
 	}
@@ -92,3 +100,6 @@ func setCork(nc net.Conn, on bool) bool {
 	}
 	return serr == nil
 }
+
+// onlyWriter hides a ReaderFrom, so io.CopyBuffer uses the buffer it is given.
+type onlyWriter struct{ io.Writer }

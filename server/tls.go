@@ -17,27 +17,48 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"sync/atomic"
 	"time"
 
+	"github.com/gokafkad/gokafkad/config"
 	"github.com/gokafkad/gokafkad/replication"
 	"github.com/gokafkad/gokafkad/security"
 )
 
 // listenerTLS is what a TLS listener serves with.
 type listenerTLS struct {
+	name string
+	// config is what tls.Server gets: every handshake takes the current state's
+	// config (GetConfigForClient), so a keystore or truststore update applies to new
+	// connections and leaves open ones alone.
+	config *tls.Config
+	cur    atomic.Pointer[tlsState]
+	mapper *security.PrincipalMapper
+}
+
+// tlsState is a listener's TLS configuration built from one set of ssl.* values.
+type tlsState struct {
 	config *tls.Config
 	store  *security.Store
-	mapper *security.PrincipalMapper
+}
+
+// buildTLSState builds the server side of listener name from its ssl.* configs.
+func buildTLSState(s config.SSL) (*tlsState, error) {
+	store, err := security.NewStore(s)
+	if err != nil {
+		return nil, err
+	}
+	tc, err := security.ServerConfig(s, store)
+	if err != nil {
+		return nil, err
+	}
+	return &tlsState{config: tc, store: store}, nil
 }
 
 // newListenerTLS builds the TLS side of listener name from its ssl.* configs.
 func (b *Broker) newListenerTLS(name string) (*listenerTLS, error) {
 	s := b.cfg.ListenerSSL(name)
-	store, err := security.NewStore(s)
-	if err != nil {
-		return nil, fmt.Errorf("server: listener %s: %w", name, err)
-	}
-	tc, err := security.ServerConfig(s, store)
+	st, err := buildTLSState(s)
 	if err != nil {
 		return nil, fmt.Errorf("server: listener %s: %w", name, err)
 	}
@@ -45,7 +66,12 @@ func (b *Broker) newListenerTLS(name string) (*listenerTLS, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: listener %s: %s: %w", name, s.Key("ssl.principal.mapping.rules"), err)
 	}
-	return &listenerTLS{config: tc, store: store, mapper: mapper}, nil
+	lt := &listenerTLS{name: name, mapper: mapper}
+	lt.cur.Store(st)
+	lt.config = &tls.Config{GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+		return lt.cur.Load().config, nil
+	}}
+	return lt, nil
 }
 
 // dialTimeout bounds connecting (TCP and TLS handshake) to another node.

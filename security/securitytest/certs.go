@@ -76,6 +76,12 @@ type Leaf struct {
 // Issue signs a certificate for subject, valid for server and client use, with
 // 127.0.0.1, ::1 and localhost as subject alternative names.
 func (ca *CA) Issue(subject pkix.Name) *Leaf {
+	return ca.IssueFor(subject, "127.0.0.1", "::1", "localhost")
+}
+
+// IssueFor is Issue with the given host names and IP addresses as subject alternative
+// names.
+func (ca *CA) IssueFor(subject pkix.Name, hosts ...string) *Leaf {
 	t := ca.t
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -87,8 +93,13 @@ func (ca *CA) Issue(subject pkix.Name) *Leaf {
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
 		KeyUsage:    x509.KeyUsageDigitalSignature,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-		DNSNames:    []string{"localhost"},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1")},
+	}
+	for _, h := range hosts {
+		if ip := net.ParseIP(h); ip != nil {
+			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+		} else {
+			tmpl.DNSNames = append(tmpl.DNSNames, h)
+		}
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, &key.PublicKey, ca.Key)
 	if err != nil {
