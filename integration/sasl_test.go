@@ -11,11 +11,15 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -25,6 +29,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
+	"github.com/gokafkad/gokafkad/config"
 	"github.com/gokafkad/gokafkad/security/securitytest"
 	"github.com/gokafkad/gokafkad/server"
 )
@@ -493,5 +498,63 @@ func TestSASLPrincipalsAndACLs(t *testing.T) {
 	}
 	if res, err := adm.AlterUserSCRAMs(ctx, nil, []kadm.UpsertSCRAM{{User: "eve", Mechanism: kadm.ScramSha256, Password: "x"}}); err != nil || res.Error() != nil {
 		t.Fatalf("admin alters SCRAM users: %v %v", err, res.Error())
+	}
+}
+
+// TestExampleSecureSASL: examples/secure/sasl.properties works as the README says:
+// with the certificates gen-certs.sh makes, the node starts (moved to free ports and a
+// temporary directory), the admin of its JAAS entry logs in with PLAIN and makes
+// alice's SCRAM user, and alice produces and consumes with SCRAM-SHA-512 over TLS.
+func TestExampleSecureSASL(t *testing.T) {
+	if _, err := exec.LookPath("openssl"); err != nil {
+		t.Skip("openssl not installed")
+	}
+	dir := t.TempDir()
+	script, err := os.ReadFile("../examples/secure/gen-certs.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	securitytest.Write(t, dir, "gen-certs.sh", script)
+	if out, err := exec.Command("sh", filepath.Join(dir, "gen-certs.sh")).CombinedOutput(); err != nil {
+		t.Fatalf("gen-certs.sh: %v\n%s", err, out)
+	}
+	props, err := config.ReadPropertiesFile("../examples/secure/sasl.properties")
+	if err != nil {
+		t.Fatal(err)
+	}
+	certs := filepath.Join(dir, "certs")
+	for k, v := range props {
+		if strings.HasPrefix(v, "examples/secure/certs/") {
+			props[k] = filepath.Join(certs, strings.TrimPrefix(v, "examples/secure/certs/"))
+		}
+	}
+	cport := freePort(t)
+	props["listeners"] = fmt.Sprintf("SASL_SSL://127.0.0.1:0,CONTROLLER://127.0.0.1:%d", cport)
+	props["controller.quorum.voters"] = fmt.Sprintf("1@127.0.0.1:%d", cport)
+	delete(props, "advertised.listeners")
+	props["log.dirs"] = filepath.Join(dir, "data")
+	bc, unknown, err := config.Parse(props)
+	if err != nil || len(unknown) != 0 {
+		t.Fatalf("parse: %v (unknown %v)", err, unknown)
+	}
+	b, err := server.Start(server.Config{Broker: bc, Logger: zerolog.Nop()})
+	if err != nil {
+		t.Fatalf("examples/secure/sasl.properties: %v", err)
+	}
+	t.Cleanup(func() { b.Close() })
+
+	ca, _ := os.ReadFile(filepath.Join(certs, "ca.pem"))
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca)
+	tlsCfg := kgo.DialTLSConfig(&tls.Config{RootCAs: pool})
+	ctx := Ctx(t, 30*time.Second)
+	adm := kadm.NewClient(NewClient(t, b.Addr(), tlsCfg, kgo.SASL(plain.Auth{User: "admin", Pass: "admin-secret"}.AsMechanism())))
+	if res, err := adm.AlterUserSCRAMs(ctx, nil, []kadm.UpsertSCRAM{{User: "alice", Mechanism: kadm.ScramSha512, Iterations: 8192, Password: "alice-secret"}}); err != nil || res.Error() != nil {
+		t.Fatalf("making alice: %v %v", err, res.Error())
+	}
+	cl := NewClient(t, b.Addr(), tlsCfg, kgo.SASL(scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha512Mechanism()),
+		kgo.ConsumeTopics("greetings"), kgo.AllowAutoTopicCreation())
+	if err := produceConsume(t, cl, "greetings"); err != nil {
+		t.Fatalf("alice over SASL_SSL: %v", err)
 	}
 }
