@@ -27,7 +27,34 @@ var saslDefs = []Def{
 		Doc: "Session lifetime of a SASL connection (KIP-368): clients are told to re-authenticate within it, and a request past it closes the connection; 0 = no limit."},
 	{Name: "sasl.jaas.config", Type: TypePassword, NullDefault: true, Importance: Medium, Sensitive: true,
 		Doc: "JAAS login module of a mechanism; on a broker it must be prefixed, listener.name.{listenerName}.{saslMechanism}.sasl.jaas.config, as in Kafka."},
+	{Name: "sasl.server.callback.handler.class", Type: TypeClass, NullDefault: true, Importance: Medium,
+		Doc: "Only org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler, prefixed listener.name.{listenerName}.oauthbearer.: OAUTHBEARER tokens are then signed JWTs checked against sasl.oauthbearer.jwks.endpoint.url."},
+	{Name: "sasl.oauthbearer.jwks.endpoint.url", Type: TypeString, NullDefault: true, Importance: Medium,
+		Doc: "The JWKS holding the keys OAUTHBEARER tokens are signed with, as a file: URL read at start-up (http and https are not supported and stop start-up)."},
+	{Name: "sasl.oauthbearer.expected.audience", Type: TypeList, NullDefault: true, Importance: Low,
+		Doc: "Audiences a signed token's aud must name one of; unset: a token with an aud claim is refused, as Kafka's validator refuses it."},
+	{Name: "sasl.oauthbearer.expected.issuer", Type: TypeString, NullDefault: true, Importance: Low,
+		Doc: "The iss a signed token must have; unset: not checked."},
+	{Name: "sasl.oauthbearer.sub.claim.name", Type: TypeString, Default: "sub", Importance: Low,
+		Doc: "The claim of a signed token naming the principal."},
+	{Name: "sasl.oauthbearer.scope.claim.name", Type: TypeString, Default: "scope", Importance: Low,
+		Doc: "The claim of a signed token holding its scope."},
+	{Name: "sasl.oauthbearer.clock.skew.seconds", Type: TypeInt, Default: "30", Importance: Low,
+		Doc: "Clock difference tolerated on a signed token's exp and nbf."},
 }
+
+// oauthValidatorClasses name Kafka's secured OAUTHBEARER validator (in Kafka 4's
+// package and in the older secured one).
+var oauthValidatorClasses = []string{
+	"org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler",
+	"org.apache.kafka.common.security.oauthbearer.secured.OAuthBearerValidatorCallbackHandler",
+}
+
+// oauthKeys are the keys of Kafka's secured OAUTHBEARER validator, which may carry the
+// listener and mechanism prefixes.
+var oauthKeys = []string{"sasl.oauthbearer.jwks.endpoint.url", "sasl.oauthbearer.expected.audience",
+	"sasl.oauthbearer.expected.issuer", "sasl.oauthbearer.sub.claim.name", "sasl.oauthbearer.scope.claim.name",
+	"sasl.oauthbearer.clock.skew.seconds"}
 
 // saslMechanismPrefixes are the lower-cased mechanism names a per-mechanism key may
 // carry after the listener prefix.
@@ -64,8 +91,10 @@ func isListenerSASLKey(k string) bool {
 		return m != ""
 	case "connections.max.reauth.ms":
 		return true
+	case "sasl.server.callback.handler.class":
+		return m == "oauthbearer"
 	}
-	return false
+	return slices.Contains(oauthKeys, key) && (m == "" || m == "oauthbearer")
 }
 
 // CheckSASLKeys refuses the SASL keys gokafkad cannot honour: an unprefixed
@@ -76,17 +105,27 @@ func isListenerSASLKey(k string) bool {
 func (b *Broker) CheckSASLKeys() error {
 	for k, v := range b.Raw {
 		l, _, key := splitSASLKey(k)
-		if l != "" && isListenerSASLKey(k) {
+		switch {
+		case k == "sasl.jaas.config":
+			return invalid(k, "[hidden]", "a broker's JAAS configuration must be prefixed with the listener and mechanism: listener.name.<listener>.<mechanism>.sasl.jaas.config")
+		case k == "sasl.server.callback.handler.class":
+			return invalid(k, v, "must be prefixed with the listener and mechanism: listener.name.<listener>.oauthbearer.sasl.server.callback.handler.class")
+		case l != "" && isListenerSASLKey(k):
 			if _, err := brokerDefIndex[key].parseValue(v); err != nil {
 				return invalid(k, v, "%s", err.(*Error).Reason)
 			}
-			continue
+		case strings.HasPrefix(key, "sasl.") && (l != "" || brokerDefIndex[key] == nil):
+			return &Error{Key: k, Reason: fmt.Sprintf("%s is not supported by gokafkad (supported SASL keys: sasl.enabled.mechanisms, sasl.mechanism.inter.broker.protocol, sasl.mechanism.controller.protocol, sasl.server.max.receive.size, connections.max.reauth.ms, listener.name.<listener>.<mechanism>.sasl.jaas.config, and the sasl.oauthbearer.* keys of Kafka's JWT validator)", k)}
 		}
-		if k == "sasl.jaas.config" {
-			return invalid(k, "[hidden]", "a broker's JAAS configuration must be prefixed with the listener and mechanism: listener.name.<listener>.<mechanism>.sasl.jaas.config")
-		}
-		if strings.HasPrefix(key, "sasl.") && (l != "" || brokerDefIndex[key] == nil) {
-			return &Error{Key: k, Reason: fmt.Sprintf("%s is not supported by gokafkad (supported SASL keys: sasl.enabled.mechanisms, sasl.mechanism.inter.broker.protocol, sasl.mechanism.controller.protocol, sasl.server.max.receive.size, connections.max.reauth.ms, listener.name.<listener>.<mechanism>.sasl.jaas.config)", k)}
+		switch v = strings.TrimSpace(v); key {
+		case "sasl.server.callback.handler.class":
+			if !slices.Contains(oauthValidatorClasses, v) {
+				return invalid(k, v, "gokafkad has no SASL callback handler classes but Kafka's OAuthBearerValidatorCallbackHandler")
+			}
+		case "sasl.oauthbearer.jwks.endpoint.url":
+			if !strings.HasPrefix(v, "file:") {
+				return invalid(k, v, "only file: URLs are supported (gokafkad does not fetch a JWKS over http)")
+			}
 		}
 	}
 	return nil
@@ -107,12 +146,18 @@ type SASL struct {
 	JAAS, JAASKey map[string]string
 	// ReauthMs is each mechanism's connections.max.reauth.ms.
 	ReauthMs map[string]int64
+	// OAuthValidator is set when OAUTHBEARER uses Kafka's secured validator
+	// (listener.name.<l>.oauthbearer.sasl.server.callback.handler.class); OAuth holds
+	// the sasl.oauthbearer.* values ("" when unset), OAuthKey the key each came from.
+	OAuthValidator  bool
+	OAuth, OAuthKey map[string]string
 }
 
 // ListenerSASL resolves the SASL configs of listener (any case).
 func (b *Broker) ListenerSASL(listener string) (SASL, error) {
 	l := strings.ToLower(listener)
-	s := SASL{Listener: strings.ToUpper(listener), JAAS: map[string]string{}, JAASKey: map[string]string{}, ReauthMs: map[string]int64{}}
+	s := SASL{Listener: strings.ToUpper(listener), JAAS: map[string]string{}, JAASKey: map[string]string{}, ReauthMs: map[string]int64{},
+		OAuth: map[string]string{}, OAuthKey: map[string]string{}}
 	lookup := func(mech, key string) (string, string) {
 		p := "listener.name." + l + "."
 		if mech != "" {
@@ -120,7 +165,7 @@ func (b *Broker) ListenerSASL(listener string) (SASL, error) {
 				return strings.TrimSpace(v), p + strings.ToLower(mech) + "." + key
 			}
 		}
-		if key != "sasl.jaas.config" {
+		if key != "sasl.jaas.config" && key != "sasl.server.callback.handler.class" {
 			if v, ok := b.Raw[p+key]; ok {
 				return strings.TrimSpace(v), p + key
 			}
@@ -148,6 +193,12 @@ func (b *Broker) ListenerSASL(listener string) (SASL, error) {
 			return s, invalid(key, v, "not a long")
 		}
 		s.ReauthMs[m] = ms
+	}
+	if h, _ := lookup("OAUTHBEARER", "sasl.server.callback.handler.class"); h != "" {
+		s.OAuthValidator = true
+	}
+	for _, k := range oauthKeys {
+		s.OAuth[k], s.OAuthKey[k] = lookup("OAUTHBEARER", k)
 	}
 	return s, nil
 }

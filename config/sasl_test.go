@@ -33,6 +33,22 @@ func TestListenerSASL(t *testing.T) {
 		s.ReauthMs["PLAIN"] != 9000 || s.ReauthMs["SCRAM-SHA-512"] != 5000 {
 		t.Fatalf("resolved %+v", s)
 	}
+	b2, _, err := Parse(map[string]string{
+		"listener.name.sasl_plaintext.oauthbearer.sasl.server.callback.handler.class": "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler",
+		"listener.name.sasl_plaintext.oauthbearer.sasl.oauthbearer.jwks.endpoint.url": "file:///jwks.json",
+		"sasl.oauthbearer.expected.audience": "a,b",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b2.CheckSASLKeys(); err != nil {
+		t.Fatal(err)
+	}
+	o, _ := b2.ListenerSASL("SASL_PLAINTEXT")
+	if !o.OAuthValidator || o.OAuth["sasl.oauthbearer.jwks.endpoint.url"] != "file:///jwks.json" || o.OAuth["sasl.oauthbearer.expected.audience"] != "a,b" ||
+		o.OAuth["sasl.oauthbearer.sub.claim.name"] != "sub" || o.OAuth["sasl.oauthbearer.clock.skew.seconds"] != "30" {
+		t.Fatalf("oauth %+v", o)
+	}
 	other, _ := b.ListenerSASL("PLAINTEXT")
 	if !slices.Equal(other.EnabledMechanisms, []string{"PLAIN"}) || other.MaxReceiveSize != 524288 {
 		t.Fatalf("unprefixed %+v", other)
@@ -47,6 +63,9 @@ func TestCheckSASLKeysRefuses(t *testing.T) {
 		"sasl.oauthbearer.jwks.endpoint.url",
 		"sasl.kerberos.service.name",
 		"listener.name.x.sasl.jaas.config", // no mechanism
+		"sasl.server.callback.handler.class",
+		"listener.name.x.oauthbearer.sasl.server.callback.handler.class", // not Kafka's validator
+		"listener.name.x.plain.sasl.oauthbearer.expected.issuer",         // another mechanism
 	} {
 		b, _, err := Parse(map[string]string{k: "x"})
 		if err == nil {

@@ -2,6 +2,10 @@ package integration
 
 import (
 	"context"
+	"crypto"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
@@ -10,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"net"
 	"os"
 	"os/exec"
@@ -556,5 +561,61 @@ func TestExampleSecureSASL(t *testing.T) {
 		kgo.ConsumeTopics("greetings"), kgo.AllowAutoTopicCreation())
 	if err := produceConsume(t, cl, "greetings"); err != nil {
 		t.Fatalf("alice over SASL_SSL: %v", err)
+	}
+}
+
+// TestSASLOAuthJWKS: with Kafka's secured validator
+// (OAuthBearerValidatorCallbackHandler) and a JWKS file, OAUTHBEARER takes tokens
+// signed with a key of the set, checks audience and issuer, and refuses unsigned
+// (unsecured) tokens, tokens signed by another key and expired ones.
+func TestSASLOAuthJWKS(t *testing.T) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _ := rsa.GenerateKey(rand.Reader, 2048)
+	enc := base64.RawURLEncoding.EncodeToString
+	jwks := fmt.Sprintf(`{"keys":[{"kty":"RSA","kid":"k1","alg":"RS256","use":"sig","n":%q,"e":%q}]}`,
+		enc(key.N.Bytes()), enc(big.NewInt(int64(key.E)).Bytes()))
+	path := securitytest.Write(t, t.TempDir(), "jwks.json", []byte(jwks))
+	b := StartBroker(t, saslProps(
+		"listener.name.sasl_plaintext.oauthbearer.sasl.server.callback.handler.class", "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler",
+		"sasl.oauthbearer.jwks.endpoint.url", "file://"+path,
+		"sasl.oauthbearer.expected.audience", "kafka",
+		"sasl.oauthbearer.expected.issuer", "https://idp.example",
+	))
+	sign := func(k *rsa.PrivateKey, claims string) string {
+		signed := enc([]byte(`{"alg":"RS256","kid":"k1","typ":"JWT"}`)) + "." + enc([]byte(claims))
+		d := sha256.Sum256([]byte(signed))
+		sig, err := rsa.SignPKCS1v15(rand.Reader, k, crypto.SHA256, d[:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return signed + "." + enc(sig)
+	}
+	now := time.Now().Unix()
+	good := fmt.Sprintf(`{"sub":"svc","aud":"kafka","iss":"https://idp.example","iat":%d,"exp":%d}`, now-1, now+600)
+	if err := saslErr(t, b, oauth.Auth{Token: sign(key, good)}.AsMechanism()); err != nil {
+		t.Fatalf("signed token: %v", err)
+	}
+	for name, tok := range map[string]string{
+		"unsecured":    unsecuredToken("svc", time.Now().Add(time.Hour)),
+		"other key":    sign(other, good),
+		"expired":      sign(key, fmt.Sprintf(`{"sub":"svc","aud":"kafka","iss":"https://idp.example","iat":%d,"exp":%d}`, now-600, now-60)),
+		"wrong issuer": sign(key, fmt.Sprintf(`{"sub":"svc","aud":"kafka","iss":"https://evil","iat":%d,"exp":%d}`, now-1, now+600)),
+	} {
+		if err := saslErr(t, b, oauth.Auth{Token: tok}.AsMechanism()); !errors.Is(err, kerr.SaslAuthenticationFailed) || !strings.Contains(err.Error(), "invalid_token") {
+			t.Errorf("%s token: %v", name, err)
+		}
+	}
+
+	// A JWKS URL without the validator would leave unsigned tokens accepted: refused.
+	cfg := server.DefaultConfig(t.TempDir())
+	saslProps("sasl.oauthbearer.jwks.endpoint.url", "file://"+path)(&cfg)
+	if b, err := server.Start(cfg); err == nil {
+		b.Close()
+		t.Fatal("started with a JWKS URL and the unsecured validator")
+	} else if !strings.Contains(err.Error(), "OAuthBearerValidatorCallbackHandler") {
+		t.Fatalf("error %q", err)
 	}
 }

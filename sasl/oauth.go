@@ -27,6 +27,9 @@ type OAuthOptions struct {
 	// AllowableClockSkew is tolerated on exp and iat
 	// (unsecuredValidatorAllowableClockSkewMs).
 	AllowableClockSkew time.Duration
+	// JWT, when set, replaces the unsecured validator with Kafka's secured one
+	// (signed tokens checked against a JWKS; jwt.go), and the fields above are unused.
+	JWT *JWTOptions
 }
 
 // OAuthOptionsFromJAAS reads the unsecuredValidator* options of a JAAS entry.
@@ -50,7 +53,7 @@ func OAuthOptionsFromJAAS(e JAASEntry) (OAuthOptions, error) {
 }
 
 // OAuthServer is SASL/OAUTHBEARER (RFC 7628) as Kafka's OAuthBearerSaslServer with the
-// unsecured validator: the client's initial response n,[a=<authzid>],^Aauth=Bearer
+// unsecured validator (or the secured one, OAuthOptions.JWT): the client's initial response n,[a=<authzid>],^Aauth=Bearer
 // <token>^A[<key>=<value>^A]*^A carries an unsecured JWS (alg "none", no signature)
 // whose principal claim names the user and whose exp must lie ahead. A token that
 // fails validation is answered with the JSON challenge {"status":"invalid_token"}; the
@@ -109,7 +112,13 @@ func (s *OAuthServer) Step(now time.Time, response []byte) ([]byte, error) {
 		s.state = stateFailed
 		return nil, err
 	}
-	tok, vErr := validateUnsecuredJWS(ir.token, s.opts, now)
+	var tok unsecuredToken
+	var vErr *tokenError
+	if s.opts.JWT != nil {
+		tok, vErr = validateJWT(ir.token, s.opts.JWT, now)
+	} else {
+		tok, vErr = validateUnsecuredJWS(ir.token, s.opts, now)
+	}
 	if vErr != nil {
 		status := `{"status":"invalid_token"`
 		if vErr.scope != "" {

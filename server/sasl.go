@@ -26,7 +26,10 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"net/url"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -104,6 +107,9 @@ func (b *Broker) newSASLListener(name string) (*saslListener, error) {
 			if l.oauth, err = sasl.OAuthOptionsFromJAAS(e); err != nil {
 				return nil, fmt.Errorf("server: %s: %w", key, err)
 			}
+			if l.oauth.JWT, err = jwtOptions(sc); err != nil {
+				return nil, err
+			}
 		}
 		if ms := sc.ReauthMs[m]; ms > 0 {
 			l.reauth[m] = time.Duration(ms) * time.Millisecond
@@ -111,6 +117,58 @@ func (b *Broker) newSASLListener(name string) (*saslListener, error) {
 		l.mechanisms = append(l.mechanisms, m)
 	}
 	return l, nil
+}
+
+// jwtOptions are the options of Kafka's secured OAUTHBEARER validator when the
+// listener uses it (nil: the unsecured validator, Kafka's default). As Kafka, the
+// validator needs sasl.oauthbearer.jwks.endpoint.url; a JWKS URL without the validator
+// is refused rather than left unused while unsigned tokens are accepted.
+func jwtOptions(sc config.SASL) (*sasl.JWTOptions, error) {
+	urlKey := "sasl.oauthbearer.jwks.endpoint.url"
+	u := sc.OAuth[urlKey]
+	if !sc.OAuthValidator {
+		if u != "" {
+			return nil, fmt.Errorf("server: listener %s: %s is set but OAUTHBEARER uses the unsecured validator: set listener.name.%s.oauthbearer.sasl.server.callback.handler.class=org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler",
+				sc.Listener, sc.OAuthKey[urlKey], strings.ToLower(sc.Listener))
+		}
+		return nil, nil
+	}
+	if u == "" {
+		return nil, fmt.Errorf("server: listener %s: OAuthBearerValidatorCallbackHandler needs %s", sc.Listener, urlKey)
+	}
+	pu, err := url.Parse(u)
+	if err != nil || pu.Scheme != "file" {
+		return nil, fmt.Errorf("server: %s: %q is not a file: URL", sc.OAuthKey[urlKey], u)
+	}
+	path := pu.Path
+	if path == "" {
+		path = pu.Opaque
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("server: %s: %w", sc.OAuthKey[urlKey], err)
+	}
+	keys, err := sasl.ParseJWKS(data)
+	if err != nil {
+		return nil, fmt.Errorf("server: %s (%s): %w", sc.OAuthKey[urlKey], path, err)
+	}
+	skew, err := strconv.Atoi(sc.OAuth["sasl.oauthbearer.clock.skew.seconds"])
+	if err != nil || skew < 0 {
+		return nil, fmt.Errorf("server: %s: not a non-negative integer", sc.OAuthKey["sasl.oauthbearer.clock.skew.seconds"])
+	}
+	o := &sasl.JWTOptions{
+		Keys:           keys,
+		ExpectedIssuer: sc.OAuth["sasl.oauthbearer.expected.issuer"],
+		SubClaimName:   sc.OAuth["sasl.oauthbearer.sub.claim.name"],
+		ScopeClaimName: sc.OAuth["sasl.oauthbearer.scope.claim.name"],
+		ClockSkew:      time.Duration(skew) * time.Second,
+	}
+	for _, a := range strings.Split(sc.OAuth["sasl.oauthbearer.expected.audience"], ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			o.ExpectedAudience = append(o.ExpectedAudience, a)
+		}
+	}
+	return o, nil
 }
 
 // loginModuleFor is the JAAS login module a mechanism is configured with.
