@@ -201,7 +201,7 @@ func (s *ScramServer) clientFirst(msg string) ([]byte, error) {
 		return nil, private("Authentication failed: Credentials could not be obtained")
 	}
 	user := scramUsername(cf.saslName)
-	if cf.extensions["tokenauth"] == "true" {
+	if strings.EqualFold(cf.extensions["tokenauth"], "true") { // Java's parseBoolean
 		// Delegation tokens are not served: no token id is valid.
 		return nil, private("Token Authentication failed: Invalid tokenId : %s", user)
 	}

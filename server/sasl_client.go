@@ -252,6 +252,11 @@ func saslDialer(base replication.DialFunc, l *saslLogin, clientID string, now fu
 		if err != nil {
 			return nil, err
 		}
+		if _, ok := ctx.Deadline(); !ok { // a silent server must not hold the dialer
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, dialTimeout)
+			defer cancel()
+		}
 		start := now()
 		lifetime, err := l.authenticate(ctx, nc, clientID)
 		if err != nil {
