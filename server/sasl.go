@@ -33,6 +33,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -59,6 +60,9 @@ type saslListener struct {
 	reauth map[string]time.Duration
 	// scram finds a user's SCRAM credential for a mechanism type (the metadata image).
 	scram func(user string, mech int8) (sasl.ScramCredential, bool)
+	// failLog logs failed authentications, at most a burst a second: a client that
+	// retries a wrong password in a loop must not fill the log.
+	failLog zerolog.Logger
 }
 
 // newSASLListener checks and resolves the SASL configuration of listener name, as
@@ -69,7 +73,8 @@ func (b *Broker) newSASLListener(name string) (*saslListener, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &saslListener{name: sc.Listener, maxReceive: sc.MaxReceiveSize, reauth: map[string]time.Duration{}}
+	l := &saslListener{name: sc.Listener, maxReceive: sc.MaxReceiveSize, reauth: map[string]time.Duration{},
+		failLog: b.log.Sample(&zerolog.BurstSampler{Burst: 10, Period: time.Second}).With().Str("listener", sc.Listener).Logger()}
 	l.scram = func(user string, mech int8) (sasl.ScramCredential, bool) {
 		// A node with a controller reads its controller's image: a controller-only
 		// node has no broker image, and the controller's is set before any listener
@@ -399,7 +404,7 @@ func (s *saslConn) authenticate(c *conn, now time.Time, frame []byte) error {
 		resp.ErrorCode = kerr.SaslAuthenticationFailed.Code
 		resp.ErrorMessage = kmsg.StringPtr(sasl.ClientMessage(err, s.mechanism, s.reauthenticating))
 		c.answer(hdr, req, resp)
-		c.log.Info().Str("mechanism", s.mechanism).Err(err).Msg("SASL authentication failed")
+		s.l.failLog.Info().Str("remote", c.nc.RemoteAddr().String()).Str("mechanism", s.mechanism).Err(err).Msg("SASL authentication failed")
 		return fmt.Errorf("%w: %v", errCloseAfterAnswer, err)
 	}
 	challenge, err := s.server.Step(now, req.SASLAuthBytes)
@@ -426,7 +431,7 @@ func (s *saslConn) rawToken(c *conn, now time.Time, token []byte) error {
 		_, err = s.complete(c, now)
 	}
 	if err != nil {
-		c.log.Info().Str("mechanism", s.mechanism).Err(err).Msg("SASL authentication failed")
+		s.l.failLog.Info().Str("remote", c.nc.RemoteAddr().String()).Str("mechanism", s.mechanism).Err(err).Msg("SASL authentication failed")
 		return fmt.Errorf("%w: %v", errSASLFailed, err)
 	}
 	r := &response{ready: make(chan struct{}), rawToken: true, raw: challenge}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/binary"
+	"net"
 	"testing"
 	"time"
 
@@ -66,10 +67,11 @@ func FuzzSASLConn(f *testing.F) {
 	l := &saslListener{
 		name: "SASL", mechanisms: []string{"PLAIN", "SCRAM-SHA-256", "OAUTHBEARER"}, maxReceive: 1 << 16,
 		plain: sasl.PlainUsers{"alice": "secret"}, reauth: map[string]time.Duration{"PLAIN": time.Minute},
-		scram: func(string, int8) (sasl.ScramCredential, bool) { return sasl.ScramCredential{}, false },
+		scram:   func(string, int8) (sasl.ScramCredential, bool) { return sasl.ScramCredential{}, false },
+		failLog: zerolog.Nop(),
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		c := &conn{b: &Broker{cfg: Config{Now: time.Now}}, apis: brokerAPIs, log: zerolog.Nop(),
+		c := &conn{b: &Broker{cfg: Config{Now: time.Now}}, apis: brokerAPIs, log: zerolog.Nop(), nc: addrConn{},
 			out: make(chan *response, 1024), session: session{principal: anonymousPrincipal}}
 		c.auth = newSASLConn(l)
 		for len(in) >= 4 {
@@ -93,3 +95,9 @@ func FuzzSASLConn(f *testing.F) {
 		}
 	})
 }
+
+// addrConn is a connection that only has an address (the fuzz target's conn never
+// does I/O: its answers are drained from out).
+type addrConn struct{ net.Conn }
+
+func (addrConn) RemoteAddr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1} }
