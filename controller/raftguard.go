@@ -207,7 +207,8 @@ func decodeEntryData(data []byte) (entryData, error) {
 func checkRecord(r *Record) error {
 	n := 0
 	for _, set := range []bool{r.Topic != nil, r.Partition != nil, r.PartitionChange != nil, r.RemoveTopic != nil,
-		r.Config != nil, r.RegisterBroker != nil, r.ProducerIDs != nil, r.ClusterID != nil, r.BrokerChange != nil} {
+		r.Config != nil, r.RegisterBroker != nil, r.ProducerIDs != nil, r.ClusterID != nil, r.BrokerChange != nil,
+		r.ACL != nil, r.RemoveACL != nil, r.UserScramCredential != nil, r.RemoveUserScramCredential != nil} {
 		if set {
 			n++
 		}
