@@ -169,7 +169,8 @@ func checkSnapshot(m *raftpb.Message, v *raftView) error {
 			if clusterID == "" {
 				clusterID = r.ClusterID.ClusterID
 			}
-		case r.RegisterBroker != nil, r.Topic != nil, r.Config != nil, r.Partition != nil, r.ProducerIDs != nil:
+		case r.RegisterBroker != nil, r.Topic != nil, r.Config != nil, r.Partition != nil, r.ProducerIDs != nil,
+			r.ACL != nil, r.UserScramCredential != nil: // what ImageRecords writes
 		default:
 			return fmt.Errorf("snapshot data: record %d is not an image record", i)
 		}
