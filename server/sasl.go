@@ -200,8 +200,9 @@ func (l *saslListener) newServer(mech string) sasl.Server {
 }
 
 // checkSASLConfig refuses SASL settings gokafkad cannot honour (config.CheckSASLKeys)
-// and checks, as Kafka's KafkaConfig does, that the mechanisms this node uses on its
-// SASL inter-broker and controller listeners are enabled there.
+// and checks, as Kafka's KafkaConfig does for the inter-broker one, that the
+// mechanisms this node uses on its SASL inter-broker and controller listeners are
+// enabled there.
 func checkSASLConfig(cfg *config.Broker) error {
 	if err := cfg.CheckSASLKeys(); err != nil {
 		return err
@@ -231,7 +232,10 @@ func checkSASLConfig(cfg *config.Broker) error {
 			return err
 		}
 	}
-	if len(cfg.ControllerListenerNames) > 0 {
+	// Kafka does not check the controller mechanism at all; gokafkad checks it where
+	// the controller listener is bound (a broker-only node's config need not list the
+	// controllers' enabled mechanisms; its login is checked by newSASLLogin).
+	if len(cfg.ControllerListenerNames) > 0 && cfg.IsController() {
 		return check(cfg.ControllerListenerNames[0], cfg.SASLMechanismControllerProtocol(), "sasl.mechanism.controller.protocol", "controller")
 	}
 	return nil
