@@ -212,3 +212,11 @@ func (b *Broker) SASLMechanismInterBrokerProtocol() string {
 func (b *Broker) SASLMechanismControllerProtocol() string {
 	return strings.ToUpper(b.values["sasl.mechanism.controller.protocol"])
 }
+
+// ListenerJAAS is the sasl.jaas.config of mechanism mech on listener
+// (listener.name.<listener>.<mech>.sasl.jaas.config; "" when unset) and its key, for
+// a mechanism this node logs in with whether or not it enables it itself.
+func (b *Broker) ListenerJAAS(listener, mech string) (value, key string) {
+	key = "listener.name." + strings.ToLower(listener) + "." + strings.ToLower(mech) + ".sasl.jaas.config"
+	return strings.TrimSpace(b.Raw[key]), key
+}

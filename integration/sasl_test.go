@@ -411,6 +411,13 @@ func TestSASLStartupRefusals(t *testing.T) {
 		{"inter-broker GSSAPI", []string{"sasl.mechanism.inter.broker.protocol", "GSSAPI"}, "GSSAPI"},
 		{"unprefixed JAAS", []string{"sasl.jaas.config", "x"}, "sasl.jaas.config"},
 		{"custom callback handler", []string{"listener.name.sasl_plaintext.plain.sasl.server.callback.handler.class", "com.example.Handler"}, "sasl.server.callback.handler.class"},
+		{"broker-only node dialing a SASL controller listener with GSSAPI", []string{"process.roles", "broker", "node.id", "2",
+			"listeners", "SASL_PLAINTEXT://127.0.0.1:0", "controller.quorum.voters", "1@127.0.0.1:1",
+			"listener.security.protocol.map", "SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:SASL_PLAINTEXT"}, "GSSAPI"},
+		{"broker-only node without its controller login", []string{"process.roles", "broker", "node.id", "2",
+			"listeners", "SASL_PLAINTEXT://127.0.0.1:0", "controller.quorum.voters", "1@127.0.0.1:1",
+			"listener.security.protocol.map", "SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:SASL_PLAINTEXT",
+			"sasl.mechanism.controller.protocol", "PLAIN"}, "listener.name.controller.plain.sasl.jaas.config"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := server.DefaultConfig(t.TempDir())

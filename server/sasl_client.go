@@ -47,22 +47,22 @@ type saslLogin struct {
 // newSASLLogin builds the broker's login for listener with mechanism mech (the
 // inter-broker or controller mechanism), from that listener's JAAS entry.
 func newSASLLogin(cfg *config.Broker, listener, mech string, now func() time.Time) (*saslLogin, error) {
-	sc, err := cfg.ListenerSASL(listener)
-	if err != nil {
-		return nil, err
+	name := strings.ToUpper(listener)
+	if mech == sasl.GSSAPI {
+		return nil, fmt.Errorf("server: this broker would log in to the SASL listener %s with GSSAPI (Kafka's default sasl.mechanism.inter.broker.protocol / sasl.mechanism.controller.protocol), which gokafkad cannot use: set PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER", name)
 	}
-	key := sc.JAASKey[mech]
-	if sc.JAAS[mech] == "" {
-		return nil, fmt.Errorf("server: no JAAS configuration for this broker's %s login on listener %s: set %s", mech, sc.Listener, key)
+	jaas, key := cfg.ListenerJAAS(listener, mech)
+	if jaas == "" {
+		return nil, fmt.Errorf("server: no JAAS configuration for this broker's %s login on listener %s: set %s", mech, name, key)
 	}
-	e, err := sasl.ParseJAASConfig(sc.JAAS[mech])
+	e, err := sasl.ParseJAASConfig(jaas)
 	if err != nil {
 		return nil, fmt.Errorf("server: %s: %w", key, err)
 	}
 	if want := loginModuleFor(mech); e.LoginModule != want {
 		return nil, fmt.Errorf("server: %s: login module %s is not supported for %s by gokafkad (use %s)", key, e.LoginModule, mech, want)
 	}
-	l := &saslLogin{listener: sc.Listener, mechanism: mech, now: now}
+	l := &saslLogin{listener: name, mechanism: mech, now: now}
 	user, pass := e.Options["username"], e.Options["password"]
 	needPassword := func() error {
 		if user == "" || pass == "" {
