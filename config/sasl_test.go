@@ -36,7 +36,7 @@ func TestListenerSASL(t *testing.T) {
 	b2, _, err := Parse(map[string]string{
 		"listener.name.sasl_plaintext.oauthbearer.sasl.server.callback.handler.class": "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler",
 		"listener.name.sasl_plaintext.oauthbearer.sasl.oauthbearer.jwks.endpoint.url": "file:///jwks.json",
-		"sasl.oauthbearer.expected.audience": "a,b",
+		"sasl.oauthbearer.expected.audience":                                          "a,b",
 	})
 	if err != nil {
 		t.Fatal(err)
