@@ -80,3 +80,23 @@ func TestCheckSASLKeysRefuses(t *testing.T) {
 		t.Error("a bad prefixed value was accepted")
 	}
 }
+
+// TestSASLSSLClientAuth: as Kafka (KIP-684), the broker-wide ssl.client.auth is for
+// SSL listeners; a SASL_SSL listener takes only its listener-prefixed one.
+func TestSASLSSLClientAuth(t *testing.T) {
+	b, _, err := Parse(map[string]string{
+		"listeners":                           "SSL://127.0.0.1:9092,SASL_SSL://127.0.0.1:9094,OTHER://127.0.0.1:9095,CONTROLLER://127.0.0.1:9093",
+		"listener.security.protocol.map":      "SSL:SSL,SASL_SSL:SASL_SSL,OTHER:SASL_SSL,CONTROLLER:PLAINTEXT",
+		"ssl.client.auth":                     "required",
+		"listener.name.other.ssl.client.auth": "requested",
+		"inter.broker.listener.name":          "SSL",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for l, want := range map[string]string{"SSL": "required", "SASL_SSL": "none", "OTHER": "requested"} {
+		if got := b.ListenerSSL(l).Get("ssl.client.auth"); got != want {
+			t.Errorf("%s: ssl.client.auth %q, want %q", l, got, want)
+		}
+	}
+}
