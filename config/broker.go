@@ -223,7 +223,7 @@ func Parse(props map[string]string) (*Broker, []string, error) {
 	var unknown []string
 	for k := range props {
 		_, known := brokerDefIndex[k]
-		if _, ok := listenerSSLDef(k); !ok && !known && !isListenerLimitKey(k) {
+		if _, ok := listenerSSLDef(k); !ok && !known && !isListenerLimitKey(k) && !isListenerSASLKey(k) {
 			unknown = append(unknown, k)
 		}
 	}

@@ -315,7 +315,7 @@ var brokerDefs = append([]Def{
 		Doc: "Semicolon-separated principals (User:name) allowed everything whatever the ACLs say; list the brokers' own principals here or grant them ClusterAction."},
 	{Name: "allow.everyone.if.no.acl.found", Type: TypeBoolean, Default: "false", Importance: Medium,
 		Doc: "Whether a resource that has no ACL at all is open to everyone (Kafka's default false: denied)."},
-}, sslDefs...)
+}, append(sslDefs, saslDefs...)...)
 
 var brokerDefIndex = indexDefs(brokerDefs)
 

@@ -221,6 +221,9 @@ func Start(cfg Config) (*Broker, error) {
 		cfg.Configs = configDefs{broker: cfg.Broker}
 		b.cfg.Configs = cfg.Configs
 	}
+	if err := checkSASLConfig(cfg.Broker); err != nil {
+		return nil, err
+	}
 	isBroker := cfg.IsBroker() || len(cfg.ProcessRoles) == 0
 	voters := cfg.voters()
 	var ok bool

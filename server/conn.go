@@ -58,6 +58,9 @@ type conn struct {
 	lastActive atomic.Int64
 	// parked are this connection's operations waiting in the purgatory.
 	parked parkedOps
+	// auth is the SASL authentication of a SASL listener's connection (nil
+	// elsewhere); see sasl.go.
+	auth *saslConn
 }
 
 // session is what authorization needs to know of a connection: the principal the
@@ -90,6 +93,9 @@ type response struct {
 	flexible bool
 	corrID   int32
 	none     bool // no response at all (acks=0 produce)
+	// rawToken: raw is a SASL token sent without a response header (SaslHandshake v0).
+	rawToken bool
+	raw      []byte
 	// Either msg, or body chunks with file slices between them (fetch via sendfile):
 	// chunks[0], slices[0], chunks[1], slices[1], ..., chunks[len(slices)].
 	msg    kmsg.Response
@@ -155,13 +161,13 @@ func (c *conn) serve() {
 		close(writerDone)
 	}()
 	err := c.readLoopRecovered()
-	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !errors.Is(err, errCloseAfterAnswer) {
 		c.log.Info().Err(err).Msg("closing connection")
 	}
 	c.expireParked()
 	close(c.out)
 	// The writer drains what was already answered unless the socket is gone.
-	if err != nil && !errors.Is(err, io.EOF) {
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, errCloseAfterAnswer) {
 		close(c.broken)
 		c.nc.Close()
 	}
@@ -179,9 +185,19 @@ func (c *conn) readLoop() error {
 	defer c.releaseHeld()
 	for {
 		c.releaseHeld()
+		if c.auth != nil {
+			c.frames.MaxSize = c.auth.maxFrame(maxFrame)
+		}
 		frame, err := c.readFrame()
 		if err != nil {
 			return err
+		}
+		if c.auth != nil {
+			if handled, err := c.auth.frame(c, frame); err != nil {
+				return err
+			} else if handled {
+				continue
+			}
 		}
 		hdr, err := protocol.PeekHeader(frame)
 		if err != nil {
@@ -274,10 +290,16 @@ func (c *conn) writeLoop() {
 		}
 		buf = buf[:0]
 		buf = append(buf, 0, 0, 0, 0)
-		buf = protocol.AppendResponseHeader(buf, r.key, r.flexible, r.corrID)
+		if !r.rawToken {
+			buf = protocol.AppendResponseHeader(buf, r.key, r.flexible, r.corrID)
+		}
 		var err error
-		if r.msg != nil {
-			buf = r.msg.AppendTo(buf)
+		if r.msg != nil || r.rawToken {
+			if r.rawToken {
+				buf = append(buf, r.raw...)
+			} else {
+				buf = r.msg.AppendTo(buf)
+			}
 			binary.BigEndian.PutUint32(buf, uint32(len(buf)-4))
 			_, err = bw.Write(buf)
 		} else {
