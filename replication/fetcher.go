@@ -251,7 +251,7 @@ func (f *fetcher) run() {
 			}
 			continue
 		}
-		f.processResponse(resp.(*kmsg.FetchResponse), states)
+		f.processResponse(ep, resp.(*kmsg.FetchResponse), states)
 	}
 }
 
@@ -309,7 +309,7 @@ func (f *fetcher) buildFetch() (*kmsg.FetchRequest, []*fetchState) {
 // are appended as they are, the leader's HW adopted up to the local LEO, a diverging
 // epoch answered by truncation, and errors put the partition out for a backoff until
 // the metadata tells where to fetch from.
-func (f *fetcher) processResponse(resp *kmsg.FetchResponse, sent []*fetchState) {
+func (f *fetcher) processResponse(ep *LeaderEndpoint, resp *kmsg.FetchResponse, sent []*fetchState) {
 	if resp.ErrorCode != 0 {
 		f.log.Warn().Str("error", kerr.ErrorForCode(resp.ErrorCode).Error()).Msg("fetch refused by the leader")
 		f.sleep(time.Duration(f.m.cfg.BackoffMs) * time.Millisecond)
@@ -327,7 +327,7 @@ func (f *fetcher) processResponse(resp *kmsg.FetchResponse, sent []*fetchState) 
 			if st == nil {
 				continue // removed meanwhile
 			}
-			f.processPartition(st, &rp)
+			f.processPartition(ep, st, &rp)
 		}
 	}
 }
@@ -342,13 +342,13 @@ func topicByID(sent []*fetchState, id [16]byte) string {
 }
 
 // processPartition applies one partition's answer. Lock should be held.
-func (f *fetcher) processPartition(st *fetchState, rp *kmsg.FetchResponseTopicPartition) {
+func (f *fetcher) processPartition(ep *LeaderEndpoint, st *fetchState, rp *kmsg.FetchResponseTopicPartition) {
 	backoff := time.Duration(f.m.cfg.BackoffMs) * time.Millisecond
 	p := st.P
 	switch rp.ErrorCode {
 	case 0:
 	case kerr.OffsetOutOfRange.Code:
-		f.handleOutOfRange(st, rp)
+		f.handleOutOfRange(ep, st)
 		return
 	default:
 		// NOT_LEADER_OR_FOLLOWER, FENCED/UNKNOWN_LEADER_EPOCH, UNKNOWN_TOPIC_*: wait
@@ -383,29 +383,6 @@ func (f *fetcher) processPartition(st *fetchState, rp *kmsg.FetchResponseTopicPa
 	if p.HighWatermark() > hwBefore && f.m.onHWMoved != nil {
 		f.m.onHWMoved(p.TP)
 	}
-}
-
-// handleOutOfRange resets a follower whose fetch offset the leader does not have:
-// below the leader's log start it starts over there (Kafka's truncateFullyAndStartAt);
-// above the leader's end it cuts to its HW, which the leader had confirmed.
-func (f *fetcher) handleOutOfRange(st *fetchState, rp *kmsg.FetchResponseTopicPartition) {
-	p := st.P
-	var err error
-	switch {
-	case rp.LogStartOffset >= 0 && st.fetchOffset < rp.LogStartOffset:
-		f.log.Info().Str("partition", p.TP.String()).Int64("leader_log_start", rp.LogStartOffset).Msg("fetch offset below the leader's log start: starting over there")
-		err = p.Log.TruncateFullyAndStartAt(rp.LogStartOffset)
-	default:
-		hw := p.HighWatermark()
-		f.log.Info().Str("partition", p.TP.String()).Msgf("Truncating partition %s to offset %d (fetch offset %d out of range on the leader)", p.TP, hw, st.fetchOffset)
-		err = p.Log.TruncateTo(hw)
-	}
-	if err != nil {
-		f.log.Error().Err(err).Str("partition", p.TP.String()).Msg("reset after out of range failed")
-		st.delayedUntil = time.Now().Add(time.Duration(f.m.cfg.BackoffMs) * time.Millisecond)
-		return
-	}
-	st.fetchOffset = p.Log.LogEndOffset()
 }
 
 // wholeBatches keeps the complete batches at the front of fetched records: a leader may

@@ -8,6 +8,8 @@ package server
 // isFromFollower.
 
 import (
+	"errors"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gokafkad/gokafkad/partition"
@@ -51,6 +53,11 @@ func (b *Broker) readForFollower(plan *fetchPlan, p *partition.Partition, cp *ca
 		UpdateState: f.firstRead,
 	}, b.cfg.Now())
 	if err != nil {
+		if errors.Is(err, storage.ErrOffsetOutOfRange) {
+			// Beyond Kafka (which answers -1 here): the real log start and HW, so the
+			// answer says which way the follower is out.
+			rd.hw, rd.logStart = p.HighWatermark(), p.Log.LogStartOffset()
+		}
 		return errorCode(err)
 	}
 	rd.hw, rd.lso, rd.logStart = res.HighWatermark, res.HighWatermark, res.LogStartOffset

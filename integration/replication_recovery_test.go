@@ -1,0 +1,104 @@
+package integration
+
+// Issue 12's defects on real processes: followers that must find their way back to
+// the leader's log after missing part of it.
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// logStartOf is the log start offset of topic-0 as its leader answers ListOffsets
+// (earliest).
+func logStartOf(t *testing.T, cl *kgo.Client, topic string) int64 {
+	t.Helper()
+	offs, err := kadm.NewClient(cl).ListStartOffsets(Ctx(t, 10*time.Second), topic)
+	if err != nil {
+		return -1
+	}
+	o, _ := offs.Lookup(topic, 0)
+	return o.Offset
+}
+
+// TestFollowerBehindLeaderLogStartRejoins: a follower whose log ends below the
+// leader's log start offset (it was down while DeleteRecords ran, or came back with an
+// empty disk) starts over at the leader's log start, as Kafka's
+// AbstractFetcherThread.fetchOffsetAndTruncate, and rejoins the ISR — without a log
+// line per fetch.
+func TestFollowerBehindLeaderLogStartRejoins(t *testing.T) {
+	c, b1 := threeBrokers(t, map[string]string{"replica.lag.time.max.ms": "2000", "replica.fetch.wait.max.ms": "100"})
+	createAssigned(t, b1, "wiped", 1, 2, 3)
+	createAssigned(t, b1, "missed", 1, 2, 3)
+	ctx := Ctx(t, 90*time.Second)
+	all := producer(t, c, "all")
+	for i := range 10 {
+		for _, topic := range []string{"wiped", "missed"} {
+			if _, err := send(ctx, all, topic, fmt.Sprintf("before-%d", i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	c.Nodes[3].Kill()
+	WaitFor(t, 15*time.Second, "broker 3 to leave both ISRs", func() bool {
+		return slices.Equal(isrOf(t, b1, "wiped"), []int32{1, 2}) && slices.Equal(isrOf(t, b1, "missed"), []int32{1, 2})
+	})
+	for i := range 10 {
+		for _, topic := range []string{"wiped", "missed"} {
+			if _, err := send(ctx, all, topic, fmt.Sprintf("while-down-%d", i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// "missed": broker 3's log ends at 10, the leader's now starts at 15.
+	// "wiped": broker 3 comes back with no copy at all, the leader's starts at 5.
+	adm := kadm.NewClient(b1)
+	del := kadm.Offsets{}
+	del.Add(kadm.Offset{Topic: "missed", Partition: 0, At: 15})
+	del.Add(kadm.Offset{Topic: "wiped", Partition: 0, At: 5})
+	if _, err := adm.DeleteRecords(ctx, del); err != nil {
+		t.Fatal(err)
+	}
+	WaitFor(t, 10*time.Second, "the leader's log start to move", func() bool {
+		return logStartOf(t, b1, "missed") == 15 && logStartOf(t, b1, "wiped") == 5
+	})
+	if err := os.RemoveAll(filepath.Join(c.Nodes[3].Props["log.dirs"], "wiped-0")); err != nil {
+		t.Fatal(err)
+	}
+	c.Nodes[3].Start()
+	deadline := time.Now().Add(30 * time.Second)
+	for !slices.Equal(isrOf(t, b1, "wiped"), []int32{1, 2, 3}) || !slices.Equal(isrOf(t, b1, "missed"), []int32{1, 2, 3}) {
+		if time.Now().After(deadline) {
+			log := c.Nodes[3].Log()
+			if len(log) > 20000 {
+				log = log[:10000] + "\n…\n" + log[len(log)-10000:]
+			}
+			t.Fatalf("broker 3 did not rejoin the ISRs (wiped %v, missed %v); broker 3 logged %d lines:\n%s",
+				isrOf(t, b1, "wiped"), isrOf(t, b1, "missed"), strings.Count(c.Nodes[3].Log(), "\n"), log)
+		}
+		poll := time.NewTimer(50 * time.Millisecond)
+		<-poll.C
+	}
+	// Broker 3's copy starts where the leader's does and holds what the leader holds.
+	for topic, start := range map[string]int64{"missed": 15, "wiped": 5} {
+		segs, _ := filepath.Glob(filepath.Join(c.Nodes[3].Props["log.dirs"], topic+"-0", "*.log"))
+		want := filepath.Join(c.Nodes[3].Props["log.dirs"], topic+"-0", fmt.Sprintf("%020d.log", start))
+		if !slices.Contains(segs, want) {
+			t.Errorf("%s on broker 3: segments %v, want one starting at the leader's log start %d", topic, segs, start)
+		}
+	}
+	if n := strings.Count(c.Nodes[3].Log(), "\n"); n > 2000 {
+		t.Errorf("broker 3 wrote %d log lines while recovering", n)
+	}
+	recs := consumeN(t, c.Nodes[3].Addr, "missed", 5, kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if got := string(recs[0].Value); recs[0].Offset != 15 || got != "while-down-5" {
+		t.Errorf("first record of missed: offset %d %q, want 15 \"while-down-5\"", recs[0].Offset, got)
+	}
+}
