@@ -102,3 +102,59 @@ func TestFollowerBehindLeaderLogStartRejoins(t *testing.T) {
 		t.Errorf("first record of missed: offset %d %q, want 15 \"while-down-5\"", recs[0].Offset, got)
 	}
 }
+
+// TestFormerLeaderWithEmptyEpochCatchesUp: broker 2 becomes leader of an idle
+// partition (epoch 1 starts at its LEO, 10, and it writes nothing), freezes at once
+// (SIGSTOP: not a restart, which would trim the cache on open), and broker 3 leads
+// epoch 2 from offset 10 and writes there. When broker 2 comes back as a follower the leader answers its fetches with a diverging epoch (0, end 10): the
+// follower's truncation point is its own LEO, and it must still drop its empty epoch
+// 1 (Kafka's UnifiedLog.truncateTo always trims the epoch cache) or it gets the same
+// answer on every fetch and never catches up.
+func TestFormerLeaderWithEmptyEpochCatchesUp(t *testing.T) {
+	c, b1 := threeBrokers(t, map[string]string{"replica.lag.time.max.ms": "2000", "replica.fetch.wait.max.ms": "100"})
+	createAssigned(t, b1, "idle", 1, 2, 3)
+	ctx := Ctx(t, 90*time.Second)
+	all := producer(t, c, "all")
+	for i := range 10 {
+		if _, err := send(ctx, all, "idle", fmt.Sprintf("epoch0-%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Nodes[1].Kill()
+	b2 := NewClient(t, c.Nodes[2].Addr)
+	WaitFor(t, 15*time.Second, "broker 2 to lead idle in epoch 1", func() bool {
+		p, _, ok := partitionState(ctx, b2, "idle")
+		return ok && p.Leader == 2 && p.LeaderEpoch == 1
+	})
+	WaitFor(t, 10*time.Second, "broker 2 to record epoch 1", func() bool {
+		return epochCheckpointOf(c.Nodes[2], "idle") == "0 2 0 0 1 10"
+	})
+	c.Nodes[2].Pause()
+	b3 := NewClient(t, c.Nodes[3].Addr)
+	WaitFor(t, 15*time.Second, "broker 3 to lead idle in epoch 2", func() bool {
+		p, _, ok := partitionState(ctx, b3, "idle")
+		return ok && p.Leader == 3 && p.LeaderEpoch == 2
+	})
+	one := NewClient(t, c.Nodes[3].Addr, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite(),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	for i := range 5 {
+		if off, err := send(ctx, one, "idle", fmt.Sprintf("epoch2-%d", i)); err != nil || off != int64(10+i) {
+			t.Fatalf("epoch2-%d: offset %d, %v", i, off, err)
+		}
+	}
+	c.Nodes[2].Resume()
+	deadline := time.Now().Add(20 * time.Second)
+	for !slices.Equal(isrOf(t, b3, "idle"), []int32{2, 3}) {
+		if time.Now().After(deadline) {
+			t.Fatalf("broker 2 did not catch up (ISR %v, its leader-epoch-checkpoint %q):\n%s",
+				isrOf(t, b3, "idle"), epochCheckpointOf(c.Nodes[2], "idle"), tail(c.Nodes[2].Log(), 60))
+		}
+		poll := time.NewTimer(50 * time.Millisecond)
+		<-poll.C
+	}
+	WaitFor(t, 10*time.Second, "broker 2's copy to match the leader's", func() bool {
+		return epochCheckpointOf(c.Nodes[2], "idle") == "0 2 0 0 2 10" &&
+			string(segmentOf(c.Nodes[2], "idle")) == string(segmentOf(c.Nodes[3], "idle"))
+	})
+}
+

@@ -450,9 +450,12 @@ func (p *Partition) TruncateOnDivergence(leaderEpoch int32, leaderEndOffset int6
 	if to < leo {
 		p.logger.Info().Int32("leader_epoch", leaderEpoch).Int64("leader_end_offset", leaderEndOffset).
 			Msgf("Truncating partition %s to offset %d due to leader epoch and offset EpochEndOffset(leaderEpoch=%d, endOffset=%d)", p.TP, to, leaderEpoch, leaderEndOffset)
-		if err := p.Log.TruncateTo(to); err != nil {
-			return leo, err
-		}
+	}
+	// Even at the LEO: the log drops epochs that start there (an epoch this broker
+	// began as leader and wrote nothing in), or the next fetch would carry it as
+	// lastFetchedEpoch and be told the same divergence again.
+	if err := p.Log.TruncateTo(to); err != nil {
+		return leo, err
 	}
 	return p.Log.LogEndOffset(), nil
 }
