@@ -146,11 +146,11 @@ func (m *AlterPartitionManager) sendItems(items []*alterItem) {
 			}
 		}
 	}
-	// Items the controller did not mention are rolled back.
+	// Items the controller did not mention are retried, as unexpected errors.
 	for _, it := range items {
 		if _, still := m.mu.unsent[it.p.TP]; still {
 			delete(m.mu.unsent, it.p.TP)
-			answers = append(answers, answer{it: it, a: partition.ISRAnswer{Err: errNotAnswered, OnError: partition.ISRErrorRollback}})
+			answers = append(answers, answer{it: it, a: partition.ISRAnswer{Err: errNotAnswered, OnError: partition.ISRErrorRetry}})
 		}
 	}
 	m.mu.Unlock()
@@ -194,7 +194,19 @@ func (m *AlterPartitionManager) retryLater(items []*alterItem) {
 	time.AfterFunc(100*time.Millisecond, m.maybePropagate)
 }
 
-// isrErrorAction: every per-partition error rolls back to the committed ISR.
-func isrErrorAction(error) partition.ISRErrorAction { return partition.ISRErrorRollback }
+// isrErrorAction sorts a per-partition AlterPartition error as Kafka's
+// Partition.handleAlterPartitionError does.
+func isrErrorAction(err error) partition.ISRErrorAction {
+	switch {
+	case errors.Is(err, kerr.OperationNotAttempted), errors.Is(err, kerr.IneligibleReplica):
+		return partition.ISRErrorRollback
+	case errors.Is(err, kerr.UnknownTopicOrPartition), errors.Is(err, kerr.UnknownTopicID),
+		errors.Is(err, kerr.FencedLeaderEpoch), errors.Is(err, kerr.InvalidUpdateVersion),
+		errors.Is(err, kerr.InvalidRequest), errors.Is(err, kerr.NewLeaderElected):
+		return partition.ISRErrorAwaitMetadata
+	default:
+		return partition.ISRErrorRetry
+	}
+}
 
 var errNotAnswered = errors.New("replication: the controller did not answer this partition's ISR change")
