@@ -288,6 +288,9 @@ type FollowerRead struct {
 	HighWatermark  int64
 	LogStartOffset int64
 	LogEndOffset   int64
+	// LastStableOffset is the leader's LSO after the fetch, as Kafka answers every
+	// fetch, a follower's included.
+	LastStableOffset int64
 	// Diverged: the follower's log left the leader's path; DivergingEpoch and
 	// DivergingEndOffset say where (no records are sent).
 	Diverged           bool
@@ -320,7 +323,7 @@ func (p *Partition) ReadForFollower(f FollowerFetch, now time.Time) (FollowerRea
 	out := FollowerRead{LogStartOffset: p.Log.LogStartOffset(), LogEndOffset: p.Log.LogEndOffset()}
 	if epoch, end, diverged := DivergingEpoch(f.FetchOffset, f.LastFetchedEpoch, p.Log.EndOffsetForEpoch); diverged {
 		out.Diverged, out.DivergingEpoch, out.DivergingEndOffset = true, epoch, end
-		out.HighWatermark = p.Log.HighWatermark()
+		out.HighWatermark, out.LastStableOffset = p.Log.HighWatermark(), p.Log.LastStableOffset()
 		return out, nil
 	}
 	update := f.UpdateState
@@ -345,7 +348,7 @@ func (p *Partition) ReadForFollower(f FollowerFetch, now time.Time) (FollowerRea
 		}
 		out.HWMoved = p.maybeIncrementLeaderHWLocked(now)
 	}
-	out.HighWatermark = p.Log.HighWatermark()
+	out.HighWatermark, out.LastStableOffset = p.Log.HighWatermark(), p.Log.LastStableOffset()
 	return out, nil
 }
 
@@ -445,7 +448,9 @@ func (p *Partition) LastFetchedEpoch() int32 { return p.Log.LatestEpoch() }
 
 // AppendAsFollower appends what the leader sent, offsets and epochs as they are, and
 // adopts the leader's HW capped at the local LEO (a follower never exposes an offset it
-// does not have), as Kafka's ReplicaFetcherThread.processPartitionData.
+// does not have), as Kafka's ReplicaFetcherThread.processPartitionData. The HW follows
+// the leader's down as well as up (UnifiedLog.maybeUpdateHighWatermark): a new leader
+// may start below the HW the old one had reached.
 func (p *Partition) AppendAsFollower(records []byte, leaderHW int64) (storage.AppendInfo, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -459,9 +464,8 @@ func (p *Partition) AppendAsFollower(records []byte, leaderHW int64) (storage.Ap
 			return info, err
 		}
 	}
-	hw := min(leaderHW, p.Log.LogEndOffset())
-	if hw > p.Log.HighWatermark() {
-		p.Log.SetHighWatermark(hw)
+	if leaderHW >= 0 {
+		p.Log.SetHighWatermark(leaderHW) // bounded by the log start and end offsets
 	}
 	return info, nil
 }

@@ -56,11 +56,11 @@ func (b *Broker) readForFollower(plan *fetchPlan, p *partition.Partition, cp *ca
 		if errors.Is(err, storage.ErrOffsetOutOfRange) {
 			// Beyond Kafka (which answers -1 here): the real log start and HW, so the
 			// answer says which way the follower is out.
-			rd.hw, rd.logStart = p.HighWatermark(), p.Log.LogStartOffset()
+			rd.hw, rd.lso, rd.logStart = p.HighWatermark(), p.Log.LastStableOffset(), p.Log.LogStartOffset()
 		}
 		return errorCode(err)
 	}
-	rd.hw, rd.lso, rd.logStart = res.HighWatermark, res.HighWatermark, res.LogStartOffset
+	rd.hw, rd.lso, rd.logStart = res.HighWatermark, res.LastStableOffset, res.LogStartOffset
 	rd.slice = res.Slice
 	rd.diverged, rd.divergingEpoch, rd.divergingEnd = res.Diverged, res.DivergingEpoch, res.DivergingEndOffset
 	if res.Proposal != nil {
