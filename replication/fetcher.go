@@ -50,6 +50,9 @@ type fetchState struct {
 	fetchOffset int64
 	// delayedUntil: after an error the partition sits out until then.
 	delayedUntil time.Time
+	// resetFailures counts failed out-of-range resets in a row (out_of_range.go):
+	// only the first is logged above debug.
+	resetFailures int
 }
 
 type fetcherKey struct {

@@ -15,14 +15,19 @@ import (
 // its log start (earliest), then truncates, starts over at the leader's log start, or
 // fetches on (partition.OutOfRangeReset). If the reset made no progress (the same
 // fetch offset again) or failed, the partition sits out replica.fetch.backoff.ms, so a
-// partition that cannot be fixed costs one fetch, and at most one log line, per
-// backoff — never a tight loop. Lock should be held.
+// partition that cannot be fixed costs one fetch per backoff — never a tight loop —
+// and one warning for a run of failures (debug after). Lock should be held.
 func (f *fetcher) handleOutOfRange(ep *LeaderEndpoint, st *fetchState) {
 	backoff := time.Duration(f.m.cfg.BackoffMs) * time.Millisecond
 	p := st.P
 	fail := func(err error) {
-		f.log.Warn().Err(err).Str("partition", p.TP.String()).Int64("fetch_offset", st.fetchOffset).
-			Msg("fetch offset out of range on the leader; cannot reset it yet")
+		ev := f.log.Debug()
+		if st.resetFailures == 0 {
+			ev = f.log.Warn()
+		}
+		st.resetFailures++
+		ev.Err(err).Str("partition", p.TP.String()).Int64("fetch_offset", st.fetchOffset).Int("failures", st.resetFailures).
+			Msg("fetch offset out of range on the leader; cannot reset it yet, retrying after the backoff")
 		st.delayedUntil = time.Now().Add(backoff)
 	}
 	leo := p.Log.LogEndOffset()
@@ -43,6 +48,7 @@ func (f *fetcher) handleOutOfRange(ep *LeaderEndpoint, st *fetchState) {
 		fail(err)
 		return
 	}
+	st.resetFailures = 0
 	if next == st.fetchOffset {
 		f.log.Debug().Str("partition", p.TP.String()).Int64("fetch_offset", next).
 			Msg("fetch offset out of range on the leader, yet within its log; retrying after the backoff")
