@@ -10,7 +10,8 @@ import (
 
 // TestFollowerFetchCarriesLastStableOffset: a follower's fetch is answered with the
 // leader's real LSO, as Kafka's (the LogReadResult of every fetch carries it), not the
-// HW: with a transaction open at offset 0 and the HW at 1, the LSO is 0.
+// HW: with a transaction open at offset 0 and the HW at 1, the LSO is 0. And
+// ListOffsets latest from a replica is the LEO.
 func TestFollowerFetchCarriesLastStableOffset(t *testing.T) {
 	b := StartBroker(t)
 	if _, err := b.Controller().RegisterBroker(2, "127.0.0.1", 1, nil); err != nil {
@@ -41,5 +42,32 @@ func TestFollowerFetchCarriesLastStableOffset(t *testing.T) {
 	if r.ErrorCode != 0 || r.HighWatermark != 1 || r.LastStableOffset != 0 {
 		t.Fatalf("follower fetch with a transaction open at 0: error %v, HW %d, LSO %d; want HW 1, LSO 0",
 			kerr.ErrorForCode(r.ErrorCode), r.HighWatermark, r.LastStableOffset)
+	}
+
+	// One more record, not yet fetched by the follower: LEO 2, HW 1. ListOffsets
+	// latest answers a replica (a follower resetting after OFFSET_OUT_OF_RANGE) with
+	// the LEO, a consumer with the HW, as Kafka's Partition.fetchOffsetForTimestamp.
+	if _, err := leader.Log.AppendAsLeader(txnRecordBatchSeq(1000, 0, 1), leader.LeaderEpoch(), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		replica int32
+		want    int64
+	}{{-1, 1}, {2, 2}} {
+		lo := kmsg.NewPtrListOffsetsRequest()
+		lo.ReplicaID = tc.replica
+		lt := kmsg.NewListOffsetsRequestTopic()
+		lt.Topic = "lso"
+		lp := kmsg.NewListOffsetsRequestTopicPartition()
+		lp.Timestamp, lp.CurrentLeaderEpoch = -1, -1
+		lt.Partitions = append(lt.Partitions, lp)
+		lo.Topics = append(lo.Topics, lt)
+		resp, err := lo.RequestWith(Ctx(t, 10*time.Second), cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := resp.Topics[0].Partitions[0]; got.ErrorCode != 0 || got.Offset != tc.want {
+			t.Errorf("ListOffsets latest as replica %d: %v offset %d, want %d", tc.replica, kerr.ErrorForCode(got.ErrorCode), got.Offset, tc.want)
+		}
 	}
 }
