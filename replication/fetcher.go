@@ -318,8 +318,8 @@ func (f *fetcher) processResponse(ep *LeaderEndpoint, resp *kmsg.FetchResponse, 
 		f.sleep(time.Duration(f.m.cfg.BackoffMs) * time.Millisecond)
 		return
 	}
+	var outOfRange []*fetchState
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	for _, t := range resp.Topics {
 		for _, rp := range t.Partitions {
 			tp := storage.TopicPartition{Topic: t.Topic, Partition: rp.Partition}
@@ -330,8 +330,18 @@ func (f *fetcher) processResponse(ep *LeaderEndpoint, resp *kmsg.FetchResponse, 
 			if st == nil {
 				continue // removed meanwhile
 			}
-			f.processPartition(ep, st, &rp)
+			if rp.ErrorCode == kerr.OffsetOutOfRange.Code {
+				outOfRange = append(outOfRange, st)
+				continue
+			}
+			f.processPartition(st, &rp)
 		}
+	}
+	f.mu.Unlock()
+	// Resets ask the leader first: not while holding the partition map, which
+	// metadata changes (AddPartitions, RemovePartitions) need.
+	for _, st := range outOfRange {
+		f.handleOutOfRange(ep, st)
 	}
 }
 
@@ -345,14 +355,11 @@ func topicByID(sent []*fetchState, id [16]byte) string {
 }
 
 // processPartition applies one partition's answer. Lock should be held.
-func (f *fetcher) processPartition(ep *LeaderEndpoint, st *fetchState, rp *kmsg.FetchResponseTopicPartition) {
+func (f *fetcher) processPartition(st *fetchState, rp *kmsg.FetchResponseTopicPartition) {
 	backoff := time.Duration(f.m.cfg.BackoffMs) * time.Millisecond
 	p := st.P
 	switch rp.ErrorCode {
 	case 0:
-	case kerr.OffsetOutOfRange.Code:
-		f.handleOutOfRange(ep, st)
-		return
 	default:
 		// NOT_LEADER_OR_FOLLOWER, FENCED/UNKNOWN_LEADER_EPOCH, UNKNOWN_TOPIC_*: wait
 		// for the metadata to say where to fetch from.

@@ -16,45 +16,50 @@ import (
 // fetches on (partition.OutOfRangeReset). If the reset made no progress (the same
 // fetch offset again) or failed, the partition sits out replica.fetch.backoff.ms, so a
 // partition that cannot be fixed costs one fetch per backoff — never a tight loop —
-// and one warning for a run of failures (debug after). Lock should be held.
+// and one warning for a run of failures (debug after).
+//
+// The questions go out without the fetcher's lock (Kafka holds its partition map
+// lock here; metadata changes would wait on a slow leader); the answer is applied
+// under it, and only if st is still the partition's state (not removed or replaced by
+// a new leader or epoch meanwhile).
 func (f *fetcher) handleOutOfRange(ep *LeaderEndpoint, st *fetchState) {
 	backoff := time.Duration(f.m.cfg.BackoffMs) * time.Millisecond
 	p := st.P
-	fail := func(err error) {
-		ev := f.log.Debug()
-		if st.resetFailures == 0 {
-			ev = f.log.Warn()
-		}
-		st.resetFailures++
-		ev.Err(err).Str("partition", p.TP.String()).Int64("fetch_offset", st.fetchOffset).Int("failures", st.resetFailures).
-			Msg("fetch offset out of range on the leader; cannot reset it yet, retrying after the backoff")
-		st.delayedUntil = time.Now().Add(backoff)
-	}
+	f.mu.Lock()
+	fetchOffset := st.fetchOffset
+	f.mu.Unlock()
 	leo := p.Log.LogEndOffset()
 	leaderLEO, err := f.leaderOffset(ep, st, -1)
-	if err != nil {
-		fail(err)
+	leaderStart := int64(-1)
+	if err == nil && leaderLEO >= leo {
+		leaderStart, err = f.leaderOffset(ep, st, -2)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.parts[p.TP] != st || st.fetchOffset != fetchOffset {
 		return
 	}
-	leaderStart := int64(-1)
-	if leaderLEO >= leo {
-		if leaderStart, err = f.leaderOffset(ep, st, -2); err != nil {
-			fail(err)
+	if err == nil {
+		var next int64
+		if _, next, err = p.ResetOutOfRange(leaderStart, leaderLEO); err == nil {
+			st.resetFailures = 0
+			if next == fetchOffset {
+				f.log.Debug().Str("partition", p.TP.String()).Int64("fetch_offset", next).
+					Msg("fetch offset out of range on the leader, yet within its log; retrying after the backoff")
+				st.delayedUntil = time.Now().Add(backoff)
+			}
+			st.fetchOffset = next
 			return
 		}
 	}
-	_, next, err := p.ResetOutOfRange(leaderStart, leaderLEO)
-	if err != nil {
-		fail(err)
-		return
+	ev := f.log.Debug()
+	if st.resetFailures == 0 {
+		ev = f.log.Warn()
 	}
-	st.resetFailures = 0
-	if next == st.fetchOffset {
-		f.log.Debug().Str("partition", p.TP.String()).Int64("fetch_offset", next).
-			Msg("fetch offset out of range on the leader, yet within its log; retrying after the backoff")
-		st.delayedUntil = time.Now().Add(backoff)
-	}
-	st.fetchOffset = next
+	st.resetFailures++
+	ev.Err(err).Str("partition", p.TP.String()).Int64("fetch_offset", fetchOffset).Int("failures", st.resetFailures).
+		Msg("fetch offset out of range on the leader; cannot reset it yet, retrying after the backoff")
+	st.delayedUntil = time.Now().Add(backoff)
 }
 
 // leaderOffset asks the leader, as replica LocalID, for the partition's offset at
