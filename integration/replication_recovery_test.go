@@ -166,4 +166,3 @@ func TestFormerLeaderWithEmptyEpochCatchesUp(t *testing.T) {
 			string(segmentOf(c.Nodes[2], "idle")) == string(segmentOf(c.Nodes[3], "idle"))
 	})
 }
-
