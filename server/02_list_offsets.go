@@ -3,7 +3,7 @@ package server
 // ListOffsets: v1-10.
 //
 // Timestamps: -2 earliest (log start offset), -1 latest (HW for read_uncommitted, LSO
-// for read_committed), -3 max timestamp (v7+), -4 earliest local (v8+, same as earliest
+// for read_committed, LEO when the replica id is not -1: a follower's question), -3 max timestamp (v7+), -4 earliest local (v8+, same as earliest
 // without tiered storage), -5 latest tiered (v9+, -1 without tiered storage), >= 0 the
 // first offset whose timestamp is at least it (UNKNOWN offset -1 when none); lookups by
 // timestamp see only offsets below the HW (LSO for read_committed). Only the
@@ -64,9 +64,13 @@ func handleListOffsets(c *conn, r *request) error {
 					break
 				}
 				// As Partition.fetchOffsetForTimestamp: read_committed sees up to the
-				// LSO, read_uncommitted up to the HW.
+				// LSO, read_uncommitted up to the HW, a replica (a follower resetting
+				// after OFFSET_OUT_OF_RANGE) up to the LEO.
 				hw := p.HighWatermark()
-				if req.IsolationLevel == 1 {
+				switch {
+				case req.ReplicaID != -1:
+					hw = p.Log.LogEndOffset()
+				case req.IsolationLevel == 1:
 					hw = p.Log.LastStableOffset()
 				}
 				switch ts := rp.Timestamp; {

@@ -257,7 +257,8 @@ func Start(cfg Config) (*Broker, error) {
 			SessionTimeout:    time.Duration(cfg.BrokerSessionTimeoutMs) * time.Millisecond,
 			DefaultPartitions: cfg.NumPartitions, DefaultReplicationFactor: cfg.DefaultReplicationFactor,
 			ValidateTopicConfig: cfg.Configs.ValidateTopic, ListConfigDefault: cfg.Configs.ListConfigDefault,
-			Now: cfg.Now, Logger: cfg.Logger.With().Str("component", "controller").Logger(),
+			Now: cfg.Now, UncleanLeaderElectionEnable: cfg.UncleanLeaderElectionEnable,
+			Logger: cfg.Logger.With().Str("component", "controller").Logger(),
 		})
 		if err != nil {
 			return nil, err
