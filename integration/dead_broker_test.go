@@ -2,12 +2,18 @@ package integration
 
 import (
 	"context"
+	"errors"
+	"io"
 	"maps"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gokafkad/gokafkad/controller"
 )
 
 // TestKilledLeaderIsReplacedBeforeTheSessionTimeout: with Kafka's default
@@ -142,5 +148,90 @@ func TestBrokerReconnectsAreNotDeaths(t *testing.T) {
 	}
 	if strings.Contains(c.Nodes[100].Log(), "broker fenced") {
 		t.Errorf("a broker was fenced for replacing its controller connection")
+	}
+}
+
+// kmsgRequest sends req on c as the next request and decodes its answer.
+func (c *rawConn) kmsgRequest(corr int32, req kmsg.Request) kmsg.Response {
+	c.t.Helper()
+	c.nc.SetDeadline(time.Now().Add(10 * time.Second))
+	c.send(frame(req.Key(), req.GetVersion(), corr, req.IsFlexible(), req.AppendTo(nil)))
+	_, body := c.readResponse()
+	if req.IsFlexible() {
+		body = body[1:] // no tagged header fields
+	}
+	resp := req.ResponseKind()
+	resp.SetVersion(req.GetVersion())
+	if err := resp.ReadFrom(body); err != nil {
+		c.t.Fatal(err)
+	}
+	return resp
+}
+
+// TestOnlyABrokerSideCloseFencesEarly drives the controller listener as two brokers
+// would (registration, heartbeats) with the default 9s session: the one that closes
+// its connection is fenced within a second, and its partition gets a new leader; the
+// one whose connection the controller closes itself (connections.max.idle.ms) keeps
+// its session.
+func TestOnlyABrokerSideCloseFencesEarly(t *testing.T) {
+	b := StartBroker(t, Props("connections.max.idle.ms", "1000"))
+	img := b.Controller().Image()
+	gone, idle := dialRaw(t, b.ControllerAddr()), dialRaw(t, b.ControllerAddr())
+	join := func(cl *rawConn, id int32) {
+		reg := kmsg.NewPtrBrokerRegistrationRequest()
+		reg.BrokerID, reg.ClusterID, reg.IncarnationID = id, img.ClusterID, controller.NewTopicID()
+		l := kmsg.NewBrokerRegistrationRequestListener()
+		l.Name, l.Host, l.Port = "PLAINTEXT", "127.0.0.1", uint16(id)
+		reg.Listeners = append(reg.Listeners, l)
+		reg.SetVersion(3)
+		rr := cl.kmsgRequest(1, reg).(*kmsg.BrokerRegistrationResponse)
+		if rr.ErrorCode != 0 {
+			t.Fatalf("register %d: %v", id, kerr.ErrorForCode(rr.ErrorCode))
+		}
+		hb := kmsg.NewPtrBrokerHeartbeatRequest()
+		hb.BrokerID, hb.BrokerEpoch, hb.CurrentMetadataOffset = id, rr.BrokerEpoch, 1<<40
+		hb.SetVersion(1)
+		if r := cl.kmsgRequest(2, hb).(*kmsg.BrokerHeartbeatResponse); r.ErrorCode != 0 || r.IsFenced {
+			t.Fatalf("heartbeat %d: %+v", id, r)
+		}
+	}
+	join(gone, 2)
+	join(idle, 3)
+	create := kmsg.NewPtrCreateTopicsRequest()
+	ct := kmsg.NewCreateTopicsRequestTopic()
+	ct.Topic, ct.NumPartitions, ct.ReplicationFactor = "led-by-2", -1, -1
+	a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+	a.Replicas = []int32{2, 1}
+	ct.ReplicaAssignment = append(ct.ReplicaAssignment, a)
+	create.Topics = append(create.Topics, ct)
+	create.SetVersion(7)
+	if r := gone.kmsgRequest(3, create).(*kmsg.CreateTopicsResponse); r.Topics[0].ErrorCode != 0 {
+		t.Fatalf("create: %v", kerr.ErrorForCode(r.Topics[0].ErrorCode))
+	}
+	if p := b.Controller().Image().Topics["led-by-2"].Partitions[0]; p.Leader != 2 {
+		t.Fatalf("led-by-2 led by %d, want 2", p.Leader)
+	}
+	start := time.Now()
+
+	gone.nc.Close() // the broker's side closes: as its process's exit would
+	WaitFor(t, 3*time.Second, "broker 2 fenced and its partition led by 1", func() bool {
+		img := b.Controller().Image()
+		p := img.Topics["led-by-2"].Partitions[0]
+		return img.Brokers[2].Fenced && p.Leader == 1 && !contains(p.ISR, 2)
+	})
+	t.Logf("broker 2 fenced %v after closing its connection", time.Since(start))
+
+	// The controller closes broker 3's idle connection after 1s; 3s after its
+	// heartbeat (the idle close plus six graces) it is still unfenced.
+	idle.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, err := idle.nc.Read(make([]byte, 1)); n != 0 || !errors.Is(err, io.EOF) {
+		t.Fatalf("broker 3's idle connection: read %d, %v; want the controller to close it", n, err)
+	}
+	t.Logf("the controller closed broker 3's idle connection %v after its heartbeat", time.Since(start))
+	for time.Since(start) < 3*time.Second {
+		if b.Controller().Image().Brokers[3].Fenced {
+			t.Fatalf("broker 3 fenced %v after its last heartbeat, its connection closed by the controller", time.Since(start))
+		}
+		time.Sleep(50 * time.Millisecond) // the polling period of a state that must not change
 	}
 }
