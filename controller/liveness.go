@@ -29,9 +29,10 @@ import "time"
 //
 // A live broker closes its own heartbeat connection only when a request on it fails
 // (a timeout, the end of its SASL session: sasl_client.go's expiringConn, an answer
-// it cannot read), and then heartbeats again at once on a new connection (the
-// channel retries within 20 ms; a heartbeat that failed is sent again 100 ms later:
-// server/broker_lifecycle.go), well within the grace. A broker that finished a
+// it cannot read), and then heartbeats again at once on a new connection (its
+// channel dials the same controller again at once: server/controller_channel.go; a
+// heartbeat that failed is sent again 100 ms later: server/broker_lifecycle.go),
+// well within the grace. A broker that finished a
 // controlled shutdown is already fenced; one that restarts registers anew, and its
 // new epoch is not the one the closed connection carried.
 
