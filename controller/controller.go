@@ -151,6 +151,8 @@ type Controller struct {
 	closed   atomic.Bool
 
 	heartbeats brokerHeartbeats
+	// fenceKick wakes the fence loop (a closed broker connection's grace ended).
+	fenceKick chan struct{}
 
 	mu struct {
 		sync.Mutex // the write lock: held across an operation and its commit
@@ -202,7 +204,7 @@ func Open(cfg Config) (*Controller, error) {
 		notify: make(chan struct{}), pub: make(chan pubItem, 256), pubDone: make(chan struct{}),
 		waiters: map[uint64]chan error{}, stop: make(chan struct{}), loopDone: make(chan struct{}),
 		recvc: make(chan raftpb.Message, 1024), propc: make(chan proposal), reportc: make(chan func(), 1024),
-		statusc: make(chan chan raft.Status),
+		statusc: make(chan chan raft.Status), fenceKick: make(chan struct{}, 1),
 	}
 	c.guard.init(cfg.Logger)
 	c.heartbeats.init()

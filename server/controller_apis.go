@@ -67,7 +67,7 @@ var controllerAPIs = newAPITable([]apiHandler{
 	{key: 56, min: 0, max: 3, handle: controllerHandler},
 	{key: 60, min: 1, max: 2, handle: handleControllerDescribeCluster},
 	{key: 62, min: 0, max: 4, handle: controllerHandler},
-	{key: 63, min: 0, max: 1, handle: controllerHandler},
+	{key: 63, min: 0, max: 1, handle: controllerHeartbeatHandler},
 	{key: 67, min: 0, max: 0, handle: controllerHandler},
 })
 
