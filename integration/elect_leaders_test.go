@@ -177,3 +177,53 @@ func TestElectLeadersNeedsAlterOnCluster(t *testing.T) {
 		t.Fatalf("with ALTER on the cluster: %v %+v", err, rs)
 	}
 }
+
+// TestElectLeadersUnclean is kafka-leader-election --election-type UNCLEAN: the ISR
+// of a partition shrinks to its leader (brokers 2 and 3 frozen), the leader is killed,
+// and 2 and 3 come back out of the ISR, so the partition stays leaderless (unclean
+// election is off). A preferred election cannot help (PREFERRED_LEADER_NOT_AVAILABLE);
+// an unclean one gives it a live out-of-ISR leader with an ISR of itself, logged as
+// possible data loss; asked again it is ELECTION_NOT_NEEDED.
+func TestElectLeadersUnclean(t *testing.T) {
+	c, b1 := threeBrokers(t, map[string]string{"replica.lag.time.max.ms": "2000", "replica.fetch.wait.max.ms": "100",
+		"auto.leader.rebalance.enable": "false"})
+	createAssigned(t, b1, "lost", 1, 2, 3)
+	ctx := Ctx(t, 90*time.Second)
+	all := producer(t, c, "all")
+	if _, err := send(ctx, all, "lost", "replicated"); err != nil {
+		t.Fatal(err)
+	}
+	c.Nodes[2].Pause()
+	c.Nodes[3].Pause()
+	WaitFor(t, 15*time.Second, "the ISR to shrink to the leader", func() bool {
+		return slices.Equal(isrOf(t, b1, "lost"), []int32{1})
+	})
+	c.Nodes[1].Kill()
+	c.Nodes[2].Resume()
+	c.Nodes[3].Resume()
+	b2 := NewClient(t, c.Nodes[2].Addr)
+	WaitFor(t, 15*time.Second, "brokers 2 and 3 back, the partition leaderless", func() bool {
+		p, brokers, ok := partitionState(ctx, b2, "lost")
+		return ok && slices.Contains(brokers, 2) && slices.Contains(brokers, 3) && p.Leader == -1
+	})
+	adm := kadm.NewClient(NewClient(t, c.Nodes[2].Addr, kgo.SeedBrokers(c.Nodes[2].Addr, c.Nodes[3].Addr)))
+	rs, err := adm.ElectLeaders(ctx, kadm.ElectPreferredReplica, kadm.TopicsSet{"lost": {0: {}}})
+	if err != nil || !errors.Is(rs["lost"][0].Err, kerr.PreferredLeaderNotAvailable) {
+		t.Fatalf("preferred election with the preferred replica dead: %v %+v", err, rs)
+	}
+	rs, err = adm.ElectLeaders(ctx, kadm.ElectLiveReplica, kadm.TopicsSet{"lost": {0: {}}})
+	if err != nil || rs["lost"][0].Err != nil {
+		t.Fatalf("unclean election: %v %+v", err, rs)
+	}
+	WaitFor(t, 10*time.Second, "an out-of-ISR replica to lead with an ISR of itself", func() bool {
+		p, _, ok := partitionState(ctx, b2, "lost")
+		return ok && (p.Leader == 2 || p.Leader == 3) && slices.Equal(p.ISR, []int32{p.Leader})
+	})
+	rs, err = adm.ElectLeaders(ctx, kadm.ElectLiveReplica, kadm.TopicsSet{"lost": {0: {}}})
+	if err != nil || !errors.Is(rs["lost"][0].Err, kerr.ElectionNotNeeded) {
+		t.Fatalf("unclean election of a led partition: %v %+v", err, rs)
+	}
+	if !strings.Contains(c.Nodes[100].Log(), "Unclean leader election") {
+		t.Errorf("the controller did not log the unclean election:\n%s", tail(c.Nodes[100].Log(), 20))
+	}
+}
