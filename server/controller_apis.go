@@ -12,6 +12,7 @@ package server
 //	IncrementalAlterConfigs 0-1, CreateAcls 1-3, DeleteAcls 1-3,
 //	AlterUserScramCredentials 0, ElectLeaders 0-2
 //	                           forwarded by brokers as the client sent them
+//	                           (ElectLeaders at v2, so NOT_CONTROLLER always shows)
 //	DescribeAcls 1-3           this controller's ACLs (kafka-acls --bootstrap-controller)
 //	DescribeQuorum 0-2         the Raft quorum (kafka-metadata-quorum)
 //	SaslHandshake 0-1, SaslAuthenticate 0-2
