@@ -63,6 +63,14 @@ type Config struct {
 	// UncleanLeaderElectionEnable is this node's static unclean.leader.election.enable,
 	// the default under the dynamic and topic settings (unclean.go).
 	UncleanLeaderElectionEnable bool
+	// AutoLeaderRebalance is auto.leader.rebalance.enable: every
+	// LeaderImbalanceCheckInterval (leader.imbalance.check.interval.seconds, default
+	// 300 s) the active controller moves leadership back to preferred replicas for the
+	// brokers whose share of non-preferred leaders is above
+	// LeaderImbalancePerBrokerPercentage (elect.go).
+	AutoLeaderRebalance                bool
+	LeaderImbalanceCheckInterval       time.Duration
+	LeaderImbalancePerBrokerPercentage int32
 	// Now is the clock (time.Now when nil).
 	Now    func() time.Time
 	Logger zerolog.Logger
@@ -255,6 +263,7 @@ func Open(cfg Config) (*Controller, error) {
 	go c.publishLoop()
 	go c.run()
 	go c.fenceLoop()
+	go c.rebalanceLoop()
 
 	if c.alone {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

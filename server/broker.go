@@ -258,7 +258,8 @@ func Start(cfg Config) (*Broker, error) {
 			DefaultPartitions: cfg.NumPartitions, DefaultReplicationFactor: cfg.DefaultReplicationFactor,
 			ValidateTopicConfig: cfg.Configs.ValidateTopic, ListConfigDefault: cfg.Configs.ListConfigDefault,
 			Now: cfg.Now, UncleanLeaderElectionEnable: cfg.UncleanLeaderElectionEnable,
-			Logger: cfg.Logger.With().Str("component", "controller").Logger(),
+			AutoLeaderRebalance: cfg.AutoLeaderRebalanceEnable, LeaderImbalancePerBrokerPercentage: cfg.LeaderImbalancePerBrokerPercentage,
+			LeaderImbalanceCheckInterval: time.Duration(cfg.LeaderImbalanceCheckIntervalSeconds) * time.Second, Logger: cfg.Logger.With().Str("component", "controller").Logger(),
 		})
 		if err != nil {
 			return nil, err

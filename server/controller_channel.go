@@ -24,7 +24,7 @@ import (
 // reaches the active controller for its registration and heartbeats, AlterPartition,
 // producer-id blocks, and the admin requests it forwards (CreateTopics, DeleteTopics,
 // CreatePartitions, AlterConfigs, IncrementalAlterConfigs, DescribeQuorum, CreateAcls,
-// DeleteAcls, AlterUserScramCredentials).
+// DeleteAcls, AlterUserScramCredentials, ElectLeaders).
 //
 // Forwarding sends the client's request as is — same API key, same version — to the
 // controller listener of the active controller, and relays the answer (no Envelope:
@@ -247,6 +247,8 @@ func isNotController(resp kmsg.Response) bool {
 		return len(r.Topics) > 0 && r.Topics[0].ErrorCode == nc
 	case *kmsg.CreatePartitionsResponse:
 		return len(r.Topics) > 0 && r.Topics[0].ErrorCode == nc
+	case *kmsg.ElectLeadersResponse:
+		return r.ErrorCode == nc // always v1+ here: brokerMeta.ElectLeaders forwards at v2
 	case *kmsg.AlterConfigsResponse:
 		return len(r.Resources) > 0 && r.Resources[0].ErrorCode == nc
 	case *kmsg.IncrementalAlterConfigsResponse:
