@@ -1,0 +1,277 @@
+package kafkatest_test
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/gokafkad/gokafkad/kafkatest"
+)
+
+// client returns a franz-go client seeded with the cluster, closed with the test.
+func client(t *testing.T, c *kafkatest.Cluster, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.Addrs()...)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+func ctx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// produce writes values to partition 0 of topic with acks=all.
+func produce(t *testing.T, c *kafkatest.Cluster, topic string, values ...string) {
+	t.Helper()
+	cl := client(t, c, kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	for _, v := range values {
+		if err := cl.ProduceSync(ctx(t), &kgo.Record{Topic: topic, Value: []byte(v)}).FirstErr(); err != nil {
+			t.Fatalf("produce %q: %v", v, err)
+		}
+	}
+}
+
+// consume reads n records of topic from the start and returns their values.
+func consume(t *testing.T, c *kafkatest.Cluster, topic string, n int) []string {
+	t.Helper()
+	cl := client(t, c, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	var out []string
+	for len(out) < n {
+		fs := cl.PollFetches(ctx(t))
+		if err := fs.Err0(); err != nil {
+			t.Fatalf("consume %s after %v: %v", topic, out, err)
+		}
+		fs.EachRecord(func(r *kgo.Record) { out = append(out, string(r.Value)) })
+	}
+	return out
+}
+
+func TestProduceConsumeSingleBroker(t *testing.T) {
+	t.Parallel()
+	c := kafkatest.NewCluster(t, kafkatest.WithTopic("events", 3, 1))
+	if got := len(c.Addrs()); got != 1 {
+		t.Fatalf("Addrs() = %v, want one broker", c.Addrs())
+	}
+	produce(t, c, "events", "a", "b", "c")
+	if got := consume(t, c, "events", 3); !slices.Equal(got, []string{"a", "b", "c"}) {
+		t.Fatalf("consumed %v", got)
+	}
+	c.WaitHighWatermark("events", 0, 3)
+	p := c.Partition("events", 0)
+	if p.Leader != 0 || !slices.Equal(p.ISR, []int32{0}) || len(p.ReplicaStates) != 1 {
+		t.Fatalf("partition %+v", p)
+	}
+	r := p.ReplicaStates[0]
+	if !r.Running || !r.IsLeader || r.LogStartOffset != 0 || r.LogEndOffset != 3 || r.HighWatermark != 3 || r.LastStableOffset != 3 || r.LeaderEpoch != p.LeaderEpoch {
+		t.Fatalf("replica %+v", r)
+	}
+	if p := c.Partition("events", 1); p.ReplicaStates[0].LogEndOffset != 0 {
+		t.Fatalf("partition 1 got records: %+v", p)
+	}
+	if p := c.Partition("nope", 0); p.Leader != -1 || p.Replicas != nil {
+		t.Fatalf("unknown partition %+v", p)
+	}
+}
+
+// TestKillLeaderElectsNewLeaderRestartRejoinsISR: in a three-broker cluster (three
+// combined voters), killing a partition's leader gets a new leader elected once the
+// controller fences it; acks=all produces go on with the smaller ISR; the killed broker
+// restarts on the same address and data, catches up and is back in the ISR.
+func TestKillLeaderElectsNewLeaderRestartRejoinsISR(t *testing.T) {
+	t.Parallel()
+	c := kafkatest.NewCluster(t, kafkatest.WithBrokers(3), kafkatest.WithTopic("orders", 1, 3))
+	if got := c.ControllerIDs(); !slices.Equal(got, []int32{0, 1, 2}) {
+		t.Fatalf("ControllerIDs() = %v", got)
+	}
+	addrs := c.Addrs()
+	produce(t, c, "orders", "1", "2")
+	c.WaitISR("orders", 0, 0, 1, 2)
+	old := c.WaitLeader("orders", 0)
+	epoch := c.Partition("orders", 0).LeaderEpoch
+
+	c.Kill(old)
+	if c.Running(old) || c.Broker(old) != nil {
+		t.Fatalf("broker %d still running after Kill", old)
+	}
+	leader := c.WaitLeader("orders", 0)
+	if leader == old {
+		t.Fatalf("leader is still the killed broker %d", old)
+	}
+	p := c.Partition("orders", 0)
+	if p.LeaderEpoch <= epoch || slices.Contains(p.ISR, old) {
+		t.Fatalf("after the kill: %+v (old epoch %d)", p, epoch)
+	}
+	produce(t, c, "orders", "3")
+	if got := consume(t, c, "orders", 3); !slices.Equal(got, []string{"1", "2", "3"}) {
+		t.Fatalf("consumed %v", got)
+	}
+
+	c.Restart(old)
+	if !slices.Equal(c.Addrs(), addrs) {
+		t.Fatalf("addresses changed across the restart: %v, were %v", c.Addrs(), addrs)
+	}
+	if e := c.Broker(old).LogManager().CleanShutdownBrokerEpoch(); e != -1 {
+		t.Fatalf("a killed broker came back with a clean-shutdown marker (epoch %d)", e)
+	}
+	c.WaitISR("orders", 0, 0, 1, 2)
+	c.WaitHighWatermark("orders", 0, 3)
+	for _, r := range c.Partition("orders", 0).ReplicaStates {
+		if !r.Running || r.LogEndOffset != 3 {
+			t.Fatalf("replica %+v after the restart, want LEO 3", r)
+		}
+	}
+}
+
+// TestShutdownMovesLeadershipCleanly: a controlled shutdown moves leadership away
+// before the broker stops, and its logs are closed cleanly (the restart finds the
+// clean-shutdown marker).
+func TestShutdownMovesLeadershipCleanly(t *testing.T) {
+	t.Parallel()
+	c := kafkatest.NewCluster(t, kafkatest.WithBrokers(3), kafkatest.WithTopic("t", 1, 3))
+	produce(t, c, "t", "x")
+	c.WaitISR("t", 0, 0, 1, 2)
+	old := c.WaitLeader("t", 0)
+	c.Shutdown(old)
+	if p := c.Partition("t", 0); p.Leader == old || p.Leader < 0 {
+		t.Fatalf("leadership did not move before the shutdown ended: %+v", p)
+	}
+	c.Restart(old)
+	if e := c.Broker(old).LogManager().CleanShutdownBrokerEpoch(); e < 0 {
+		t.Fatalf("a cleanly shut down broker came back without its clean-shutdown marker")
+	}
+	c.WaitISR("t", 0, 0, 1, 2)
+	// Restart of a running node shuts it down first.
+	c.Restart(old)
+	c.WaitISR("t", 0, 0, 1, 2)
+}
+
+func TestSeparateController(t *testing.T) {
+	t.Parallel()
+	c := kafkatest.NewCluster(t, kafkatest.WithBrokers(2), kafkatest.WithSeparateControllers(1), kafkatest.WithTopic("t", 1, 2))
+	if got := c.ControllerIDs(); !slices.Equal(got, []int32{kafkatest.SeparateControllerIDBase}) {
+		t.Fatalf("ControllerIDs() = %v", got)
+	}
+	if got := c.BrokerIDs(); !slices.Equal(got, []int32{0, 1}) {
+		t.Fatalf("BrokerIDs() = %v", got)
+	}
+	if c.Broker(kafkatest.SeparateControllerIDBase).Addr() != "" {
+		t.Fatal("the controller-only node has a client listener")
+	}
+	produce(t, c, "t", "v")
+	c.WaitISR("t", 0, 0, 1)
+	c.WaitHighWatermark("t", 0, 1)
+	// The controller restarts on its port; the brokers follow it again.
+	c.Kill(kafkatest.SeparateControllerIDBase)
+	c.Restart(kafkatest.SeparateControllerIDBase)
+	produce(t, c, "t", "w")
+	if got := consume(t, c, "t", 2); !slices.Equal(got, []string{"v", "w"}) {
+		t.Fatalf("consumed %v", got)
+	}
+}
+
+// TestParallelClustersDoNotInterfere: clusters started at the same time by parallel
+// tests have their own ports, data and topics.
+func TestParallelClustersDoNotInterfere(t *testing.T) {
+	t.Parallel()
+	for i := range 3 {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			t.Parallel()
+			c := kafkatest.NewCluster(t, kafkatest.WithTopic("shared-name", 1, 1))
+			v := fmt.Sprintf("from cluster %d", i)
+			produce(t, c, "shared-name", v)
+			if got := consume(t, c, "shared-name", 1); !slices.Equal(got, []string{v}) {
+				t.Fatalf("consumed %v, want only %q", got, v)
+			}
+			if hw := c.Partition("shared-name", 0).ReplicaStates[0].HighWatermark; hw != 1 {
+				t.Fatalf("high watermark %d, want 1 (another cluster's record?)", hw)
+			}
+		})
+	}
+}
+
+// TestBrokerConfigApplies: Kafka's keys given with WithBrokerConfig reach the brokers.
+func TestBrokerConfigApplies(t *testing.T) {
+	t.Parallel()
+	c := kafkatest.NewCluster(t, kafkatest.WithBrokerConfig(map[string]string{"num.partitions": "4"}))
+	adm := kadm.NewClient(client(t, c))
+	resp, err := adm.CreateTopic(ctx(t), -1, -1, nil, "defaulted")
+	if err != nil || resp.Err != nil {
+		t.Fatalf("create: %v %v", err, resp.Err)
+	}
+	c.WaitLeader("defaulted", 3)
+	if p := c.Partition("defaulted", 4); p.Replicas != nil {
+		t.Fatalf("a fifth partition: %+v", p)
+	}
+}
+
+// fatalTB records the first Fatalf and ends the goroutine, as testing does.
+type fatalTB struct {
+	*testing.T
+	mu  sync.Mutex
+	msg string
+}
+
+func (f *fatalTB) Fatalf(format string, args ...any) {
+	f.mu.Lock()
+	f.msg = fmt.Sprintf(format, args...)
+	f.mu.Unlock()
+	runtime.Goexit()
+}
+
+func fatalOf(t *testing.T, fn func(kafkatest.TB)) string {
+	f := &fatalTB{T: t}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn(f)
+	}()
+	<-done
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.msg
+}
+
+// TestRefusedOptions: what kafkatest cannot honour stops NewCluster with a message
+// naming it.
+func TestRefusedOptions(t *testing.T) {
+	for _, tc := range []struct {
+		opts []kafkatest.Option
+		want string
+	}{
+		{[]kafkatest.Option{kafkatest.WithBrokerConfig(map[string]string{"listeners": "PLAINTEXT://:9092"})}, "listeners"},
+		{[]kafkatest.Option{kafkatest.WithBrokerConfig(map[string]string{"log.retention.ms": "soon"})}, "log.retention.ms"},
+		{[]kafkatest.Option{kafkatest.WithBrokers(0)}, "WithBrokers(0)"},
+		{[]kafkatest.Option{kafkatest.WithCombinedVoters(3)}, "WithCombinedVoters(3)"},
+		{[]kafkatest.Option{kafkatest.WithTopic("t", 1, 2)}, `WithTopic("t", 1, 2)`},
+	} {
+		msg := fatalOf(t, func(tb kafkatest.TB) { kafkatest.NewCluster(tb, tc.opts...) })
+		if !strings.Contains(msg, tc.want) {
+			t.Errorf("NewCluster failed with %q, want a message naming %s", msg, tc.want)
+		}
+	}
+}
+
+func TestControlsOnStoppedNodeFail(t *testing.T) {
+	t.Parallel()
+	msg := fatalOf(t, func(tb kafkatest.TB) {
+		c := kafkatest.NewCluster(tb)
+		c.Kill(0)
+		c.Kill(0)
+	})
+	if !strings.Contains(msg, "Kill(0): the node is not running") {
+		t.Fatalf("a second Kill failed with %q", msg)
+	}
+}
