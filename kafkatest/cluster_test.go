@@ -275,3 +275,41 @@ func TestControlsOnStoppedNodeFail(t *testing.T) {
 		t.Fatalf("a second Kill failed with %q", msg)
 	}
 }
+
+// TestKillRestartSingleNodeRecovers: the only node (broker and voter) is killed and
+// restarts on its address and data; the records it acknowledged are read back.
+func TestKillRestartSingleNodeRecovers(t *testing.T) {
+	t.Parallel()
+	c := kafkatest.NewCluster(t, kafkatest.WithTopic("t", 1, 1))
+	produce(t, c, "t", "a", "b")
+	c.Kill(0)
+	c.Restart(0)
+	if e := c.Broker(0).LogManager().CleanShutdownBrokerEpoch(); e != -1 {
+		t.Fatalf("clean-shutdown marker after a kill (epoch %d)", e)
+	}
+	c.WaitLeader("t", 0)
+	produce(t, c, "t", "c")
+	if got := consume(t, c, "t", 3); !slices.Equal(got, []string{"a", "b", "c"}) {
+		t.Fatalf("consumed %v", got)
+	}
+}
+
+// TestWaitTimesOutNamingWhat: a wait that never comes true fails the test after the
+// wait timeout, saying what it waited for and what it saw.
+func TestWaitTimesOutNamingWhat(t *testing.T) {
+	t.Parallel()
+	msg := fatalOf(t, func(tb kafkatest.TB) {
+		c := kafkatest.NewCluster(tb, kafkatest.WithTopic("t", 1, 1), kafkatest.WithWaitTimeout(time.Second))
+		c.WaitHighWatermark("t", 0, 5)
+	})
+	if !strings.Contains(msg, "timed out after 1s waiting for high watermark 5 of t-0") {
+		t.Fatalf("WaitHighWatermark failed with %q", msg)
+	}
+	msg = fatalOf(t, func(tb kafkatest.TB) {
+		c := kafkatest.NewCluster(tb, kafkatest.WithTopic("t", 1, 1), kafkatest.WithWaitTimeout(time.Second))
+		c.WaitISR("t", 0, 0, 7)
+	})
+	if !strings.Contains(msg, "waiting for ISR [0 7] of t-0") {
+		t.Fatalf("WaitISR failed with %q", msg)
+	}
+}
