@@ -128,9 +128,15 @@ func TestKillLeaderElectsNewLeaderRestartRejoinsISR(t *testing.T) {
 	}
 	c.WaitISR("orders", 0, 0, 1, 2)
 	c.WaitHighWatermark("orders", 0, 3)
-	for _, r := range c.Partition("orders", 0).ReplicaStates {
-		if !r.Running || r.LogEndOffset != 3 {
-			t.Fatalf("replica %+v after the restart, want LEO 3", r)
+	after := c.Partition("orders", 0)
+	for _, r := range after.ReplicaStates {
+		// The HW is the least LEO the leader knows of its ISR: each replica's
+		// fetched LEO is at 3, with nothing left to fetch.
+		if !r.Running || r.LogEndOffset != 3 || r.FetchedLogEndOffset != 3 || r.Lag != 0 {
+			t.Fatalf("replica %+v after the restart, want LEO 3 with no lag", r)
+		}
+		if r.Broker != after.Leader && r.LastCaughtUp.IsZero() {
+			t.Fatalf("follower %+v was never caught up", r)
 		}
 	}
 }

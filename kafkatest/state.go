@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gokafkad/gokafkad/controller"
+	"github.com/gokafkad/gokafkad/partition"
 	"github.com/gokafkad/gokafkad/server"
 	"github.com/gokafkad/gokafkad/storage"
 )
@@ -49,6 +50,16 @@ type ReplicaSnapshot struct {
 	LogEndOffset     int64
 	HighWatermark    int64
 	LastStableOffset int64
+
+	// FetchedLogEndOffset is the replica's LEO as the serving leader knows it from the
+	// replica's last fetch (the leader's own LEO for the leader; -1: unknown, or no
+	// serving leader). The high watermark is the smallest of the ISR's.
+	FetchedLogEndOffset int64
+	// Lag is the leader's LEO minus FetchedLogEndOffset (-1 when unknown).
+	Lag int64
+	// LastCaughtUp is when the leader last knew this follower to have everything it
+	// had, as replica.lag.time.max.ms measures it (zero: unknown, and for the leader).
+	LastCaughtUp time.Time
 }
 
 // newestImage is the metadata image with the highest offset among the running
@@ -92,8 +103,29 @@ func (c *Cluster) Partition(topic string, p int32) PartitionSnapshot {
 	snap.Leader, snap.LeaderEpoch, snap.PartitionEpoch = pi.Leader, pi.LeaderEpoch, pi.PartitionEpoch
 	snap.Replicas, snap.ISR = slices.Clone(pi.Replicas), slices.Clone(pi.ISR)
 	tp := storage.TopicPartition{Topic: topic, Partition: p}
+	// The serving leader's partition, for its view of the followers.
+	var lead *partition.Partition
+	if n, ok := c.nodes[pi.Leader]; ok && n.broker {
+		if b := n.running(); b != nil {
+			if part := b.ReplicaManager().Partition(tp); part != nil && part.IsLeader() && part.LeaderEpoch() == pi.LeaderEpoch {
+				lead = part
+			}
+		}
+	}
 	for _, id := range pi.Replicas {
-		r := ReplicaSnapshot{Broker: id, LeaderEpoch: -1, LogStartOffset: -1, LogEndOffset: -1, HighWatermark: -1, LastStableOffset: -1}
+		r := ReplicaSnapshot{Broker: id, LeaderEpoch: -1, LogStartOffset: -1, LogEndOffset: -1, HighWatermark: -1, LastStableOffset: -1,
+			FetchedLogEndOffset: -1, Lag: -1}
+		if lead != nil {
+			leo := lead.Log.LogEndOffset()
+			if id == pi.Leader {
+				r.FetchedLogEndOffset, r.Lag = leo, 0
+			} else if fs, ok := lead.FollowerState(id); ok && fs.LogEndOffset >= 0 {
+				r.FetchedLogEndOffset, r.Lag = fs.LogEndOffset, max(leo-fs.LogEndOffset, 0)
+				if fs.LastCaughtUpTimeMs > 0 {
+					r.LastCaughtUp = time.UnixMilli(fs.LastCaughtUpTimeMs)
+				}
+			}
+		}
 		if n, ok := c.nodes[id]; ok && n.broker {
 			if b := n.running(); b != nil {
 				if part := b.ReplicaManager().Partition(tp); part != nil {
