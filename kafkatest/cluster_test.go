@@ -319,3 +319,30 @@ func TestWaitTimesOutNamingWhat(t *testing.T) {
 		t.Fatalf("WaitISR failed with %q", msg)
 	}
 }
+
+// TestKillActiveSeparateController: with three separate controllers, killing the
+// active one gets another elected, and the brokers take admin requests and writes
+// through it; the killed controller restarts on its port and rejoins.
+func TestKillActiveSeparateController(t *testing.T) {
+	t.Parallel()
+	c := kafkatest.NewCluster(t, kafkatest.WithBrokers(1), kafkatest.WithSeparateControllers(3))
+	if got := c.ControllerIDs(); !slices.Equal(got, []int32{3000, 3001, 3002}) {
+		t.Fatalf("ControllerIDs() = %v", got)
+	}
+	old := c.WaitActiveController()
+	c.Kill(old)
+	if now := c.WaitActiveController(); now == old {
+		t.Fatalf("the killed controller %d is still active", old)
+	}
+	adm := kadm.NewClient(client(t, c))
+	if resp, err := adm.CreateTopic(ctx(t), 1, 1, nil, "after-failover"); err != nil || resp.Err != nil {
+		t.Fatalf("create after the controller failover: %v %v", err, resp.Err)
+	}
+	c.WaitLeader("after-failover", 0)
+	produce(t, c, "after-failover", "v")
+	c.Restart(old)
+	if !c.Running(old) {
+		t.Fatalf("controller %d not running after Restart", old)
+	}
+	c.WaitHighWatermark("after-failover", 0, 1)
+}

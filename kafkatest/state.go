@@ -299,3 +299,28 @@ func (c *Cluster) createTopics() error {
 	}
 	return nil
 }
+
+// activeController returns the running voter whose controller is active (-1: none).
+func (c *Cluster) activeController() int32 {
+	for _, id := range c.ids {
+		if n := c.nodes[id]; n.voter {
+			if b := n.running(); b != nil && b.Controller() != nil && b.Controller().IsActive() {
+				return id
+			}
+		}
+	}
+	return -1
+}
+
+// WaitActiveController waits until a running voter is the active controller (the
+// quorum's Raft leader, with the metadata log applied) and returns its id; Kill it to
+// test a controller failover. The test fails after the wait timeout.
+func (c *Cluster) WaitActiveController() int32 {
+	c.t.Helper()
+	var id int32
+	c.waitFor(func() bool {
+		id = c.activeController()
+		return id >= 0
+	}, func() string { return fmt.Sprintf("an active controller among %v", c.ControllerIDs()) })
+	return id
+}
