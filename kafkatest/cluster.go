@@ -8,7 +8,7 @@
 //	c := kafkatest.NewCluster(t, kafkatest.WithBrokers(3), kafkatest.WithTopic("orders", 1, 3))
 //	cl, _ := kgo.NewClient(kgo.SeedBrokers(c.Addrs()...))
 //
-// A cluster belongs to one test: NewCluster registers its shutdown with t.Cleanup and
+// A cluster belongs to one test: NewCluster registers its teardown with t.Cleanup and
 // keeps its data in t.TempDir(). Clusters share nothing, so tests that each start one
 // may run in parallel (t.Parallel).
 //
@@ -166,8 +166,10 @@ func (n *node) running() *server.Broker {
 }
 
 // NewCluster starts a cluster for the test t and returns it once every broker is
-// registered and unfenced and the seed topics (WithTopic) have leaders. Everything it
-// started is closed by t.Cleanup. A node that cannot start fails the test.
+// registered and unfenced and the seed topics (WithTopic) have leaders. When the test
+// ends, t.Cleanup kills every node still running (as Kill: teardown needs no
+// controlled shutdown) before t.TempDir's data is removed. A node that cannot start
+// fails the test.
 func NewCluster(t TB, opts ...Option) *Cluster {
 	t.Helper()
 	o := options{brokers: 1, logger: zerolog.Nop(), wait: DefaultWaitTimeout}
@@ -347,8 +349,10 @@ func (n *node) start() error {
 	return nil
 }
 
-// close stops every running node: brokers first (with a controlled shutdown while the
-// quorum still runs), then the controllers.
+// close stops every running node, brokers first, then the controllers. They are
+// killed: the data dirs are removed next, and a controlled shutdown of the last
+// brokers, with none left to take their leaderships, would wait out the session
+// timeout.
 func (c *Cluster) close() {
 	var wg sync.WaitGroup
 	stop := func(broker bool) {
@@ -365,7 +369,7 @@ func (c *Cluster) close() {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					b.Close()
+					b.Kill()
 				}()
 			}
 		}

@@ -116,3 +116,37 @@ func ExampleCluster_Kill() {
 	// ISR without the killed broker: 2
 	// back in the ISR: 3
 }
+
+// Shutdown is a controlled shutdown: the controller moves the broker's leaderships
+// away before it stops, so clients see no unavailable partition.
+func ExampleCluster_Shutdown() {
+	t := &exampleT{}
+	defer t.finish()
+
+	c := kafkatest.NewCluster(t, kafkatest.WithBrokers(3), kafkatest.WithTopic("orders", 1, 3))
+	c.WaitISR("orders", 0, 0, 1, 2)
+	old := c.WaitLeader("orders", 0)
+	c.Shutdown(old)
+	p := c.Partition("orders", 0)
+	fmt.Println("leadership moved before Shutdown returned:", p.Leader >= 0 && p.Leader != old)
+	fmt.Println("running:", c.Running(old))
+	// Output:
+	// leadership moved before Shutdown returned: true
+	// running: false
+}
+
+// A cluster with three controller-only nodes: kill the active controller and
+// another takes over.
+func ExampleCluster_WaitActiveController() {
+	t := &exampleT{}
+	defer t.finish()
+
+	c := kafkatest.NewCluster(t, kafkatest.WithBrokers(1), kafkatest.WithSeparateControllers(3))
+	fmt.Println("controllers:", c.ControllerIDs(), "brokers:", c.BrokerIDs())
+	old := c.WaitActiveController()
+	c.Kill(old)
+	fmt.Println("failed over:", c.WaitActiveController() != old)
+	// Output:
+	// controllers: [3000 3001 3002] brokers: [0]
+	// failed over: true
+}
