@@ -82,14 +82,17 @@ type options struct {
 	controllers int // separate controllers; 0: combined mode
 	props       map[string]string
 	topics      []topicSpec
-	logger      zerolog.Logger
-	wait        time.Duration
+	// topicConfigs are WithTopicConfig's, by seed topic name.
+	topicConfigs map[string]map[string]string
+	logger       zerolog.Logger
+	wait         time.Duration
 }
 
 type topicSpec struct {
 	name       string
 	partitions int32
 	rf         int16
+	configs    map[string]string
 }
 
 // WithBrokers sets the number of brokers (default 1).
@@ -123,7 +126,22 @@ func WithBrokerConfig(props map[string]string) Option {
 // when the cluster starts; NewCluster returns once every partition has a leader that
 // every running broker knows.
 func WithTopic(name string, partitions int32, rf int16) Option {
-	return func(o *options) { o.topics = append(o.topics, topicSpec{name, partitions, rf}) }
+	return func(o *options) { o.topics = append(o.topics, topicSpec{name: name, partitions: partitions, rf: rf}) }
+}
+
+// WithTopicConfig sets topic configs (Kafka's keys, e.g. cleanup.policy=compact) on the
+// seed topic name, which a WithTopic option must create; later calls add to earlier
+// ones. A key or value the broker refuses fails NewCluster with its message.
+func WithTopicConfig(name string, configs map[string]string) Option {
+	return func(o *options) {
+		if o.topicConfigs == nil {
+			o.topicConfigs = map[string]map[string]string{}
+		}
+		if o.topicConfigs[name] == nil {
+			o.topicConfigs[name] = map[string]string{}
+		}
+		maps.Copy(o.topicConfigs[name], configs)
+	}
 }
 
 // WithLogger sends the nodes' logs to l (each line with the node's id in "node");
@@ -227,7 +245,13 @@ func (o *options) check() error {
 			return fmt.Errorf("WithBrokerConfig: %s is set by kafkatest (it lays out the cluster) and cannot be given", k)
 		}
 	}
-	for _, tp := range o.topics {
+	for name := range o.topicConfigs {
+		if !slices.ContainsFunc(o.topics, func(tp topicSpec) bool { return tp.name == name }) {
+			return fmt.Errorf("WithTopicConfig(%q): no WithTopic creates that topic", name)
+		}
+	}
+	for i, tp := range o.topics {
+		o.topics[i].configs = o.topicConfigs[tp.name]
 		if tp.name == "" || tp.partitions < 1 || tp.rf < 1 || int(tp.rf) > o.brokers {
 			return fmt.Errorf("WithTopic(%q, %d, %d): needs a name, at least 1 partition and 1 <= rf <= %d brokers", tp.name, tp.partitions, tp.rf, o.brokers)
 		}

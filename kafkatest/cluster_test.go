@@ -346,3 +346,42 @@ func TestKillActiveSeparateController(t *testing.T) {
 	}
 	c.WaitHighWatermark("after-failover", 0, 1)
 }
+
+// TestSeedTopicConfigs: WithTopicConfig's Kafka keys reach the topic; a value the
+// broker refuses stops NewCluster with the broker's message.
+func TestSeedTopicConfigs(t *testing.T) {
+	t.Parallel()
+	c := kafkatest.NewCluster(t, kafkatest.WithTopic("compacted", 1, 1),
+		kafkatest.WithTopicConfig("compacted", map[string]string{"cleanup.policy": "compact", "min.insync.replicas": "1"}))
+	adm := kadm.NewClient(client(t, c))
+	rcs, err := adm.DescribeTopicConfigs(ctx(t), "compacted")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := rcs.On("compacted", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, cfg := range rc.Configs {
+		if cfg.Value != nil {
+			got[cfg.Key] = *cfg.Value
+		}
+	}
+	if got["cleanup.policy"] != "compact" || got["min.insync.replicas"] != "1" {
+		t.Fatalf("configs %v", got)
+	}
+
+	for _, tc := range []struct {
+		opts []kafkatest.Option
+		want string
+	}{
+		{[]kafkatest.Option{kafkatest.WithTopic("t", 1, 1), kafkatest.WithTopicConfig("t", map[string]string{"cleanup.policy": "sometimes"})}, "cleanup.policy"},
+		{[]kafkatest.Option{kafkatest.WithTopicConfig("nowhere", map[string]string{"cleanup.policy": "compact"})}, `WithTopicConfig("nowhere")`},
+	} {
+		msg := fatalOf(t, func(tb kafkatest.TB) { kafkatest.NewCluster(tb, tc.opts...) })
+		if !strings.Contains(msg, tc.want) {
+			t.Errorf("NewCluster failed with %q, want a message naming %s", msg, tc.want)
+		}
+	}
+}

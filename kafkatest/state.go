@@ -2,6 +2,7 @@ package kafkatest
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -260,6 +261,11 @@ func (c *Cluster) createTopics() error {
 	for _, tp := range c.opts.topics {
 		rt := kmsg.NewCreateTopicsRequestTopic()
 		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = tp.name, tp.partitions, tp.rf
+		for _, k := range slices.Sorted(maps.Keys(tp.configs)) {
+			cfg := kmsg.NewCreateTopicsRequestTopicConfig()
+			cfg.Name, cfg.Value = k, kmsg.StringPtr(tp.configs[k])
+			rt.Configs = append(rt.Configs, cfg)
+		}
 		req.Topics = append(req.Topics, rt)
 	}
 	ctx, cancel := c.ctx()
