@@ -82,6 +82,8 @@ type options struct {
 	controllers int // separate controllers; 0: combined mode
 	props       map[string]string
 	topics      []topicSpec
+	// brokerPorts are WithBrokerPorts' (nil: random ports).
+	brokerPorts []int
 	// topicConfigs are WithTopicConfig's, by seed topic name.
 	topicConfigs map[string]map[string]string
 	logger       zerolog.Logger
@@ -127,6 +129,13 @@ func WithBrokerConfig(props map[string]string) Option {
 // every running broker knows.
 func WithTopic(name string, partitions int32, rf int16) Option {
 	return func(o *options) { o.topics = append(o.topics, topicSpec{name: name, partitions: partitions, rf: rf}) }
+}
+
+// WithBrokerPorts fixes the brokers' client ports: broker i listens on
+// 127.0.0.1:ports[i] (one port per broker). By default every port is random, which is
+// what lets clusters run in parallel; fixed ports suit a client configured ahead.
+func WithBrokerPorts(ports ...int) Option {
+	return func(o *options) { o.brokerPorts = slices.Clone(ports) }
 }
 
 // WithTopicConfig sets topic configs (Kafka's keys, e.g. cleanup.policy=compact) on the
@@ -245,6 +254,14 @@ func (o *options) check() error {
 			return fmt.Errorf("WithBrokerConfig: %s is set by kafkatest (it lays out the cluster) and cannot be given", k)
 		}
 	}
+	if o.brokerPorts != nil && len(o.brokerPorts) != o.brokers {
+		return fmt.Errorf("WithBrokerPorts(%v) with %d brokers: one port per broker", o.brokerPorts, o.brokers)
+	}
+	for _, p := range o.brokerPorts {
+		if p < 1 || p > 65535 {
+			return fmt.Errorf("WithBrokerPorts(%v): %d is not a port", o.brokerPorts, p)
+		}
+	}
 	for name := range o.topicConfigs {
 		if !slices.ContainsFunc(o.topics, func(tp topicSpec) bool { return tp.name == name }) {
 			return fmt.Errorf("WithTopicConfig(%q): no WithTopic creates that topic", name)
@@ -320,6 +337,9 @@ func start(t TB, o options) (*Cluster, error) {
 		cfg.Listen, cfg.ControllerListen = "", ""
 		if n.broker {
 			cfg.Listen = "127.0.0.1:0"
+			if o.brokerPorts != nil {
+				cfg.Listen = fmt.Sprintf("127.0.0.1:%d", o.brokerPorts[id])
+			}
 		}
 		cfg.Logger = o.logger.With().Int32("node", id).Logger()
 		n.cfg = cfg

@@ -3,6 +3,7 @@ package kafkatest_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"runtime"
 	"slices"
 	"strings"
@@ -383,5 +384,34 @@ func TestSeedTopicConfigs(t *testing.T) {
 		if !strings.Contains(msg, tc.want) {
 			t.Errorf("NewCluster failed with %q, want a message naming %s", msg, tc.want)
 		}
+	}
+}
+
+// TestFixedBrokerPorts: WithBrokerPorts puts the brokers on the ports given, and
+// restarts keep them.
+func TestFixedBrokerPorts(t *testing.T) {
+	t.Parallel()
+	var ports []int
+	for range 2 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+		l.Close()
+	}
+	c := kafkatest.NewCluster(t, kafkatest.WithBrokers(2), kafkatest.WithBrokerPorts(ports...), kafkatest.WithTopic("t", 1, 2))
+	want := []string{fmt.Sprintf("127.0.0.1:%d", ports[0]), fmt.Sprintf("127.0.0.1:%d", ports[1])}
+	if !slices.Equal(c.Addrs(), want) {
+		t.Fatalf("Addrs() = %v, want %v", c.Addrs(), want)
+	}
+	c.Kill(1)
+	c.Restart(1)
+	if !slices.Equal(c.Addrs(), want) || c.Broker(1).Addr() != want[1] {
+		t.Fatalf("after a restart Addrs() = %v, want %v", c.Addrs(), want)
+	}
+	produce(t, c, "t", "v")
+	if msg := fatalOf(t, func(tb kafkatest.TB) { kafkatest.NewCluster(tb, kafkatest.WithBrokerPorts(1, 2)) }); !strings.Contains(msg, "one port per broker") {
+		t.Fatalf("two ports for one broker: %q", msg)
 	}
 }
