@@ -38,8 +38,8 @@ func (t *apiTable) get(key int16) *apiHandler {
 	return t.byKey[key]
 }
 
-// brokerAPIs is the client (broker) listeners' table. Minimums are Kafka 4.0's
-// (KIP-896 removed the older versions).
+// brokerAPIs is the client (broker) listeners' table: Kafka 4.4's versions, but for
+// the differences listed with their reasons in apiGaps (server/api_table_test.go).
 var brokerAPIs *apiTable
 
 func init() {
@@ -51,7 +51,7 @@ func init() {
 		{key: 8, min: 2, max: 10, handle: handleOffsetCommit},
 		{key: 9, min: 1, max: 10, handle: handleOffsetFetch},
 		{key: 10, min: 0, max: 6, handle: handleFindCoordinator},
-		{key: 11, min: 2, max: 9, handle: handleJoinGroup},
+		{key: 11, min: 0, max: 9, handle: handleJoinGroup},
 		{key: 12, min: 0, max: 4, handle: handleHeartbeat},
 		{key: 13, min: 0, max: 5, handle: handleLeaveGroup},
 		{key: 14, min: 0, max: 5, handle: handleSyncGroup},
