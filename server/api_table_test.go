@@ -42,7 +42,6 @@ var apiGaps = []apiGap{
 	{key: 27, min: 1, max: 1, reason: "WriteTxnMarkers v2 is transaction version 2, not built: #14"},
 	{key: 28, min: 0, max: 4, reason: "TxnOffsetCommit v5-6 are transaction version 2, not built: #14"},
 	{key: 34, absent: true, reason: "AlterReplicaLogDirs (moves between log.dirs) not built: #12"},
-	{key: 35, min: 1, max: 4, reason: "DescribeLogDirs v5 (IsCordoned) not built: #14"},
 	{key: 38, absent: true, reason: "delegation tokens not built: #14"},
 	{key: 39, absent: true, reason: "delegation tokens not built: #14"},
 	{key: 40, absent: true, reason: "delegation tokens not built: #14"},
