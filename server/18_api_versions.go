@@ -1,13 +1,18 @@
 package server
 
-// ApiVersions: v0-4.
+// ApiVersions: v0-5.
 //
 // Lists exactly the keys and versions of the listener's dispatch table (brokerAPIs, or
 // controllerAPIs on a controller listener), but Produce from v0 as Kafka 4 does
-// (produceListedMinVersion). A version this
-// broker does not know is answered in v0 with UNSUPPORTED_VERSION (KIP-511), by the
-// read loop. v3+ carries the client's software name/version, which is validated as
-// Kafka does (INVALID_REQUEST for names outside [a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?).
+// (produceListedMinVersion). A version this broker does not know is answered in v0
+// with UNSUPPORTED_VERSION (KIP-511), by the read loop. As Kafka's
+// KafkaApis.handleApiVersionsRequest, a request that is not valid
+// (ApiVersionsRequest.isValid: v5+ ClusterID and NodeID set one without the other;
+// v3+ a software name or version outside [a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?)
+// is answered INVALID_REQUEST, and a v5+ one whose ClusterID is not this cluster's, or
+// whose NodeID is not this node's, REBOOTSTRAP_REQUIRED (KIP-1242: the connection
+// reached another broker than the client's metadata names); both error answers carry
+// no API keys, as Kafka's ApiVersionsRequest.getErrorResponse.
 
 import (
 	"regexp"
@@ -30,12 +35,30 @@ var softwareRE = regexp.MustCompile(`^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?
 
 func handleAPIVersions(c *conn, r *request) error {
 	req := r.req.(*kmsg.ApiVersionsRequest)
-	resp := c.apis.apiVersionsResponse(req.Version)
-	if req.Version >= 3 && (!softwareRE.MatchString(req.ClientSoftwareName) || !softwareRE.MatchString(req.ClientSoftwareVersion)) {
-		resp.ErrorCode = kerr.InvalidRequest.Code
+	if code := c.apiVersionsError(req); code != 0 {
+		resp := kmsg.NewPtrApiVersionsResponse()
+		resp.SetVersion(req.Version)
+		resp.ErrorCode = code
+		r.resp.finish(resp)
+		return nil
 	}
-	r.resp.finish(resp)
+	r.resp.finish(c.apis.apiVersionsResponse(req.Version))
 	return nil
+}
+
+// apiVersionsError is the error code req is answered with, 0 for none.
+func (c *conn) apiVersionsError(req *kmsg.ApiVersionsRequest) int16 {
+	if req.Version >= 5 && (req.ClusterID == nil) != (req.NodeID == -1) {
+		return kerr.InvalidRequest.Code
+	}
+	if req.Version >= 3 && (!softwareRE.MatchString(req.ClientSoftwareName) || !softwareRE.MatchString(req.ClientSoftwareVersion)) {
+		return kerr.InvalidRequest.Code
+	}
+	if req.Version >= 5 && req.ClusterID != nil &&
+		(*req.ClusterID != c.b.ctl.Image().ClusterID || req.NodeID != c.b.cfg.NodeID) {
+		return kerr.RebootstrapRequired.Code
+	}
+	return 0
 }
 
 func (t *apiTable) apiVersionsResponse(version int16) *kmsg.ApiVersionsResponse {

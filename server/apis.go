@@ -58,7 +58,7 @@ func init() {
 		{key: 15, min: 0, max: 6, handle: handleDescribeGroups},
 		{key: 16, min: 0, max: 5, handle: handleListGroups},
 		{key: 17, min: 0, max: 1, handle: handleSaslHandshake},
-		{key: 18, min: 0, max: 4, handle: handleAPIVersions},
+		{key: 18, min: 0, max: 5, handle: handleAPIVersions},
 		{key: 19, min: 2, max: 7, handle: handleCreateTopics},
 		{key: 20, min: 1, max: 6, handle: handleDeleteTopics},
 		{key: 21, min: 0, max: 2, handle: handleDeleteRecords},
