@@ -5,7 +5,8 @@ package server
 // Lists exactly the keys and versions of the listener's dispatch table (brokerAPIs, or
 // controllerAPIs on a controller listener), but Produce from v0 as Kafka 4 does
 // (produceListedMinVersion). A version this broker does not know is answered in v0
-// with UNSUPPORTED_VERSION (KIP-511), by the read loop. As Kafka's
+// with UNSUPPORTED_VERSION and ApiVersions' own versions only (KIP-511, as Kafka's
+// ApiVersionsRequest.getErrorResponse), by the read loop. As Kafka's
 // KafkaApis.handleApiVersionsRequest, a request that is not valid
 // (ApiVersionsRequest.isValid: v5+ ClusterID and NodeID set one without the other;
 // v3+ a software name or version outside [a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?)
@@ -19,6 +20,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gokafkad/gokafkad/protocol"
 )
 
 // produceListedMinVersion is the Produce minimum ApiVersions lists, below the v3 the
@@ -72,5 +75,19 @@ func (t *apiTable) apiVersionsResponse(version int16) *kmsg.ApiVersionsResponse 
 		}
 		resp.ApiKeys = append(resp.ApiKeys, k)
 	}
+	return resp
+}
+
+// unsupportedAPIVersionsResponse answers an ApiVersions request of a version this
+// listener does not serve: v0, UNSUPPORTED_VERSION, and the ApiVersions versions it
+// does serve as the only key, so the client can retry with one of them (KIP-511).
+func (t *apiTable) unsupportedAPIVersionsResponse() *kmsg.ApiVersionsResponse {
+	resp := kmsg.NewPtrApiVersionsResponse()
+	resp.SetVersion(0)
+	resp.ErrorCode = kerr.UnsupportedVersion.Code
+	a := t.get(protocol.APIVersionsKey)
+	k := kmsg.NewApiVersionsResponseApiKey()
+	k.ApiKey, k.MinVersion, k.MaxVersion = a.key, a.min, a.max
+	resp.ApiKeys = append(resp.ApiKeys, k)
 	return resp
 }
