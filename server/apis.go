@@ -47,7 +47,7 @@ func init() {
 		{key: 0, min: 3, max: 12, handle: handleProduce},
 		{key: 1, min: 4, max: 17, handle: handleFetch},
 		{key: 2, min: 1, max: 10, handle: handleListOffsets},
-		{key: 3, min: 0, max: 12, handle: handleMetadata},
+		{key: 3, min: 0, max: 13, handle: handleMetadata},
 		{key: 8, min: 2, max: 10, handle: handleOffsetCommit},
 		{key: 9, min: 1, max: 10, handle: handleOffsetFetch},
 		{key: 10, min: 0, max: 6, handle: handleFindCoordinator},
