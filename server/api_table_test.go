@@ -35,7 +35,6 @@ type apiGap struct {
 var apiGaps = []apiGap{
 	{key: 0, min: 0, max: 12, reason: "Produce v13 (topic IDs, KIP-516) not built: #14"},
 	{key: 1, min: 4, max: 17, reason: "Fetch v18 not built: #14"},
-	{key: 2, min: 1, max: 10, reason: "ListOffsets v11 (timestamp -6, earliest pending upload, KIP-1023) not built: #14"},
 	{key: 26, min: 0, max: 4, reason: "EndTxn v5 is transaction version 2 (KIP-890 part 2), not built: #14"},
 	{key: 27, min: 1, max: 1, reason: "WriteTxnMarkers v2 is transaction version 2, not built: #14"},
 	{key: 28, min: 0, max: 4, reason: "TxnOffsetCommit v5-6 are transaction version 2, not built: #14"},
