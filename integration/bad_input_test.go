@@ -164,7 +164,7 @@ func produceRaw(t *testing.T, cl *kgo.Client, topic string, acks int16, records 
 	rp.Records = records
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(Ctx(t, 10*time.Second), cl)
+	resp, err := req.RequestWith(Ctx(t, 10*time.Second), byNameClient(t, cl))
 	if err != nil {
 		t.Fatalf("produce request: %v", err)
 	}
