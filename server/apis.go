@@ -45,7 +45,7 @@ var brokerAPIs *apiTable
 func init() {
 	brokerAPIs = newAPITable([]apiHandler{
 		{key: 0, min: 3, max: 13, handle: handleProduce},
-		{key: 1, min: 4, max: 17, handle: handleFetch},
+		{key: 1, min: 4, max: 18, handle: handleFetch},
 		{key: 2, min: 1, max: 11, handle: handleListOffsets},
 		{key: 3, min: 0, max: 13, handle: handleMetadata},
 		{key: 8, min: 2, max: 10, handle: handleOffsetCommit},
