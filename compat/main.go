@@ -4,6 +4,7 @@
 //
 //	cd compat && go run . -repo .. -out ../COMPATIBILITY.md     (what `make compat` runs)
 //	go run . -run 'kafka-topics|kcat'                           (only matching rows)
+//	go run . -api-table ../server/testdata/kafka-4.4-apis.txt   (the APIs Kafka serves)
 //
 // It fetches Kafka's jars with Maven into the cache (~/.cache/gokafkad-compat), builds
 // gokafkad from the repository, starts both brokers on free loopback ports, runs every
@@ -36,6 +37,7 @@ var (
 	kafkaVer    = flag.String("kafka-version", "4.4.0", "Apache Kafka version of the tools, client and reference broker")
 	keepFlag    = flag.Bool("keep", false, "keep the work directory (broker data and logs) after the run")
 	verbose     = flag.Bool("v", false, "print every command run")
+	apiTable    = flag.String("api-table", "", "only start the reference Kafka and write the APIs it serves to clients to this file (server/testdata/kafka-4.4-apis.txt)")
 )
 
 func main() {
@@ -87,6 +89,9 @@ func run() (int, error) {
 	env := &Env{Repo: repo, Compat: compatDir, Cache: cache, Work: work, KafkaVersion: *kafkaVer}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	if *apiTable != "" {
+		return 0, writeAPITable(ctx, env, *apiTable)
+	}
 	if err := env.Prepare(ctx); err != nil {
 		return 0, err
 	}

@@ -83,6 +83,8 @@ var brokerDefs = append([]Def{
 		Doc: "Comma-separated directories holding partition data; unset means log.dir."},
 	{Name: "log.dir", Type: TypeString, Default: "/tmp/kafka-logs", Importance: High,
 		Doc: "The single data directory used when log.dirs is unset."},
+	{Name: "cordoned.log.dirs", Type: TypeList, Default: "", Importance: Medium, Valid: custom("[]", validCordonedLogDirs), Dynamic: PerBroker,
+		Doc: "Log directories that take no new partitions (KIP-1066); gokafkad cannot cordon a directory, so only the empty list is accepted."},
 	{Name: "metadata.log.dir", Type: TypeString, NullDefault: true, Importance: High,
 		Doc: "Where the cluster metadata log lives; unset means the first data directory."},
 

@@ -77,7 +77,7 @@ func rawProduce(t *testing.T, cl *kgo.Client, topic string, txnID *string) int16
 	rp.Records = encodeBatch(1, []byte("v"))
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(Ctx(t, 10*time.Second), cl.Broker(1))
+	resp, err := req.RequestWith(Ctx(t, 10*time.Second), byNameClient(t, cl).Broker(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +304,7 @@ func fetchCode(t *testing.T, b *Broker, cl *kgo.Client, topic string) int16 {
 	rp.PartitionMaxBytes, rp.CurrentLeaderEpoch = 1<<20, -1
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(Ctx(t, 10*time.Second), cl.Broker(1))
+	resp, err := req.RequestWith(Ctx(t, 10*time.Second), byNameClient(t, cl).Broker(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,7 +383,7 @@ func TestMetadataHidesTopicsThePrincipalMayNotDescribe(t *testing.T) {
 
 	req := kmsg.NewPtrMetadataRequest()
 	req.IncludeTopicAuthorizedOperations = true
-	resp, err := req.RequestWith(Ctx(t, 10*time.Second), cl.Broker(1))
+	resp, err := req.RequestWith(Ctx(t, 10*time.Second), byNameClient(t, cl).Broker(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -603,7 +603,7 @@ func TestDescribeGroupsAuthorizedOperations(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		member.PollFetches(ctx) // joins the group
 		cancel()
-		resp, err := req.RequestWith(Ctx(t, 10*time.Second), cl.Broker(1))
+		resp, err := req.RequestWith(Ctx(t, 10*time.Second), byNameClient(t, cl).Broker(1))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -360,9 +360,9 @@ func TestAdminAPIVersionsAdvertised(t *testing.T) {
 	if v.Err != nil {
 		t.Fatal(v.Err)
 	}
-	// Kafka 4.0's versions (KIP-896 removed the oldest ones).
+	// Kafka 4.4's versions (KIP-896 removed the oldest ones).
 	for key, want := range map[int16][2]int16{
-		20: {1, 6}, 21: {0, 2}, 23: {2, 4}, 32: {1, 4}, 33: {0, 2}, 35: {1, 4}, 37: {0, 3}, 44: {0, 1}, 60: {0, 2}, 75: {0, 0},
+		20: {1, 6}, 21: {0, 2}, 23: {2, 4}, 32: {1, 4}, 33: {0, 2}, 35: {1, 5}, 37: {0, 3}, 44: {0, 1}, 60: {0, 2}, 75: {0, 0},
 	} {
 		lo, hi, ok := v.KeyVersions(key)
 		if !ok || lo != want[0] || hi != want[1] {

@@ -196,7 +196,7 @@ func TestTransactionTimeoutAborts(t *testing.T) {
 
 func rawTxnCall(t *testing.T, b *Broker, req kmsg.Request) kmsg.Response {
 	t.Helper()
-	resp, err := b.Client().Request(Ctx(t, 10*time.Second), req)
+	resp, err := b.Client(produceByName).Request(Ctx(t, 10*time.Second), req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 package server
 
-// Produce: v3-12.
+// Produce: v3-13.
 //
 // Each partition's records must be exactly one valid v2 batch (CRC, sizes, records);
 // it is appended by the partition leader (offsets and leader epoch written in place).
@@ -8,7 +8,10 @@ package server
 // answered after the leader's write; acks=-1 waits in the purgatory as a DelayedProduce
 // until the high watermark passes the last offset written, or the request's timeout
 // (REQUEST_TIMED_OUT). Produce never creates topics: an unknown topic is
-// UNKNOWN_TOPIC_OR_PARTITION (Kafka creates topics on Metadata only).
+// UNKNOWN_TOPIC_OR_PARTITION (Kafka creates topics on Metadata only). v13 names
+// topics by ID (KIP-516) and answers with IDs: an ID the broker does not know is
+// UNKNOWN_TOPIC_ID, before authorization (as Kafka's handleProduceRequest, which
+// checks only topics it found).
 //
 // Transactional batches need the request's transactional id
 // (TRANSACTIONAL_ID_AUTHORIZATION_FAILED otherwise, as Kafka) and, with
@@ -33,6 +36,7 @@ import (
 
 	"github.com/gokafkad/gokafkad/acl"
 	"github.com/gokafkad/gokafkad/config"
+	"github.com/gokafkad/gokafkad/controller"
 	"github.com/gokafkad/gokafkad/coordinator"
 	"github.com/gokafkad/gokafkad/partition"
 	"github.com/gokafkad/gokafkad/protocol"
@@ -62,11 +66,26 @@ func handleProduce(c *conn, r *request) error {
 	writeTopic := c.topicAuthorizerIfOn(acl.OpWrite)
 	txnDenied := writeTopic != nil && req.TransactionID != nil &&
 		!c.authorize(acl.OpWrite, acl.ResourceTransactionalID, *req.TransactionID)
+	// v13 names topics by ID (KIP-516): resolved here, as Kafka's handleProduceRequest;
+	// an ID this image does not know stays nameless and is UNKNOWN_TOPIC_ID.
+	byID := req.Version >= 13
+	if byID {
+		for i := range req.Topics {
+			req.Topics[i].Topic = ""
+			if t := img.TopicsByID[controller.TopicID(req.Topics[i].TopicID)]; t != nil {
+				req.Topics[i].Topic = t.Name
+			}
+		}
+	}
 	// A partition named twice is written once, from its last entry (duplicates.go).
 	keys := getKeys()
 	for _, rt := range req.Topics {
+		key := rt.Topic
+		if byID && key == "" {
+			key = string(rt.TopicID[:]) // unknown IDs stay apart
+		}
 		for _, rp := range rt.Partitions {
-			*keys = append(*keys, fetchKey{topic: rt.Topic, partition: rp.Partition})
+			*keys = append(*keys, fetchKey{topic: key, partition: rp.Partition})
 		}
 	}
 	superseded := repeatedPartitions(*keys, true)
@@ -75,8 +94,9 @@ func handleProduce(c *conn, r *request) error {
 
 	for _, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
-		st.Topic = rt.Topic
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
 		t := img.Topics[rt.Topic]
+		unknownID := byID && rt.Topic == ""
 		for _, rp := range rt.Partitions {
 			if flat++; superseded != nil && superseded[flat] {
 				continue
@@ -91,6 +111,8 @@ func handleProduce(c *conn, r *request) error {
 				code = kerr.InvalidRequiredAcks.Code
 			case txnDenied:
 				code = kerr.TransactionalIDAuthorizationFailed.Code
+			case unknownID:
+				code = kerr.UnknownTopicID.Code
 			case !writeTopic.ok(rt.Topic):
 				code = kerr.TopicAuthorizationFailed.Code
 			case t == nil:

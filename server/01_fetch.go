@@ -1,6 +1,10 @@
 package server
 
-// Fetch: v4-17.
+// Fetch: v4-18.
+//
+// v18 adds the fetcher's high watermark to each partition (KIP-1166, for KRaft's
+// fetches); Kafka 4.4's broker listener does not read it (FetchRequest.PartitionData
+// drops it), and neither does this one: v18 is served as v17.
 //
 // Consumers read up to the high watermark (read_uncommitted) or the last stable
 // offset (read_committed), which then also get the aborted transactions overlapping

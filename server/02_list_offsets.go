@@ -1,10 +1,12 @@
 package server
 
-// ListOffsets: v1-10.
+// ListOffsets: v1-11.
 //
 // Timestamps: -2 earliest (log start offset), -1 latest (HW for read_uncommitted, LSO
 // for read_committed, LEO when the replica id is not -1: a follower's question), -3 max timestamp (v7+), -4 earliest local (v8+, same as earliest
-// without tiered storage), -5 latest tiered (v9+, -1 without tiered storage), >= 0 the
+// without tiered storage), -5 latest tiered (v9+) and -6 earliest pending upload (v11+,
+// KIP-1023): offset, timestamp and leader epoch -1 without tiered storage, as Kafka's
+// UnifiedLog.fetchOffsetByTimestamp when remote storage is off, >= 0 the
 // first offset whose timestamp is at least it (UNKNOWN offset -1 when none); lookups by
 // timestamp see only offsets below the HW (LSO for read_committed). Only the
 // leader answers; current leader epoch is checked (v4+).
@@ -77,9 +79,11 @@ func handleListOffsets(c *conn, r *request) error {
 				case ts == -2 || ts == -4:
 					sp.Offset = p.Log.LogStartOffset()
 					sp.LeaderEpoch = p.Log.EpochForOffset(sp.Offset)
-				case ts == -1 || ts == -5:
+				case ts == -1:
 					sp.Offset = hw
 					sp.LeaderEpoch = p.LeaderEpoch()
+				case ts == -5 || ts == -6:
+					// Nothing is tiered: the -1s set above stand.
 				case ts == -3 || ts >= 0:
 					to, ok, err := p.Log.FetchOffsetByTimestamp(ts)
 					if err != nil {

@@ -1,6 +1,6 @@
 package server
 
-// Metadata: v0-12.
+// Metadata: v0-13.
 //
 // Lists the registered, unfenced brokers and the requested topics (all topics for a
 // null list, or an empty list before v1), by name or (v10+) by topic id — an unknown
@@ -16,7 +16,9 @@ package server
 // null name when asked by id), before its existence is looked at; auto-creation needs
 // CREATE on the cluster or the topic (TOPIC_AUTHORIZATION_FAILED otherwise).
 // Authorized operations (v8+), when asked for, are the principal's on each topic and
-// (v8-10) on the cluster; without an authorizer, every operation.
+// (v8-10) on the cluster; without an authorizer, every operation. v13's top-level
+// ErrorCode (KIP-1102) is always 0: Kafka's broker answers REBOOTSTRAP_REQUIRED only in
+// ApiVersions (v5, 18_api_versions.go), never in Metadata.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"

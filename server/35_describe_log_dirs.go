@@ -1,13 +1,15 @@
 package server
 
-// DescribeLogDirs: v1-4.
+// DescribeLogDirs: v1-5.
 //
 // The broker's one log dir (its absolute path) with the size of every partition log in
 // it, as Kafka's ReplicaManager.describeLogDirs: all partitions for a null topic list,
 // else the requested ones that have a log here (others are left out). Offset lag is
 // max(HW - LEO, 0), 0 for a leader; there are no future (being-moved) replicas. v4+
-// adds the volume's total and usable bytes (statfs; -1 when unknown). The metadata
-// log is not a partition log and is not listed, as in Kafka.
+// adds the volume's total and usable bytes (statfs; -1 when unknown); v5+ IsCordoned,
+// always false: cordoned.log.dirs accepts only the empty list (config/cordoned.go),
+// which Kafka 4.4 answers false for every directory too. The metadata log is not a
+// partition log and is not listed, as in Kafka.
 
 import (
 	"path/filepath"
@@ -53,6 +55,7 @@ func handleDescribeLogDirs(c *conn, r *request) error {
 		dir.Dir = abs
 	}
 	dir.TotalBytes, dir.UsableBytes = diskSpace(dir.Dir)
+	dir.IsCordoned = false
 	names := make([]string, 0, len(byTopic))
 	for name := range byTopic {
 		names = append(names, name)

@@ -38,27 +38,27 @@ func (t *apiTable) get(key int16) *apiHandler {
 	return t.byKey[key]
 }
 
-// brokerAPIs is the client (broker) listeners' table. Minimums are Kafka 4.0's
-// (KIP-896 removed the older versions).
+// brokerAPIs is the client (broker) listeners' table: Kafka 4.4's versions, but for
+// the differences listed with their reasons in apiGaps (server/api_table_test.go).
 var brokerAPIs *apiTable
 
 func init() {
 	brokerAPIs = newAPITable([]apiHandler{
-		{key: 0, min: 3, max: 12, handle: handleProduce},
-		{key: 1, min: 4, max: 17, handle: handleFetch},
-		{key: 2, min: 1, max: 10, handle: handleListOffsets},
-		{key: 3, min: 0, max: 12, handle: handleMetadata},
+		{key: 0, min: 3, max: 13, handle: handleProduce},
+		{key: 1, min: 4, max: 18, handle: handleFetch},
+		{key: 2, min: 1, max: 11, handle: handleListOffsets},
+		{key: 3, min: 0, max: 13, handle: handleMetadata},
 		{key: 8, min: 2, max: 10, handle: handleOffsetCommit},
 		{key: 9, min: 1, max: 10, handle: handleOffsetFetch},
 		{key: 10, min: 0, max: 6, handle: handleFindCoordinator},
-		{key: 11, min: 2, max: 9, handle: handleJoinGroup},
+		{key: 11, min: 0, max: 9, handle: handleJoinGroup},
 		{key: 12, min: 0, max: 4, handle: handleHeartbeat},
 		{key: 13, min: 0, max: 5, handle: handleLeaveGroup},
 		{key: 14, min: 0, max: 5, handle: handleSyncGroup},
 		{key: 15, min: 0, max: 6, handle: handleDescribeGroups},
 		{key: 16, min: 0, max: 5, handle: handleListGroups},
 		{key: 17, min: 0, max: 1, handle: handleSaslHandshake},
-		{key: 18, min: 0, max: 4, handle: handleAPIVersions},
+		{key: 18, min: 0, max: 5, handle: handleAPIVersions},
 		{key: 19, min: 2, max: 7, handle: handleCreateTopics},
 		{key: 20, min: 1, max: 6, handle: handleDeleteTopics},
 		{key: 21, min: 0, max: 2, handle: handleDeleteRecords},
@@ -74,7 +74,7 @@ func init() {
 		{key: 31, min: 1, max: 3, handle: handleDeleteACLs},
 		{key: 32, min: 1, max: 4, handle: handleDescribeConfigs},
 		{key: 33, min: 0, max: 2, handle: handleAlterConfigs},
-		{key: 35, min: 1, max: 4, handle: handleDescribeLogDirs},
+		{key: 35, min: 1, max: 5, handle: handleDescribeLogDirs},
 		{key: 36, min: 0, max: 2, handle: handleSaslAuthenticate},
 		{key: 37, min: 0, max: 3, handle: handleCreatePartitions},
 		{key: 42, min: 0, max: 3, handle: handleDeleteGroups},

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gokafkad/gokafkad/protocol"
@@ -226,9 +225,7 @@ func (c *conn) readLoop() error {
 			// supported versions, so the client can pick one.
 			r := &response{ready: make(chan struct{}), key: hdr.APIKey, corrID: hdr.CorrelationID}
 			c.queue(r)
-			resp := c.apis.apiVersionsResponse(0)
-			resp.ErrorCode = kerr.UnsupportedVersion.Code
-			r.finish(resp)
+			r.finish(c.apis.unsupportedAPIVersionsResponse())
 			continue
 		}
 		req := kmsg.RequestForKey(hdr.APIKey)
