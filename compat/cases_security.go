@@ -23,7 +23,7 @@ type secured struct {
 	plain   string // PLAINTEXT listener: the operator's (User:ANONYMOUS is a super user)
 	ssl     string // SSL, client certificates required
 	saslSSL string // SASL_SSL, SCRAM-SHA-512 and SCRAM-SHA-256
-	saslPT  string // SASL_PLAINTEXT, PLAIN
+	saslPT  string // SASL_PLAINTEXT, PLAIN and OAUTHBEARER (unsecured JWS)
 }
 
 // securedProps is the server.properties both kinds of broker get for the security
@@ -59,11 +59,13 @@ func securedProps(dir string, cs *certSet) ([][2]string, *secured, error) {
 		{"ssl.truststore.location", cs.CA},
 		{"listener.name.ssl.ssl.client.auth", "required"},
 		{"ssl.principal.mapping.rules", "RULE:^CN=([^,]*),O=gokafkad-compat$/$1/,DEFAULT"},
-		{"sasl.enabled.mechanisms", "PLAIN,SCRAM-SHA-512,SCRAM-SHA-256"},
+		{"sasl.enabled.mechanisms", "PLAIN,SCRAM-SHA-512,SCRAM-SHA-256,OAUTHBEARER"},
 		{"listener.name.sasl_ssl.sasl.enabled.mechanisms", "SCRAM-SHA-512,SCRAM-SHA-256"},
 		{"listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config", "org.apache.kafka.common.security.scram.ScramLoginModule required;"},
 		{"listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config", "org.apache.kafka.common.security.scram.ScramLoginModule required;"},
-		{"listener.name.sasl_plaintext.sasl.enabled.mechanisms", "PLAIN"},
+		{"listener.name.sasl_plaintext.sasl.enabled.mechanisms", "PLAIN,OAUTHBEARER"},
+		// OAUTHBEARER with no callback handlers: Kafka's unsecured JWS validator.
+		{"listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config", "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;"},
 		{"listener.name.sasl_plaintext.plain.sasl.jaas.config", `org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="alice-secret";`},
 		{"authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer"},
 		{"super.users", "User:ANONYMOUS"},
@@ -184,6 +186,10 @@ func securitySuite() Suite {
 				}
 				s.b = b
 				x.Env.extra = append(x.Env.extra, b)
+				if x.Env.secured == nil {
+					x.Env.secured = map[string]*secured{}
+				}
+				x.Env.secured[x.B.Name] = s
 				// Every listener is served with its own protocol: TLS on the SSL and
 				// SASL_SSL ports, with the broker certificate the CA signed.
 				for _, addr := range []string{s.ssl, s.saslSSL} {

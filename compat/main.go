@@ -38,6 +38,10 @@ var (
 	verbose     = flag.Bool("v", false, "print every command run")
 )
 
+// rowFilter is -run compiled (nil: every row), for a suite that runs several rows' work
+// at once.
+var rowFilter *regexp.Regexp
+
 func main() {
 	flag.Parse()
 	code, err := run()
@@ -75,6 +79,7 @@ func run() (int, error) {
 			return 0, err
 		}
 	}
+	rowFilter = filter
 	work, err := os.MkdirTemp("", "gokafkad-compat-")
 	if err != nil {
 		return 0, err

@@ -1,0 +1,335 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// The security client matrix: every client program (compat/java, node, python,
+// goclients) in its security mode (`--security SPEC...`, described in
+// goclients/security.go) against the secured broker the security suite started beside
+// each broker under test. One run of a program per broker covers every spec: a short
+// produce and group consume over SSL with a client certificate, SASL_SSL /
+// SCRAM-SHA-512, SASL_PLAINTEXT / PLAIN and, where the client has it, OAUTHBEARER with
+// an unsecured JWS; and a connection with an untrusted certificate or a wrong
+// password, which must be refused. The programs run side by side (they mostly wait on
+// group joins), so the matrix costs about as long as its slowest client.
+
+// secSpecDef is one security spec of the matrix and the row it becomes.
+type secSpecDef struct {
+	id, feature string
+	refused     bool
+	oauth       bool // only for clients with OAUTHBEARER
+	spec        func(s *secured) []string
+}
+
+// The principals the secured broker sees for the matrix's clients, each allowed
+// Read/Write/Describe on topics and groups prefixed secc-.
+const (
+	secTopicPrefix = "secc-"
+	scramUser      = "carol" // SCRAM-SHA-512, made with AlterUserScramCredentials
+	scramPassword  = "carol-secret"
+	oauthUser      = "olivia"
+)
+
+var secPrincipals = []string{"User:compat-client", "User:" + scramUser, "User:alice", "User:" + oauthUser}
+
+var secSpecs = []secSpecDef{
+	{id: "ssl", feature: "SSL with a client certificate: produce, consume in a group", spec: func(s *secured) []string {
+		return []string{"bootstrap=" + s.ssl, "protocol=SSL", "ca=" + s.certs.CA, "cert=" + s.certs.ClientCert, "key=" + s.certs.ClientKey}
+	}},
+	{id: "ssl-untrusted", feature: "SSL: a client certificate of an untrusted CA is refused", refused: true, spec: func(s *secured) []string {
+		return []string{"bootstrap=" + s.ssl, "protocol=SSL", "ca=" + s.certs.CA, "cert=" + s.certs.RogueClientCert, "key=" + s.certs.RogueClientKey}
+	}},
+	{id: "scram", feature: "SASL_SSL / SCRAM-SHA-512: produce, consume in a group", spec: func(s *secured) []string {
+		return []string{"bootstrap=" + s.saslSSL, "protocol=SASL_SSL", "ca=" + s.certs.CA, "mechanism=SCRAM-SHA-512", "user=" + scramUser, "password=" + scramPassword}
+	}},
+	{id: "scram-wrong", feature: "SASL_SSL / SCRAM-SHA-512: a wrong password is refused", refused: true, spec: func(s *secured) []string {
+		return []string{"bootstrap=" + s.saslSSL, "protocol=SASL_SSL", "ca=" + s.certs.CA, "mechanism=SCRAM-SHA-512", "user=" + scramUser, "password=not-" + scramPassword}
+	}},
+	{id: "plain", feature: "SASL_PLAINTEXT / PLAIN: produce, consume in a group", spec: func(s *secured) []string {
+		return []string{"bootstrap=" + s.saslPT, "protocol=SASL_PLAINTEXT", "mechanism=PLAIN", "user=alice", "password=alice-secret"}
+	}},
+	{id: "plain-wrong", feature: "SASL_PLAINTEXT / PLAIN: a wrong password is refused", refused: true, spec: func(s *secured) []string {
+		return []string{"bootstrap=" + s.saslPT, "protocol=SASL_PLAINTEXT", "mechanism=PLAIN", "user=alice", "password=wrong"}
+	}},
+	{id: "oauth", feature: "SASL_PLAINTEXT / OAUTHBEARER (unsecured JWS): produce, consume in a group", oauth: true, spec: func(s *secured) []string {
+		return []string{"bootstrap=" + s.saslPT, "protocol=SASL_PLAINTEXT", "mechanism=OAUTHBEARER", "user=" + oauthUser}
+	}},
+}
+
+// refusedReason is what a refused client's error must look like: an authentication or
+// TLS failure, not some other trouble.
+var refusedReason = regexp.MustCompile(`(?i)auth|sasl|ssl|tls|certificate|handshake|credential|password|alert`)
+
+// secClient is one client program of the matrix.
+type secClient struct {
+	name  string // as in the rest of the matrix: "Java client", "kafkajs", ...
+	oauth bool   // the client speaks OAUTHBEARER
+	skip  func(x *X) string
+	cmd   func(x *X, specs []string) Cmd
+}
+
+func secClients() []secClient {
+	goProg := func(client string) func(x *X, specs []string) Cmd {
+		return func(x *X, specs []string) Cmd {
+			bin := x.goClients
+			if client == "confluent-kafka-go" {
+				bin = x.confluent
+			}
+			return Cmd{Name: bin, Args: append([]string{client, "--security"}, specs...)}
+		}
+	}
+	goSkip := func(x *X) string { return x.goClientsErr }
+	return []secClient{
+		{name: "Java client", oauth: true, skip: func(x *X) string {
+			if x.javaErr != nil {
+				return "javac failed: " + firstLine(x.javaErr.Error())
+			}
+			return ""
+		}, cmd: func(x *X, specs []string) Cmd {
+			args := []string{"-Xmx384M", "-XX:TieredStopAtLevel=1", "-Dlog4j2.configurationFile=" + x.toolsConf,
+				"-cp", x.ClassDir + ":" + x.Lib + "/*", "CompatClient", "--security"}
+			return Cmd{Name: "java", Args: append(args, specs...)}
+		}},
+		{name: "kafkajs", oauth: true, skip: func(x *X) string { return x.nodeErr }, cmd: func(x *X, specs []string) Cmd {
+			return Cmd{Name: "node", Args: append([]string{filepath.Join(x.Compat, "node", "client.js"), "--security"}, specs...)}
+		}},
+		{name: "kafka-python", oauth: true, skip: func(x *X) string { return x.pythonErr }, cmd: func(x *X, specs []string) Cmd {
+			return Cmd{Name: x.python, Args: append([]string{filepath.Join(x.Compat, "python", "client.py"), "--security"}, specs...)}
+		}},
+		{name: "franz-go", oauth: true, skip: goSkip, cmd: goProg("franz-go")},
+		{name: "sarama", oauth: true, skip: goSkip, cmd: goProg("sarama")},
+		{name: "kafka-go", skip: goSkip, cmd: goProg("kafka-go")},
+		{name: "confluent-kafka-go", oauth: true, skip: func(x *X) string { return x.confluentErr }, cmd: goProg("confluent-kafka-go")},
+	}
+}
+
+func slug(s string) string {
+	return regexp.MustCompile(`[^a-z0-9]+`).ReplaceAllString(strings.ToLower(s), "-")
+}
+
+func (c secClient) specs() []secSpecDef {
+	var out []secSpecDef
+	for _, d := range secSpecs {
+		if !d.oauth || c.oauth {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func (c secClient) rowClient() string { return "security (" + c.name + ")" }
+
+// secMatrixRun is the matrix's run against one secured broker: every selected client
+// program at once, started by whichever row asks first.
+type secMatrixRun struct {
+	once    sync.Once
+	err     error             // setup failed: every row fails with it
+	took    time.Duration     // wall time of the whole matrix
+	results map[string]secOut // by client name + "/" + spec id
+	logs    map[string]string // each client's command and output, by client name
+}
+
+type secOut struct {
+	err    error
+	detail string // after "ok": a refused client's error
+}
+
+// secMatrixSuite is one client's rows.
+func secMatrixSuite(c secClient) Suite {
+	return Suite{Name: "security-" + slug(c.name), Skip: c.skip, Steps: func(x *X) []Step {
+		var steps []Step
+		for _, d := range c.specs() {
+			steps = append(steps, Step{Client: c.rowClient(), Feature: d.feature, Expect: issueSecurity, Timeout: 5 * time.Minute, Run: func(x *X) error {
+				run := x.Env.secMatrix(x)
+				x.Logf("the matrix ran every client at once in %s; this client's run:\n%s", run.took.Round(time.Second), run.logs[c.name])
+				if run.err != nil {
+					return run.err
+				}
+				o, ok := run.results[c.name+"/"+d.id]
+				switch {
+				case !ok:
+					return errf("%s did not report step %s", c.name, d.id)
+				case o.err != nil:
+					return o.err
+				case d.refused && !refusedReason.MatchString(o.detail):
+					return errf("refused, but not for an authentication reason: %s", o.detail)
+				}
+				return nil
+			}})
+		}
+		return steps
+	}}
+}
+
+// secMatrix runs the matrix against x's secured broker once and returns its results.
+func (e *Env) secMatrix(x *X) *secMatrixRun {
+	e.secMu.Lock()
+	if e.secRuns == nil {
+		e.secRuns = map[string]*secMatrixRun{}
+	}
+	run := e.secRuns[x.B.Name]
+	if run == nil {
+		run = &secMatrixRun{results: map[string]secOut{}, logs: map[string]string{}}
+		e.secRuns[x.B.Name] = run
+	}
+	e.secMu.Unlock()
+	run.once.Do(func() {
+		t0 := time.Now()
+		run.err = run.run(x)
+		run.took = time.Since(t0)
+	})
+	return run
+}
+
+func (run *secMatrixRun) run(x *X) error {
+	s := x.Env.secured[x.B.Name]
+	if s == nil || s.b == nil || !s.b.Alive() {
+		return errf("the secured broker is not running (see the security (broker) row)")
+	}
+	// Only the clients with a row the -run filter selects, and that are installed.
+	var clients []secClient
+	for _, c := range secClients() {
+		if c.skip(x) != "" {
+			continue
+		}
+		for _, d := range c.specs() {
+			if rowFilter == nil || rowFilter.MatchString(c.rowClient()+" "+d.feature) {
+				clients = append(clients, c)
+				break
+			}
+		}
+	}
+	suffix := strconv.FormatInt(time.Now().UnixNano()%1e6, 10)
+	name := func(c secClient, d secSpecDef) string { return secTopicPrefix + slug(c.name) + "-" + d.id + "-" + suffix }
+	var topics []string
+	for _, c := range clients {
+		for _, d := range c.specs() {
+			if !d.refused {
+				topics = append(topics, name(c, d))
+			}
+		}
+	}
+	if err := secSetup(x, s, topics); err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for _, c := range clients {
+		var specs []string
+		for _, d := range c.specs() {
+			kv := append([]string{"name=" + d.id, "topic=" + name(c, d), "group=" + name(c, d) + "-group"}, d.spec(s)...)
+			if d.refused {
+				kv = append(kv, "refused=1")
+			}
+			specs = append(specs, strings.Join(kv, ","))
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Each client gets its own X (and log), all under the asking step's context.
+			cx := &X{Env: x.Env, B: x.B, Suite: x.Suite, ctx: x.ctx, log: &strings.Builder{}}
+			r := cx.Exec(c.cmd(cx, specs))
+			res := parseResults(r.Stdout)
+			mu.Lock()
+			defer mu.Unlock()
+			run.logs[c.name] = cx.log.String()
+			for _, d := range c.specs() {
+				o, ok := res[d.id]
+				if !ok {
+					if r.Err != nil {
+						o = secOut{err: errf("%s ended before step %s: %v: %s", c.name, d.id, r.Err, lastErrorLine(r.Out()))}
+					} else {
+						continue
+					}
+				}
+				run.results[c.name+"/"+d.id] = o
+			}
+		}()
+	}
+	wg.Wait()
+	return nil
+}
+
+// parseResults reads a client program's RESULT lines.
+func parseResults(stdout string) map[string]secOut {
+	out := map[string]secOut{}
+	for _, l := range strings.Split(stdout, "\n") {
+		f := strings.SplitN(strings.TrimSpace(l), " ", 4)
+		if len(f) < 3 || f[0] != "RESULT" {
+			continue
+		}
+		detail := ""
+		if len(f) == 4 {
+			detail = f[3]
+		}
+		if f[2] == "ok" {
+			out[f[1]] = secOut{detail: detail}
+		} else {
+			if detail == "" {
+				detail = "failed"
+			}
+			out[f[1]] = secOut{err: fmt.Errorf("%s", detail)}
+		}
+	}
+	return out
+}
+
+// secSetup prepares the secured broker for the matrix over its PLAINTEXT listener
+// (where User:ANONYMOUS is a super user): the SCRAM user, the prefixed ACLs of the
+// matrix's principals, and the topics.
+func secSetup(x *X, s *secured, topics []string) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(s.plain))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	ctx, cancel := context.WithTimeout(x.Ctx(), time.Minute)
+	defer cancel()
+	altered, err := adm.AlterUserSCRAMs(ctx, nil, []kadm.UpsertSCRAM{{User: scramUser, Mechanism: kadm.ScramSha512, Iterations: 8192, Password: scramPassword}})
+	if err == nil {
+		err = altered.Error()
+	}
+	if err != nil {
+		return errf("AlterUserScramCredentials over PLAINTEXT: %v", err)
+	}
+	for _, b := range []*kadm.ACLBuilder{
+		kadm.NewACLs().Allow(secPrincipals...).Topics(secTopicPrefix).ResourcePatternType(kadm.ACLPatternPrefixed).
+			Operations(kadm.OpRead, kadm.OpWrite, kadm.OpDescribe),
+		kadm.NewACLs().Allow(secPrincipals...).Groups(secTopicPrefix).ResourcePatternType(kadm.ACLPatternPrefixed).
+			Operations(kadm.OpRead, kadm.OpDescribe),
+	} {
+		res, err := adm.CreateACLs(ctx, b)
+		if err != nil {
+			return errf("CreateAcls over PLAINTEXT: %v", err)
+		}
+		for _, r := range res {
+			if r.Err != nil {
+				return errf("CreateAcls %s %s %s: %v", r.Principal, r.Operation, r.Name, r.Err)
+			}
+		}
+	}
+	if len(topics) > 0 {
+		created, err := adm.CreateTopics(ctx, 1, 1, nil, topics...)
+		if err == nil {
+			err = created.Error()
+		}
+		if err != nil {
+			return errf("CreateTopics over PLAINTEXT: %v", err)
+		}
+	}
+	x.Logf("secured broker %s: SCRAM-SHA-512 user %s, prefixed ACLs on %s* for %s, topics %s", s.plain, scramUser, secTopicPrefix,
+		strings.Join(secPrincipals, " "), strings.Join(topics, " "))
+	return nil
+}
