@@ -67,9 +67,10 @@ var secSpecs = []secSpecDef{
 	}},
 }
 
-// refusedReason is what a refused client's error must look like: an authentication or
-// TLS failure, not some other trouble.
-var refusedReason = regexp.MustCompile(`(?i)auth|sasl|ssl|tls|certificate|handshake|credential|password|alert`)
+// refusedReason is what a refused client's error must look like: an authentication
+// failure or a TLS alert about the certificate, not some other trouble (a bare "SSL"
+// is not enough: it is in the names of transports and URLs).
+var refusedReason = regexp.MustCompile(`(?i)authenticat|certificate|handshake|credential|password`)
 
 // secClient is one client program of the matrix.
 type secClient struct {
