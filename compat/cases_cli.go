@@ -27,7 +27,7 @@ func suites() []Suite {
 	for _, c := range secClients() {
 		all = append(all, secMatrixSuite(c))
 	}
-	return all
+	return append(all, kgoSASLSuite())
 }
 
 // cliSuite drives Apache Kafka's own command-line tools, in the order an operator

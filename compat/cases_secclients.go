@@ -290,6 +290,9 @@ func parseResults(stdout string) map[string]secOut {
 // (where User:ANONYMOUS is a super user): the SCRAM user, the prefixed ACLs of the
 // matrix's principals, and the topics.
 func secSetup(x *X, s *secured, topics []string) error {
+	if err := secSCRAMUser(x, s, scramUser, scramPassword); err != nil {
+		return err
+	}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(s.plain))
 	if err != nil {
 		return err
@@ -298,13 +301,6 @@ func secSetup(x *X, s *secured, topics []string) error {
 	adm := kadm.NewClient(cl)
 	ctx, cancel := context.WithTimeout(x.Ctx(), time.Minute)
 	defer cancel()
-	altered, err := adm.AlterUserSCRAMs(ctx, nil, []kadm.UpsertSCRAM{{User: scramUser, Mechanism: kadm.ScramSha512, Iterations: 8192, Password: scramPassword}})
-	if err == nil {
-		err = altered.Error()
-	}
-	if err != nil {
-		return errf("AlterUserScramCredentials over PLAINTEXT: %v", err)
-	}
 	for _, b := range []*kadm.ACLBuilder{
 		kadm.NewACLs().Allow(secPrincipals...).Topics(secTopicPrefix).ResourcePatternType(kadm.ACLPatternPrefixed).
 			Operations(kadm.OpRead, kadm.OpWrite, kadm.OpDescribe),
@@ -332,5 +328,71 @@ func secSetup(x *X, s *secured, topics []string) error {
 	}
 	x.Logf("secured broker %s: SCRAM-SHA-512 user %s, prefixed ACLs on %s* for %s, topics %s", s.plain, scramUser, secTopicPrefix,
 		strings.Join(secPrincipals, " "), strings.Join(topics, " "))
+	return nil
+}
+
+// kgoSASLSuite runs franz-go's own SASL tests (pkg/kgo's TestSCRAMAuth,
+// TestSCRAMAuthBadCredentials and TestOAuthAuth) against the secured broker's
+// SASL_PLAINTEXT listener, as franz-go's CI runs them against Kafka.
+func kgoSASLSuite() Suite {
+	return Suite{Name: "franz-go-kgo-sasl",
+		Skip: func(x *X) string { return x.kgoErr },
+		Steps: func(x *X) []Step {
+			run := func(x *X, env []string, tests ...string) error {
+				s := x.Env.secured[x.B.Name]
+				if s == nil || s.b == nil || !s.b.Alive() {
+					return errf("the secured broker is not running (see the security (broker) row)")
+				}
+				r := x.Exec(Cmd{Name: x.kgoTest, Args: []string{"-test.v", "-test.timeout", "90s", "-test.run", "^(" + strings.Join(tests, "|") + ")$"},
+					Env: append(env, "KGO_LOG_LEVEL=none")})
+				for _, t := range tests {
+					if !regexp.MustCompile(`(?m)^\s*--- PASS: ` + t + ` `).MatchString(r.Stdout) {
+						if m := regexp.MustCompile(`(?m)^\s*--- (FAIL|SKIP): ` + t + ` .*\n((?:\s{4,}.*\n){0,3})`).FindStringSubmatch(r.Stdout); m != nil {
+							return errf("%s: %s: %s", t, m[1], strings.Join(strings.Fields(m[2]), " "))
+						}
+						return errf("%s did not pass: %v: %s", t, r.Err, lastErrorLine(r.Out()))
+					}
+				}
+				return nil
+			}
+			return []Step{
+				{Client: "franz-go pkg/kgo tests", Feature: "TestSCRAMAuth, TestSCRAMAuthBadCredentials (SASL_PLAINTEXT / SCRAM-SHA-512)", Expect: issueSecurity, Run: func(x *X) error {
+					s := x.Env.secured[x.B.Name]
+					if s == nil {
+						return errf("the secured broker is not running (see the security (broker) row)")
+					}
+					if err := secSCRAMUser(x, s, "kgo-scram", "kgo-scram-secret"); err != nil {
+						return err
+					}
+					return run(x, []string{"KGO_TEST_SCRAM_SEEDS=" + s.saslPT, "KGO_TEST_SCRAM=kgo-scram:kgo-scram-secret:512"}, "TestSCRAMAuth", "TestSCRAMAuthBadCredentials")
+				}},
+				{Client: "franz-go pkg/kgo tests", Feature: "TestOAuthAuth (SASL_PLAINTEXT / OAUTHBEARER, unsecured JWS; an expired token refused with invalid_token)", Expect: issueSecurity, Run: func(x *X) error {
+					s := x.Env.secured[x.B.Name]
+					if s == nil {
+						return errf("the secured broker is not running (see the security (broker) row)")
+					}
+					return run(x, []string{"KGO_TEST_OAUTH_SEEDS=" + s.saslPT}, "TestOAuthAuth")
+				}},
+			}
+		}}
+}
+
+// secSCRAMUser makes a SCRAM-SHA-512 user on the secured broker over its PLAINTEXT
+// listener.
+func secSCRAMUser(x *X, s *secured, user, password string) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(s.plain))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(x.Ctx(), 30*time.Second)
+	defer cancel()
+	altered, err := kadm.NewClient(cl).AlterUserSCRAMs(ctx, nil, []kadm.UpsertSCRAM{{User: user, Mechanism: kadm.ScramSha512, Iterations: 8192, Password: password}})
+	if err == nil {
+		err = altered.Error()
+	}
+	if err != nil {
+		return errf("AlterUserScramCredentials over PLAINTEXT: %v", err)
+	}
 	return nil
 }

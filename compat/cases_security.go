@@ -23,7 +23,7 @@ type secured struct {
 	plain   string // PLAINTEXT listener: the operator's (User:ANONYMOUS is a super user)
 	ssl     string // SSL, client certificates required
 	saslSSL string // SASL_SSL, SCRAM-SHA-512 and SCRAM-SHA-256
-	saslPT  string // SASL_PLAINTEXT, PLAIN and OAUTHBEARER (unsecured JWS)
+	saslPT  string // SASL_PLAINTEXT: PLAIN, OAUTHBEARER (unsecured JWS), SCRAM-SHA-512/256
 }
 
 // securedProps is the server.properties both kinds of broker get for the security
@@ -63,7 +63,10 @@ func securedProps(dir string, cs *certSet) ([][2]string, *secured, error) {
 		{"listener.name.sasl_ssl.sasl.enabled.mechanisms", "SCRAM-SHA-512,SCRAM-SHA-256"},
 		{"listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config", "org.apache.kafka.common.security.scram.ScramLoginModule required;"},
 		{"listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config", "org.apache.kafka.common.security.scram.ScramLoginModule required;"},
-		{"listener.name.sasl_plaintext.sasl.enabled.mechanisms", "PLAIN,OAUTHBEARER"},
+		// SCRAM here too, for franz-go's own SASL tests (they dial without TLS).
+		{"listener.name.sasl_plaintext.sasl.enabled.mechanisms", "PLAIN,OAUTHBEARER,SCRAM-SHA-512,SCRAM-SHA-256"},
+		{"listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config", "org.apache.kafka.common.security.scram.ScramLoginModule required;"},
+		{"listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config", "org.apache.kafka.common.security.scram.ScramLoginModule required;"},
 		// OAUTHBEARER with no callback handlers: Kafka's unsecured JWS validator.
 		{"listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config", "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;"},
 		{"listener.name.sasl_plaintext.plain.sasl.jaas.config", `org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="alice-secret";`},
