@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -68,9 +69,10 @@ var secSpecs = []secSpecDef{
 }
 
 // refusedReason is what a refused client's error must look like: an authentication
-// failure or a TLS alert about the certificate, not some other trouble (a bare "SSL"
-// is not enough: it is in the names of transports and URLs).
-var refusedReason = regexp.MustCompile(`(?i)authenticat|certificate|handshake|credential|password`)
+// failure or a TLS alert (OpenSSL names it "tlsv1 alert unknown ca", "sslv3 alert bad
+// certificate"), not some other trouble (a bare "SSL" is not enough: it is in the
+// names of transports and URLs).
+var refusedReason = regexp.MustCompile(`(?i)authenticat|certificate|handshake|credential|password|unknown ca|(tls|ssl)v\d alert`)
 
 // secClient is one client program of the matrix.
 type secClient struct {
@@ -212,7 +214,9 @@ func (run *secMatrixRun) run(x *X) error {
 		}
 	}
 	suffix := strconv.FormatInt(time.Now().UnixNano()%1e6, 10)
-	name := func(c secClient, d secSpecDef) string { return secTopicPrefix + slug(c.name) + "-" + d.id + "-" + suffix }
+	name := func(c secClient, d secSpecDef) string {
+		return secTopicPrefix + slug(c.name) + "-" + d.id + "-" + suffix
+	}
 	var topics []string
 	for _, c := range clients {
 		for _, d := range c.specs() {
@@ -240,7 +244,9 @@ func (run *secMatrixRun) run(x *X) error {
 			defer wg.Done()
 			// Each client gets its own X (and log), all under the asking step's context.
 			cx := &X{Env: x.Env, B: x.B, Suite: x.Suite, ctx: x.ctx, log: &strings.Builder{}}
+			t0 := time.Now()
 			r := cx.Exec(c.cmd(cx, specs))
+			cx.Logf("(%s took %s)", c.name, time.Since(t0).Round(100*time.Millisecond))
 			res := parseResults(r.Stdout)
 			mu.Lock()
 			defer mu.Unlock()
@@ -395,4 +401,129 @@ func secSCRAMUser(x *X, s *secured, user, password string) error {
 		return errf("AlterUserScramCredentials over PLAINTEXT: %v", err)
 	}
 	return nil
+}
+
+// librdkafkaVersion is the librdkafka kcat links, from kcat -V ("" when unknown).
+func librdkafkaVersion(x *X) string {
+	out, err := runIn(x.Env.ctx, x.Work, "kcat", "-V")
+	if err != nil {
+		return ""
+	}
+	if m := regexp.MustCompile(`librdkafka (\d+\.\d+\.\d+)`).FindStringSubmatch(out); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// strictSCRAMNonce reports whether a librdkafka version passes Kafka 4.x's strict
+// SCRAM nonce check (CVE-2024-56128): 2.6.1 and later do.
+func strictSCRAMNonce(v string) bool {
+	var a, b, c int
+	if _, err := fmt.Sscanf(v, "%d.%d.%d", &a, &b, &c); err != nil {
+		return false
+	}
+	return a > 2 || a == 2 && (b > 6 || b == 6 && c >= 1)
+}
+
+// kcatSecuritySuite drives kcat over the secured broker's SASL listeners (the security
+// suite has its SSL row): PLAIN, SCRAM-SHA-512 (refused when kcat's librdkafka predates
+// the nonce fix Kafka 4.x requires) and OAUTHBEARER with librdkafka's unsecured JWT.
+func kcatSecuritySuite() Suite {
+	return Suite{Name: "security-kcat",
+		Skip: func(x *X) string {
+			if _, err := exec.LookPath("kcat"); err != nil {
+				return "kcat is not installed (Debian: apt-get install kcat)"
+			}
+			return ""
+		},
+		Steps: func(x *X) []Step {
+			suffix := strconv.FormatInt(time.Now().UnixNano()%1e6, 10)
+			topic, group := secTopicPrefix+"kcat-"+suffix, secTopicPrefix+"kcat-group-"+suffix
+			var ready error = errf("not set up")
+			var setup sync.Once
+			// kcat runs kcat on the secured broker with args after -b <listener>.
+			kcat := func(x *X, stdin string, listener func(*secured) string, args ...string) (Result, error) {
+				s := x.Env.secured[x.B.Name]
+				if s == nil || s.b == nil || !s.b.Alive() {
+					return Result{}, errf("the secured broker is not running (see the security (broker) row)")
+				}
+				setup.Do(func() { ready = secSetup(x, s, []string{topic}) })
+				if ready != nil {
+					return Result{}, ready
+				}
+				r := x.Exec(Cmd{Name: "kcat", Args: append([]string{"-b", listener(s)}, args...), Stdin: stdin})
+				if r.Err != nil {
+					return r, errf("kcat: %v: %s", r.Err, lastErrorLine(r.Stderr))
+				}
+				return r, nil
+			}
+			pt := func(s *secured) string { return s.saslPT }
+			plain := []string{"-X", "security.protocol=SASL_PLAINTEXT", "-X", "sasl.mechanisms=PLAIN", "-X", "sasl.username=alice", "-X", "sasl.password=alice-secret"}
+			scramStep := Step{Client: "security (kcat)", Feature: "SASL_SSL / SCRAM-SHA-512", Expect: issueSecurity}
+			if v := librdkafkaVersion(x); v != "" && !strictSCRAMNonce(v) {
+				scramStep.Feature = "SASL_SSL / SCRAM-SHA-512 with librdkafka before 2.6.1 is refused (Kafka 4.x's strict nonce check)"
+				scramStep.Note = "kcat here links librdkafka " + v + ", which fails the strict SCRAM nonce check of Kafka 4.x (CVE-2024-56128, fixed in librdkafka 2.6.1): SCRAM with it cannot work against Kafka 4.4, and gokafkad refuses it the same way"
+			}
+			scramStep.Run = func(x *X) error {
+				s := x.Env.secured[x.B.Name]
+				if s == nil {
+					return errf("the secured broker is not running (see the security (broker) row)")
+				}
+				if err := secSCRAMUser(x, s, scramUser, scramPassword); err != nil {
+					return err
+				}
+				r, err := kcat(x, "", func(s *secured) string { return s.saslSSL }, "-L", "-t", topic, "-m", "5",
+					"-X", "security.protocol=SASL_SSL", "-X", "ssl.ca.location="+s.certs.CA,
+					"-X", "sasl.mechanisms=SCRAM-SHA-512", "-X", "sasl.username="+scramUser, "-X", "sasl.password="+scramPassword)
+				if scramStep.Note == "" {
+					if err != nil {
+						return err
+					}
+					return want(r.Stdout, `topic "`+topic+`"`)
+				}
+				if err == nil {
+					return errf("librdkafka before 2.6.1 authenticated with SCRAM: the broker does not check the nonce as Kafka 4.x does")
+				}
+				if !refusedReason.MatchString(r.Out()) {
+					return errf("kcat failed, but not with an authentication error: %s", lastErrorLine(r.Out()))
+				}
+				return nil
+			}
+			return []Step{
+				{Client: "security (kcat)", Feature: "SASL_PLAINTEXT / PLAIN: produce, consume in a group", Expect: issueSecurity, Timeout: 90 * time.Second, Run: func(x *X) error {
+					var in strings.Builder
+					for i := range 5 {
+						fmt.Fprintf(&in, "k-plain-%d:v-plain-%d\n", i, i)
+					}
+					if _, err := kcat(x, in.String(), pt, append(plain, "-P", "-t", topic, "-K:", "-H", "codec=plain", "-H", "src=kcat", "-X", "acks=all")...); err != nil {
+						return err
+					}
+					r, err := kcat(x, "", pt, append(plain, "-G", group, "-X", "auto.offset.reset=earliest", "-c", "5", "-q", "-f", `%k|%s|%h\n`, topic)...)
+					if err != nil {
+						return err
+					}
+					return checkKcatRecords(r.Stdout, func(codec string) bool { return codec == "plain" }, 5)
+				}},
+				{Client: "security (kcat)", Feature: "SASL_PLAINTEXT / PLAIN: a wrong password is refused", Expect: issueSecurity, Run: func(x *X) error {
+					r, err := kcat(x, "", pt, "-L", "-m", "5", "-X", "security.protocol=SASL_PLAINTEXT", "-X", "sasl.mechanisms=PLAIN",
+						"-X", "sasl.username=alice", "-X", "sasl.password=wrong")
+					if err == nil {
+						return errf("kcat listed metadata with a wrong password")
+					}
+					if !refusedReason.MatchString(r.Out()) {
+						return errf("kcat failed, but not with an authentication error: %s", lastErrorLine(r.Out()))
+					}
+					return nil
+				}},
+				scramStep,
+				{Client: "security (kcat)", Feature: "SASL_PLAINTEXT / OAUTHBEARER (librdkafka's unsecured JWT): metadata", Expect: issueSecurity, Run: func(x *X) error {
+					r, err := kcat(x, "", pt, "-L", "-t", topic, "-m", "5", "-X", "security.protocol=SASL_PLAINTEXT", "-X", "sasl.mechanisms=OAUTHBEARER",
+						"-X", "enable.sasl.oauthbearer.unsecure.jwt=true", "-X", "sasl.oauthbearer.config=principal="+oauthUser)
+					if err != nil {
+						return err
+					}
+					return want(r.Stdout, `topic "`+topic+`"`)
+				}},
+			}
+		}}
 }

@@ -124,23 +124,21 @@ func confluentScenario() scenario {
 				return err
 			}
 			defer p.Close()
-			md := make(chan error, 1)
-			go func() { _, err := p.GetMetadata(nil, true, 15000); md <- err }()
-			for {
+			// Short metadata requests, so that Close does not wait long on one.
+			for ctx.Err() == nil {
 				select {
 				case e := <-p.Events():
 					if ke, ok := e.(kafka.Error); ok {
 						return ke
 					}
-				case err := <-md:
-					if err == nil {
-						return nil
-					}
-					return fmt.Errorf("metadata: %w", err)
-				case <-ctx.Done():
-					return ctx.Err()
+					continue
+				default:
+				}
+				if _, err := p.GetMetadata(nil, true, 1000); err == nil {
+					return nil
 				}
 			}
+			return ctx.Err()
 		},
 		txn: func(ctx context.Context) error {
 			p, err := kafka.NewProducer(&kafka.ConfigMap{"bootstrap.servers": bootstrap, "transactional.id": "compat-confluent-" + txnTopic})

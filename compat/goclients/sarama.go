@@ -63,7 +63,7 @@ func (x *xdgSCRAM) Begin(user, pass, authzID string) error {
 }
 
 func (x *xdgSCRAM) Step(challenge string) (string, error) { return x.conv.Step(challenge) }
-func (x *xdgSCRAM) Done() bool                             { return x.conv.Done() }
+func (x *xdgSCRAM) Done() bool                            { return x.conv.Done() }
 
 // saramaToken hands sarama an unsecured JWS for sub.
 type saramaToken string

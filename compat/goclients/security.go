@@ -120,6 +120,7 @@ func runSecurity(s scenario, specs []string) {
 			os.Exit(2)
 		}
 		sec, bootstrap, topic, group = sp, sp.bootstrap, sp.topic, sp.group
+		t0 := time.Now()
 		if sp.refused {
 			resultWithin(sp.name, 20*time.Second, func(ctx context.Context) error {
 				err := s.probe(ctx)
@@ -129,6 +130,7 @@ func runSecurity(s scenario, specs []string) {
 				fmt.Printf("RESULT %s ok refused: %s\n", sp.name, strings.ReplaceAll(err.Error(), "\n", " "))
 				return errReported
 			})
+			fmt.Fprintf(os.Stderr, "%s took %s\n", sp.name, time.Since(t0).Round(100*time.Millisecond))
 			continue
 		}
 		result(sp.name, func(ctx context.Context) error {
@@ -147,5 +149,6 @@ func runSecurity(s scenario, specs []string) {
 			}
 			return nil
 		})
+		fmt.Fprintf(os.Stderr, "%s took %s\n", sp.name, time.Since(t0).Round(100*time.Millisecond))
 	}
 }
