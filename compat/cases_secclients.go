@@ -362,6 +362,33 @@ func kgoSASLSuite() Suite {
 				return nil
 			}
 			return []Step{
+				{Client: "franz-go pkg/kgo tests", Feature: "every integration test over mutual TLS (the SSL listener, a client certificate; as over PLAINTEXT but TestIssue769, 5000 records)", Expect: issueSecurity, Timeout: 6 * time.Minute, Run: func(x *X) error {
+					s := x.Env.secured[x.B.Name]
+					if s == nil || s.b == nil || !s.b.Alive() {
+						return errf("the secured broker is not running (see the security (broker) row)")
+					}
+					// TestIssue769 sets its own Dialer, which franz-go refuses beside
+					// DialTLSConfig (the test then dereferences a nil client): it cannot
+					// run over TLS.
+					r := x.Exec(Cmd{Name: x.kgoTest, Args: []string{"-test.v", "-test.timeout", "5m", "-test.skip", "Share|Txn|848|TestOptValuesCoversEveryOption|SCRAM|OAuth|TestIssue769"},
+						Env: []string{"KGO_SEEDS=" + s.ssl, "KGO_TEST_TLS=ca:" + s.certs.CA + ",cert:" + s.certs.KgoClientCert + ",key:" + s.certs.KgoClientKey,
+							"KGO_TEST_RF=1", "KGO_TEST_RECORDS=5000", "KGO_LOG_LEVEL=none"}})
+					failed := regexp.MustCompile(`(?m)^\s*--- FAIL: (\S+)`).FindAllStringSubmatch(r.Stdout, -1)
+					if r.Err != nil || len(failed) > 0 {
+						var names []string
+						for _, m := range failed {
+							names = append(names, m[1])
+						}
+						if len(names) == 0 {
+							return errf("kgo.test: %v: %s", r.Err, lastErrorLine(r.Out()))
+						}
+						return errf("failed: %s", strings.Join(names, ", "))
+					}
+					if !regexp.MustCompile(`(?m)^\s*--- PASS: TestGroupETL `).MatchString(r.Stdout) {
+						return errf("TestGroupETL did not pass (skipped?)")
+					}
+					return nil
+				}},
 				{Client: "franz-go pkg/kgo tests", Feature: "TestSCRAMAuth, TestSCRAMAuthBadCredentials (SASL_PLAINTEXT / SCRAM-SHA-512)", Expect: issueSecurity, Run: func(x *X) error {
 					s := x.Env.secured[x.B.Name]
 					if s == nil {

@@ -71,7 +71,8 @@ func securedProps(dir string, cs *certSet) ([][2]string, *secured, error) {
 		{"listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config", "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;"},
 		{"listener.name.sasl_plaintext.plain.sasl.jaas.config", `org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="alice-secret";`},
 		{"authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer"},
-		{"super.users", "User:ANONYMOUS"},
+		// User:kgo-client runs franz-go's whole pkg/kgo suite over mutual TLS.
+		{"super.users", "User:ANONYMOUS;User:kgo-client"},
 		{"allow.everyone.if.no.acl.found", "false"},
 		{"log.dirs", filepath.Join(dir, "data")},
 		{"num.partitions", "1"},
