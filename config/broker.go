@@ -54,6 +54,21 @@ type Broker struct {
 	NumIOThreads                         int32 // ignored
 	NumRecoveryThreadsPerDataDir         int32 // ignored
 
+	// Connection and request limits (config/limits.go).
+	QueuedMaxRequestBytes int64 // <= 0: no limit
+	QueuedMaxRequests     int32
+	MaxConnections        int32
+	MaxConnectionsPerIP   int32
+	// MaxConnectionsPerIPOverrides is max.connections.per.ip.overrides, by host
+	// or address as written.
+	MaxConnectionsPerIPOverrides map[string]int32
+	MaxConnectionCreationRate    int32
+	// ListenerMaxConnections and ListenerMaxConnectionCreationRate are the
+	// listener.name.<listener>.max.connections and
+	// .max.connection.creation.rate keys, by upper-case listener name.
+	ListenerMaxConnections            map[string]int32
+	ListenerMaxConnectionCreationRate map[string]int32
+
 	LogSegmentBytes int64
 	// LogRollMs is log.roll.ms, or log.roll.hours × 3,600,000.
 	LogRollMs       int64
@@ -208,7 +223,7 @@ func Parse(props map[string]string) (*Broker, []string, error) {
 	var unknown []string
 	for k := range props {
 		_, known := brokerDefIndex[k]
-		if _, ok := listenerSSLDef(k); !ok && !known {
+		if _, ok := listenerSSLDef(k); !ok && !known && !isListenerLimitKey(k) && !isListenerSASLKey(k) {
 			unknown = append(unknown, k)
 		}
 	}
@@ -419,6 +434,9 @@ func (b *Broker) fill(v map[string]any) error {
 	b.SocketSendBufferBytes = i32("socket.send.buffer.bytes")
 	b.SocketReceiveBufferBytes = i32("socket.receive.buffer.bytes")
 	b.ConnectionsMaxIdleMs = i64("connections.max.idle.ms")
+	if err := b.fillLimits(v); err != nil {
+		return err
+	}
 	b.FetchMaxBytes = i32("fetch.max.bytes")
 	b.MaxIncrementalFetchSessionCacheSlots = i32("max.incremental.fetch.session.cache.slots")
 	b.NumNetworkThreads = i32("num.network.threads")
@@ -787,6 +805,9 @@ func (b *Broker) check() error {
 	}
 	if b.GroupMinSessionTimeoutMs > b.GroupMaxSessionTimeoutMs {
 		return fail("group.min.session.timeout.ms", "must not exceed group.max.session.timeout.ms (%d)", b.GroupMaxSessionTimeoutMs)
+	}
+	if err := b.checkLimits(fail); err != nil {
+		return err
 	}
 	return b.checkConsumerGroup(fail)
 }

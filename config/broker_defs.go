@@ -16,6 +16,13 @@ const (
 
 	// defaultListenerSecurityProtocolMap is Kafka's default for
 	// listener.security.protocol.map: each security protocol's own name.
+	// defaultQueuedMaxRequestBytes is 256 MiB. Kafka's default is -1 (no limit);
+	// gokafkad bounds request memory by default: 256 MiB holds two or more frames
+	// of the largest size socket.request.max.bytes allows by default (100 MiB), so
+	// one large request never starves the rest, and stays a small part of a
+	// broker's memory. Frames are charged as their bytes arrive.
+	defaultQueuedMaxRequestBytes = "268435456"
+
 	defaultListenerSecurityProtocolMap = "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"
 )
 
@@ -99,7 +106,19 @@ var brokerDefs = append([]Def{
 	{Name: "socket.receive.buffer.bytes", Type: TypeInt, Default: "102400", Importance: High,
 		Doc: "SO_RCVBUF for client sockets; -1 keeps the OS default."},
 	{Name: "connections.max.idle.ms", Type: TypeLong, Default: "600000", Importance: Medium,
-		Doc: "Idle connections are closed after this long."},
+		Doc: "A connection that sends nothing for this long while none of its requests is in flight is closed, and so is one whose request frame is not complete this long after its first byte, or whose client does not read a response for this long; -1 never closes them."},
+	{Name: "queued.max.request.bytes", Type: TypeLong, Default: defaultQueuedMaxRequestBytes, Importance: Medium,
+		Doc: "Bytes of request frames the broker holds at once, being read or handled, on all connections; when spent, sockets are not read until bytes are freed. -1 means no limit (Kafka's default; gokafkad's is 256 MiB)."},
+	{Name: "queued.max.requests", Type: TypeInt, Default: "500", Importance: High, Valid: atLeast(1),
+		Doc: "Requests the broker handles at once on its client listener; a connection with a request read waits for a slot. Followers' fetches, the controller listener and requests parked in the purgatory do not count."},
+	{Name: "max.connections", Type: TypeInt, Default: maxInt, Importance: Medium, Valid: atLeast(0),
+		Doc: "Connections the broker accepts at once; further ones wait to be accepted. Also settable per listener as listener.name.<listener>.max.connections. The inter-broker listener is exempt when the broker serves several listeners."},
+	{Name: "max.connections.per.ip", Type: TypeInt, Default: maxInt, Importance: Medium, Valid: atLeast(0),
+		Doc: "Connections accepted from one IP address at once; a connection over the limit is closed as soon as it is accepted. May be 0 only when max.connections.per.ip.overrides is set."},
+	{Name: "max.connections.per.ip.overrides", Type: TypeString, Default: "", Importance: Medium, Valid: custom("[host or ip:count, ...]", validIPOverrides),
+		Doc: "Per-address exceptions to max.connections.per.ip, as a comma-separated list of host:count or ip:count (host names are resolved at start-up)."},
+	{Name: "max.connection.creation.rate", Type: TypeInt, Default: maxInt, Importance: Medium, Valid: atLeast(0),
+		Doc: "New connections accepted per second; faster ones are delayed (by at most a second each). Also settable per listener as listener.name.<listener>.max.connection.creation.rate; the inter-broker listener is exempt from the broker-wide rate when the broker serves several listeners."},
 	{Name: "fetch.max.bytes", Type: TypeInt, Default: "57671680", Importance: Medium, Valid: atLeast(1024),
 		Doc: "Upper bound on the bytes a consumer Fetch response carries, whatever the request asks."},
 	{Name: "max.incremental.fetch.session.cache.slots", Type: TypeInt, Default: "1000", Importance: Medium, Valid: atLeast(0),
@@ -296,7 +315,7 @@ var brokerDefs = append([]Def{
 		Doc: "Semicolon-separated principals (User:name) allowed everything whatever the ACLs say; list the brokers' own principals here or grant them ClusterAction."},
 	{Name: "allow.everyone.if.no.acl.found", Type: TypeBoolean, Default: "false", Importance: Medium,
 		Doc: "Whether a resource that has no ACL at all is open to everyone (Kafka's default false: denied)."},
-}, sslDefs...)
+}, append(sslDefs, saslDefs...)...)
 
 var brokerDefIndex = indexDefs(brokerDefs)
 

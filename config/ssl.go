@@ -154,6 +154,12 @@ func (b *Broker) ListenerSSL(listener string) SSL {
 			s.values[d.Name] = b.values[d.Name]
 		}
 	}
+	// As Kafka (KIP-684): the broker-wide ssl.client.auth applies to SSL listeners
+	// only; a SASL_SSL listener asks for client certificates only when its own
+	// listener.name.<l>.ssl.client.auth says so.
+	if _, prefixed := s.keys["ssl.client.auth"]; !prefixed && b.ListenerSecurityProtocolMap[s.Listener] == "SASL_SSL" {
+		s.values["ssl.client.auth"] = "none"
+	}
 	return s
 }
 

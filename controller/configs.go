@@ -125,6 +125,10 @@ func (c *Controller) alterConfigResourcesLocked(res []ConfigResource, validateOn
 				errs[i] = &APIError{Code: commitErrorCode(err), Message: err.Error()}
 			}
 		}
+	} else if len(recs) > 0 {
+		// unclean.leader.election.enable may have been turned on for partitions that
+		// are leaderless now.
+		c.maybeElectUncleanLocked()
 	}
 	return errs
 }

@@ -60,6 +60,9 @@ type Config struct {
 	// ResourceBroker) is LIST-typed, and its default: IncrementalAlterConfigs APPEND
 	// and SUBTRACT work only on those. Nil knows Kafka's LIST topic configs only.
 	ListConfigDefault func(resourceType int8, name string) (def string, isList bool)
+	// UncleanLeaderElectionEnable is this node's static unclean.leader.election.enable,
+	// the default under the dynamic and topic settings (unclean.go).
+	UncleanLeaderElectionEnable bool
 	// Now is the clock (time.Now when nil).
 	Now    func() time.Time
 	Logger zerolog.Logger

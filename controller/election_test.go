@@ -49,7 +49,7 @@ func TestElectionsWithout(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			img := imageWith(tc.replicas, tc.isr, tc.leader, tc.fenced, tc.shutting)
-			got := after(img, electionsWithout(img, tc.remove))
+			got := after(img, electionsWithout(img, tc.remove, nil))
 			if got.Leader != tc.wantLeader || !slices.Equal(got.ISR, tc.wantISR) || got.LeaderEpoch != tc.wantLeaderEpoch {
 				t.Fatalf("got leader %d isr %v leader epoch %d, want %d %v %d", got.Leader, got.ISR, got.LeaderEpoch, tc.wantLeader, tc.wantISR, tc.wantLeaderEpoch)
 			}
@@ -60,7 +60,7 @@ func TestElectionsWithout(t *testing.T) {
 	}
 	// A broker in no ISR and leading nothing changes nothing.
 	img := imageWith([]int32{1, 2, 3}, []int32{1, 2}, 1, nil, nil)
-	if recs := electionsWithout(img, 3); len(recs) != 0 {
+	if recs := electionsWithout(img, 3, nil); len(recs) != 0 {
 		t.Fatalf("records for a broker outside the ISR: %+v", recs)
 	}
 }
@@ -80,7 +80,7 @@ func TestUnfenceElectsLeaderlessPartitions(t *testing.T) {
 	} {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			img := imageWith(tc.replicas, tc.isr, tc.leader, []int32{tc.unfence}, nil)
-			got := after(img, unfenceRecords(img, img.Brokers[tc.unfence]))
+			got := after(img, unfenceRecords(img, img.Brokers[tc.unfence], nil))
 			if got.Leader != tc.wantLeader {
 				t.Fatalf("leader %d, want %d", got.Leader, tc.wantLeader)
 			}

@@ -12,6 +12,8 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"sort"
+
+	"github.com/gokafkad/gokafkad/sasl"
 )
 
 // TopicID is a topic's UUID.
@@ -109,6 +111,9 @@ type MetadataImage struct {
 	ACLs *ACLImage
 	// NextProducerID is the first producer id not yet handed out.
 	NextProducerID int64
+	// Scram holds the users' SCRAM credentials (scram.go); shared between images,
+	// replaced whole when it changes.
+	Scram map[ScramKey]sasl.ScramCredential
 	// Offset is the metadata offset of the last records applied: the index of their
 	// Raft entry (-1 for an empty log).
 	Offset int64

@@ -162,26 +162,29 @@ func (c *Controller) HandleBrokerHeartbeat(req *kmsg.BrokerHeartbeatRequest) *km
 		if !b.InControlledShutdown && !b.Fenced {
 			recs = append(recs, Record{BrokerChange: &BrokerRegistrationChangeRecord{
 				BrokerID: b.ID, BrokerEpoch: b.Epoch, InControlledShutdown: boolp(true)}})
-			recs = append(recs, electionsWithout(img, b.ID)...)
+			recs = append(recs, electionsWithout(img, b.ID, c.uncleanEnabled)...)
 		}
 	case b.Fenced && caughtUp && !req.WantFence:
-		recs = unfenceRecords(img, b)
+		recs = unfenceRecords(img, b, c.uncleanEnabled)
 	case !b.Fenced && req.WantFence:
-		recs = fenceRecords(img, b)
+		recs = fenceRecords(img, b, c.uncleanEnabled)
 	}
 	if err := c.commit(recs); err != nil {
 		resp.ErrorCode = commitErrorCode(err)
 		return resp
 	}
+	c.logUncleanElections(img, recs)
 	img = c.Image()
 	b = img.Brokers[req.BrokerID]
 	if req.WantShutdown && !leadsAny(img, b.ID) {
 		// Nothing left to move: the broker may go (Kafka's SHUTDOWN_NOW), fenced.
 		if !b.Fenced {
-			if err := c.commit(fenceRecords(img, b)); err != nil {
+			recs := fenceRecords(img, b, c.uncleanEnabled)
+			if err := c.commit(recs); err != nil {
 				resp.ErrorCode = commitErrorCode(err)
 				return resp
 			}
+			c.logUncleanElections(img, recs)
 			img = c.Image()
 			b = img.Brokers[req.BrokerID]
 			c.log.Info().Int32("broker", b.ID).Msg("broker finished controlled shutdown")
@@ -199,6 +202,7 @@ func (c *Controller) fenceLoop() {
 	every = min(max(every, 10*time.Millisecond), 250*time.Millisecond)
 	t := time.NewTicker(every)
 	defer t.Stop()
+	var lastUncleanCheck time.Time
 	for {
 		select {
 		case <-c.stop:
@@ -206,6 +210,12 @@ func (c *Controller) fenceLoop() {
 		case <-t.C:
 			if c.IsActive() {
 				c.fenceExpired()
+				if now := c.cfg.Now(); now.Sub(lastUncleanCheck) >= uncleanCheckInterval {
+					lastUncleanCheck = now
+					c.mu.Lock()
+					c.maybeElectUncleanLocked()
+					c.mu.Unlock()
+				}
 			}
 		}
 	}
@@ -221,35 +231,47 @@ func (c *Controller) fenceExpired() {
 			continue
 		}
 		img := c.Image()
-		if err := c.commit(fenceRecords(img, img.Brokers[b.ID])); err != nil {
+		recs := fenceRecords(img, img.Brokers[b.ID], c.uncleanEnabled)
+		if err := c.commit(recs); err != nil {
 			c.log.Warn().Err(err).Int32("broker", b.ID).Msg("fencing broker")
 			return
 		}
+		c.logUncleanElections(img, recs)
 		c.log.Info().Int32("broker", b.ID).Int64("broker_epoch", b.Epoch).Msg("broker fenced: session expired")
 	}
 }
 
 // fenceRecords fences b and moves its leaderships and ISR memberships away
 // (ReplicationControlManager.handleBrokerFenced).
-func fenceRecords(img *MetadataImage, b BrokerImage) []Record {
+func fenceRecords(img *MetadataImage, b BrokerImage, unclean uncleanFunc) []Record {
 	recs := []Record{{BrokerChange: &BrokerRegistrationChangeRecord{BrokerID: b.ID, BrokerEpoch: b.Epoch, Fenced: boolp(true)}}}
-	return append(recs, electionsWithout(img, b.ID)...)
+	return append(recs, electionsWithout(img, b.ID, unclean)...)
 }
 
 // unfenceRecords unfences b and gives it the leadership of the leaderless partitions
-// whose ISR holds it (ReplicationControlManager.handleBrokerUnfenced).
-func unfenceRecords(img *MetadataImage, b BrokerImage) []Record {
+// whose ISR holds it (ReplicationControlManager.handleBrokerUnfenced); of those whose
+// ISR has no active member, where the topic allows unclean election, the first active
+// replica (b or another) leads with an ISR of itself.
+func unfenceRecords(img *MetadataImage, b BrokerImage, unclean uncleanFunc) []Record {
 	rec := Record{BrokerChange: &BrokerRegistrationChangeRecord{BrokerID: b.ID, BrokerEpoch: b.Epoch, Fenced: boolp(false), InControlledShutdown: boolp(false)}}
 	after := apply(img, &rec)
 	recs := []Record{rec}
 	for _, name := range after.SortedTopicNames() {
 		t := after.Topics[name]
 		for i, p := range t.Partitions {
-			if p.Leader != -1 || !slices.Contains(p.ISR, b.ID) {
+			if p.Leader != -1 || !slices.Contains(p.Replicas, b.ID) {
 				continue
 			}
-			if l := electLeader(after, p.Replicas, p.ISR); l != -1 {
-				recs = append(recs, Record{PartitionChange: &PartitionChangeRecord{TopicID: t.ID, Partition: int32(i), Leader: &l}})
+			if slices.Contains(p.ISR, b.ID) {
+				if l := electLeader(after, p.Replicas, p.ISR); l != -1 {
+					recs = append(recs, Record{PartitionChange: &PartitionChangeRecord{TopicID: t.ID, Partition: int32(i), Leader: &l}})
+				}
+				continue
+			}
+			if unclean != nil && !hasActiveMember(after, p.ISR, -1) && unclean(after, t) {
+				if l := electUnclean(after, p.Replicas, -1); l != -1 {
+					recs = append(recs, Record{PartitionChange: &PartitionChangeRecord{TopicID: t.ID, Partition: int32(i), Leader: &l, ISR: []int32{l}}})
+				}
 			}
 		}
 	}
@@ -260,9 +282,10 @@ func unfenceRecords(img *MetadataImage, b BrokerImage) []Record {
 // leadership, as Kafka's generateLeaderAndIsrUpdates: the broker leaves the ISR
 // (unless it is the last member: an ISR is never emptied, the partition goes
 // leaderless instead, so that this broker can lead again when it returns); a partition
-// it led gets the first replica in assignment order that is in the new ISR and active,
-// or no leader (-1) when there is none (unclean election is off).
-func electionsWithout(img *MetadataImage, broker int32) []Record {
+// it led gets the first replica in assignment order that is in the new ISR and active;
+// when there is none, the first active replica with an ISR of itself if the topic
+// allows unclean election (unclean.go), else no leader (-1).
+func electionsWithout(img *MetadataImage, broker int32, unclean uncleanFunc) []Record {
 	var recs []Record
 	for _, name := range img.SortedTopicNames() {
 		t := img.Topics[name]
@@ -278,6 +301,11 @@ func electionsWithout(img *MetadataImage, broker int32) []Record {
 			leader := p.Leader
 			if leader == broker || leader == -1 {
 				leader = electLeader(img, p.Replicas, slices.DeleteFunc(slices.Clone(isr), func(r int32) bool { return r == broker }))
+				if leader == -1 && unclean != nil && unclean(img, t) {
+					if leader = electUnclean(img, p.Replicas, broker); leader != -1 {
+						isr = []int32{leader}
+					}
+				}
 			}
 			ch := &PartitionChangeRecord{TopicID: t.ID, Partition: int32(i)}
 			if leader != p.Leader {

@@ -169,7 +169,8 @@ func checkSnapshot(m *raftpb.Message, v *raftView) error {
 			if clusterID == "" {
 				clusterID = r.ClusterID.ClusterID
 			}
-		case r.RegisterBroker != nil, r.Topic != nil, r.Config != nil, r.Partition != nil, r.ProducerIDs != nil:
+		case r.RegisterBroker != nil, r.Topic != nil, r.Config != nil, r.Partition != nil, r.ProducerIDs != nil,
+			r.ACL != nil, r.UserScramCredential != nil: // what ImageRecords writes
 		default:
 			return fmt.Errorf("snapshot data: record %d is not an image record", i)
 		}
@@ -207,7 +208,8 @@ func decodeEntryData(data []byte) (entryData, error) {
 func checkRecord(r *Record) error {
 	n := 0
 	for _, set := range []bool{r.Topic != nil, r.Partition != nil, r.PartitionChange != nil, r.RemoveTopic != nil,
-		r.Config != nil, r.RegisterBroker != nil, r.ProducerIDs != nil, r.ClusterID != nil, r.BrokerChange != nil} {
+		r.Config != nil, r.RegisterBroker != nil, r.ProducerIDs != nil, r.ClusterID != nil, r.BrokerChange != nil,
+		r.ACL != nil, r.RemoveACL != nil, r.UserScramCredential != nil, r.RemoveUserScramCredential != nil} {
 		if set {
 			n++
 		}

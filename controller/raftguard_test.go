@@ -119,6 +119,9 @@ func TestCheckRaftMessage(t *testing.T) {
 		{"snapshot of another cluster", snapMsg(6, snap(20, 6, cs, snapData(t, Record{ClusterID: &ClusterIDRecord{ClusterID: "other"}}))), false},
 		{"snapshot with a change record", snapMsg(6, snap(20, 6, cs, snapData(t, Record{ClusterID: &ClusterIDRecord{ClusterID: "cid"}}, Record{PartitionChange: &PartitionChangeRecord{}}))), false},
 		{"snapshot at a huge index", snapMsg(6, snap(1<<63, 6, cs, image)), false},
+		{"snapshot with ACLs and SCRAM credentials", snapMsg(6, snap(20, 6, cs, snapData(t, Record{ClusterID: &ClusterIDRecord{ClusterID: "cid"}},
+			Record{ACL: &AccessControlEntryRecord{ResourceName: "t", Principal: "User:a", Host: "*"}},
+			Record{UserScramCredential: &UserScramCredentialRecord{Name: "a", Mechanism: 1, Iterations: 4096}}))), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := checkRaftMessage(&tc.m, guardView())

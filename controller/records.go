@@ -20,6 +20,9 @@ type Record struct {
 	// BrokerChange is Kafka's BrokerRegistrationChangeRecord (fence, unfence,
 	// controlled shutdown).
 	BrokerChange *BrokerRegistrationChangeRecord `json:"broker_change,omitempty"`
+	// UserScramCredential and RemoveUserScramCredential are in scram.go.
+	UserScramCredential       *UserScramCredentialRecord       `json:"user_scram_credential,omitempty"`
+	RemoveUserScramCredential *RemoveUserScramCredentialRecord `json:"remove_user_scram_credential,omitempty"`
 	// ACL and RemoveACL are Kafka's AccessControlEntryRecord and
 	// RemoveAccessControlEntryRecord (see acls.go).
 	ACL       *AccessControlEntryRecord       `json:"acl,omitempty"`
@@ -230,6 +233,8 @@ func apply(img *MetadataImage, r *Record) *MetadataImage {
 		n.Brokers[ch.BrokerID] = b
 	case r.ProducerIDs != nil:
 		n.NextProducerID = r.ProducerIDs.NextProducerID
+	case r.UserScramCredential != nil, r.RemoveUserScramCredential != nil:
+		applyScram(n, r)
 	case r.isACL():
 		applyACLRecords(n, []Record{*r})
 	}

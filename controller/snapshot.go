@@ -13,7 +13,8 @@ import (
 // Snapshots: the data of a Raft snapshot is an entryData (JSON) whose records rebuild
 // the image from nothing: the cluster id, every broker registration (with its epoch
 // and state), every topic with its partitions (leader and partition epochs included)
-// and configs, the broker configs, the ACLs and the producer-id counter. Brokers fetching the
+// and configs, the broker configs, the ACLs, the producer-id counter and the SCRAM
+// credentials. Brokers fetching the
 // metadata log get the same records when they ask for an offset below the log start.
 
 // ImageRecords returns records that rebuild img from an empty image.
@@ -77,6 +78,7 @@ func ImageRecords(img *MetadataImage) []Record {
 	if img.NextProducerID > 0 {
 		recs = append(recs, Record{ProducerIDs: &ProducerIDsRecord{BrokerID: -1, NextProducerID: img.NextProducerID}})
 	}
+	recs = append(recs, scramImageRecords(img)...)
 	return recs
 }
 

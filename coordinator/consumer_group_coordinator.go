@@ -186,18 +186,20 @@ func (c *GroupCoordinator) ConsumerGroupDescribe(groups []string) []kmsg.Consume
 			out = append(out, d)
 			continue
 		}
-		g := s.groups[id]
-		switch {
-		case g == nil || g.State == Dead:
-			d.ErrorCode = kerr.GroupIDNotFound.Code
-			d.ErrorMessage = kmsg.StringPtr("Group " + id + " not found.")
-		case g.Consumer == nil:
-			d.ErrorCode = kerr.GroupIDNotFound.Code
-			d.ErrorMessage = kmsg.StringPtr("Group " + id + " is not a consumer group.")
-		default:
-			g.Consumer.describe(&d, c.md)
-		}
-		s.mu.Unlock()
+		func() {
+			defer s.mu.Unlock()
+			g := s.groups[id]
+			switch {
+			case g == nil || g.State == Dead:
+				d.ErrorCode = kerr.GroupIDNotFound.Code
+				d.ErrorMessage = kmsg.StringPtr("Group " + id + " not found.")
+			case g.Consumer == nil:
+				d.ErrorCode = kerr.GroupIDNotFound.Code
+				d.ErrorMessage = kmsg.StringPtr("Group " + id + " is not a consumer group.")
+			default:
+				g.Consumer.describe(&d, c.md)
+			}
+		}()
 		out = append(out, d)
 	}
 	return out

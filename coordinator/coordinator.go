@@ -669,21 +669,23 @@ func (c *GroupCoordinator) DescribeGroups(groups []string, version int16) []kmsg
 			out = append(out, d)
 			continue
 		}
-		g := s.groups[id]
-		if g != nil && g.Consumer == nil {
-			d = g.Describe()
-		} else {
-			d.State = Dead.String()
-			if version >= 6 {
-				d.ErrorCode = kerr.GroupIDNotFound.Code
-				msg := "Group " + id + " not found."
-				if g != nil {
-					msg = "Group " + id + " is not a classic group."
+		func() {
+			defer s.mu.Unlock()
+			g := s.groups[id]
+			if g != nil && g.Consumer == nil {
+				d = g.Describe()
+			} else {
+				d.State = Dead.String()
+				if version >= 6 {
+					d.ErrorCode = kerr.GroupIDNotFound.Code
+					msg := "Group " + id + " not found."
+					if g != nil {
+						msg = "Group " + id + " is not a classic group."
+					}
+					d.ErrorMessage = &msg
 				}
-				d.ErrorMessage = &msg
 			}
-		}
-		s.mu.Unlock()
+		}()
 		out = append(out, d)
 	}
 	return out

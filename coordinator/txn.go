@@ -454,15 +454,18 @@ func (c *TxnCoordinator) EndTxn(id string, pid int64, epoch int16, commit bool) 
 	if code != 0 {
 		return code
 	}
-	next, code := endStep(s.txns[id], pid, epoch, commit, c.now().UnixMilli())
 	var done chan struct{}
-	if next != nil {
-		if code = c.writeLocked(s, next); code == 0 {
-			c.startMarkersLocked(s, next)
-			done = next.done
+	func() {
+		defer s.mu.Unlock()
+		next, stepCode := endStep(s.txns[id], pid, epoch, commit, c.now().UnixMilli())
+		code = stepCode
+		if next != nil {
+			if code = c.writeLocked(s, next); code == 0 {
+				c.startMarkersLocked(s, next)
+				done = next.done
+			}
 		}
-	}
-	s.mu.Unlock()
+	}()
 	if done != nil {
 		select {
 		case <-done:
@@ -624,22 +627,24 @@ func (c *TxnCoordinator) Describe(ids []string) []kmsg.DescribeTransactionsRespo
 			out = append(out, d)
 			continue
 		}
-		m := s.txns[id]
-		if m == nil {
-			d.ErrorCode = kerr.TransactionalIDNotFound.Code
-		} else {
-			d.State, d.TimeoutMillis, d.StartTimestamp = m.State.String(), m.TimeoutMs, m.StartTimestamp
-			d.ProducerID, d.ProducerEpoch = m.ProducerID, m.ProducerEpoch
-			for _, tp := range m.sortedPartitions() {
-				if n := len(d.Topics); n == 0 || d.Topics[n-1].Topic != tp.Topic {
-					t := kmsg.NewDescribeTransactionsResponseTransactionStateTopic()
-					t.Topic = tp.Topic
-					d.Topics = append(d.Topics, t)
+		func() {
+			defer s.mu.Unlock()
+			m := s.txns[id]
+			if m == nil {
+				d.ErrorCode = kerr.TransactionalIDNotFound.Code
+			} else {
+				d.State, d.TimeoutMillis, d.StartTimestamp = m.State.String(), m.TimeoutMs, m.StartTimestamp
+				d.ProducerID, d.ProducerEpoch = m.ProducerID, m.ProducerEpoch
+				for _, tp := range m.sortedPartitions() {
+					if n := len(d.Topics); n == 0 || d.Topics[n-1].Topic != tp.Topic {
+						t := kmsg.NewDescribeTransactionsResponseTransactionStateTopic()
+						t.Topic = tp.Topic
+						d.Topics = append(d.Topics, t)
+					}
+					d.Topics[len(d.Topics)-1].Partitions = append(d.Topics[len(d.Topics)-1].Partitions, tp.Partition)
 				}
-				d.Topics[len(d.Topics)-1].Partitions = append(d.Topics[len(d.Topics)-1].Partitions, tp.Partition)
 			}
-		}
-		s.mu.Unlock()
+		}()
 		out = append(out, d)
 	}
 	return out

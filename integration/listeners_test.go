@@ -87,10 +87,11 @@ func TestEveryListenerBound(t *testing.T) {
 	}
 }
 
-// TestSASLListenerRefusedAtStart: until SASL exists, a SASL_PLAINTEXT or SASL_SSL
-// listener (or inter-broker listener) stops start-up with a message naming it, and
-// nothing is served in the clear.
-func TestSASLListenerRefusedAtStart(t *testing.T) {
+// TestSASLListenerWithKafkaDefaultsRefusedAtStart: a SASL_PLAINTEXT or SASL_SSL
+// listener (or inter-broker or controller listener) left with Kafka's default
+// sasl.enabled.mechanisms (GSSAPI, which gokafkad cannot serve) stops start-up with a
+// message naming GSSAPI, and nothing is served in the clear.
+func TestSASLListenerWithKafkaDefaultsRefusedAtStart(t *testing.T) {
 	for _, tc := range []struct{ name, listeners, protoMap, interBroker string }{
 		{"SASL_SSL client listener", "SASL_SSL://127.0.0.1:0,CONTROLLER://127.0.0.1:0", "SASL_SSL:SASL_SSL,CONTROLLER:PLAINTEXT", "SASL_SSL"},
 		{"SASL_PLAINTEXT second listener", "PLAINTEXT://127.0.0.1:0,CLIENTS://127.0.0.1:0,CONTROLLER://127.0.0.1:0", "PLAINTEXT:PLAINTEXT,CLIENTS:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT", ""},
@@ -109,11 +110,10 @@ func TestSASLListenerRefusedAtStart(t *testing.T) {
 			b, err := server.Start(cfg)
 			if err == nil {
 				b.Close()
-				t.Fatal("a SASL listener started")
+				t.Fatal("a SASL listener started with GSSAPI enabled")
 			}
-			want := "SASL is not supported yet"
-			if !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "listener") {
-				t.Fatalf("error %q does not say %q and name the listener", err, want)
+			if !strings.Contains(err.Error(), "GSSAPI") {
+				t.Fatalf("error %q does not name GSSAPI", err)
 			}
 		})
 	}

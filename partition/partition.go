@@ -92,9 +92,28 @@ func (p *Partition) Configure(minISR int32, lagMaxMs int64, eligible Eligibility
 // LEO and every follower is measured afresh, as Kafka's Partition.makeLeader; a change
 // within the same epoch (the controller committed an ISR change) is adopted as the
 // committed ISR.
+//
+// A state older than the one held (StateIsStale) is skipped, and one with the same
+// leader and partition epochs changes nothing (an image in which only other partitions
+// of the topic, or its config, changed): a pending ISR change survives it. Only a newer
+// partition epoch replaces the ISR, and with it any pending change (whose answer is
+// then ignored), as Kafka's makeLeader.
 func (p *Partition) ApplyState(s State, now time.Time) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	cur := p.mu.state
+	if StateIsStale(s, cur) {
+		p.logger.Debug().Int32("leader_epoch", s.LeaderEpoch).Int32("partition_epoch", s.PartitionEpoch).
+			Int32("current_leader_epoch", cur.LeaderEpoch).Int32("current_partition_epoch", cur.PartitionEpoch).
+			Msg("skipped a partition state older than the current one")
+		return nil
+	}
+	if s.LeaderEpoch == cur.LeaderEpoch && s.PartitionEpoch == cur.PartitionEpoch && s.Leader == cur.Leader {
+		if p.mu.leader != nil {
+			p.maybeIncrementLeaderHWLocked(now) // the topic's min ISR may have changed
+		}
+		return nil
+	}
 	newEpoch := s.LeaderEpoch != p.mu.state.LeaderEpoch
 	p.mu.state = State{
 		Replicas: slices.Clone(s.Replicas), ISR: slices.Clone(s.ISR), Leader: s.Leader,
@@ -109,6 +128,10 @@ func (p *Partition) ApplyState(s State, now time.Time) error {
 		leo := p.Log.LogEndOffset()
 		if s.LeaderEpoch > p.Log.LatestEpoch() {
 			if err := p.Log.AssignEpochStartOffset(s.LeaderEpoch, leo); err != nil {
+				// Not leader until the epoch is recorded: keep isLeader == (leader
+				// != nil), so requests get NOT_LEADER_OR_FOLLOWER, as Kafka answers
+				// for a partition whose makeLeader failed.
+				p.mu.isLeader, p.mu.leader = false, nil
 				return err
 			}
 		}
@@ -180,7 +203,7 @@ func (p *Partition) AppendRecordsToLeader(batch []byte, requiredAcks int16, minI
 func (p *Partition) AppendRecordsToLeaderVerified(batch []byte, requiredAcks int16, minISR int32, now time.Time, guard uint64) (storage.AppendInfo, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.mu.isLeader {
+	if !p.mu.isLeader || p.mu.leader == nil {
 		return storage.AppendInfo{}, ErrNotLeaderOrFollower
 	}
 	p.mu.minISR = minISR
@@ -200,7 +223,7 @@ func (p *Partition) AppendRecordsToLeaderVerified(batch []byte, requiredAcks int
 func (p *Partition) AppendTxnMarker(producerID int64, producerEpoch int16, coordinatorEpoch int32, commit bool, minISR int32, now time.Time) (storage.AppendInfo, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.mu.isLeader {
+	if !p.mu.isLeader || p.mu.leader == nil {
 		return storage.AppendInfo{}, ErrNotLeaderOrFollower
 	}
 	p.mu.minISR = minISR
@@ -269,6 +292,9 @@ type FollowerRead struct {
 	HighWatermark  int64
 	LogStartOffset int64
 	LogEndOffset   int64
+	// LastStableOffset is the leader's LSO after the fetch, as Kafka answers every
+	// fetch, a follower's included.
+	LastStableOffset int64
 	// Diverged: the follower's log left the leader's path; DivergingEpoch and
 	// DivergingEndOffset say where (no records are sent).
 	Diverged           bool
@@ -301,7 +327,7 @@ func (p *Partition) ReadForFollower(f FollowerFetch, now time.Time) (FollowerRea
 	out := FollowerRead{LogStartOffset: p.Log.LogStartOffset(), LogEndOffset: p.Log.LogEndOffset()}
 	if epoch, end, diverged := DivergingEpoch(f.FetchOffset, f.LastFetchedEpoch, p.Log.EndOffsetForEpoch); diverged {
 		out.Diverged, out.DivergingEpoch, out.DivergingEndOffset = true, epoch, end
-		out.HighWatermark = p.Log.HighWatermark()
+		out.HighWatermark, out.LastStableOffset = p.Log.HighWatermark(), p.Log.LastStableOffset()
 		return out, nil
 	}
 	update := f.UpdateState
@@ -326,7 +352,7 @@ func (p *Partition) ReadForFollower(f FollowerFetch, now time.Time) (FollowerRea
 		}
 		out.HWMoved = p.maybeIncrementLeaderHWLocked(now)
 	}
-	out.HighWatermark = p.Log.HighWatermark()
+	out.HighWatermark, out.LastStableOffset = p.Log.HighWatermark(), p.Log.LastStableOffset()
 	return out, nil
 }
 
@@ -353,24 +379,31 @@ func (p *Partition) MaybeShrinkISR(now time.Time) *Proposal {
 	return prop
 }
 
-// AlterPartitionDone adopts the controller's answer to a proposal: the committed ISR
-// and partition epoch (err == nil), or a rollback to the last committed ISR. Reports
-// whether the HW moved.
-func (p *Partition) AlterPartitionDone(isr []int32, partitionEpoch int32, err error, now time.Time) bool {
+// AlterPartitionDone takes the controller's answer to prop (Leader.HandleISRAnswer)
+// and reports whether the HW moved and whether the caller should send prop again.
+func (p *Partition) AlterPartitionDone(prop *Proposal, a ISRAnswer, now time.Time) (hwMoved, retry bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.mu.leader == nil {
-		return false
+	if p.mu.leader == nil || prop == nil {
+		return false, false
 	}
-	if err != nil {
-		p.logger.Warn().Err(err).Msg("ISR change refused; keeping the committed ISR")
-		p.mu.leader.AbortISRChange()
-		return false
+	switch p.mu.leader.HandleISRAnswer(prop, a) {
+	case ISRCommitted:
+		isr, pe := p.mu.leader.ISR(), a.PartitionEpoch
+		p.mu.state.ISR, p.mu.state.PartitionEpoch = slices.Clone(isr), pe
+		p.logger.Info().Int32("partition_epoch", pe).Msgf("ISR updated to %s and version updated to %d", joinIDs(isr), pe)
+		return p.maybeIncrementLeaderHWLocked(now), false
+	case ISRRolledBack:
+		p.logger.Info().Err(a.Err).Msgf("Failed to alter partition to ISR %s; reset to the committed ISR %s", joinIDs(prop.ISR), joinIDs(p.mu.leader.ISR()))
+	case ISRStillPending:
+		p.logger.Info().Err(a.Err).Msgf("Failed to alter partition to ISR %s; the change stays pending until new metadata arrives", joinIDs(prop.ISR))
+	case ISRRetry:
+		return false, true
+	case ISRIgnored:
+		p.logger.Debug().Err(a.Err).Int32("leader_epoch", a.LeaderEpoch).Int32("partition_epoch", a.PartitionEpoch).
+			Msgf("Ignoring the answer to ISR change %s: the partition state changed meanwhile", joinIDs(prop.ISR))
 	}
-	p.mu.leader.CommitISR(isr, partitionEpoch)
-	p.mu.state.ISR, p.mu.state.PartitionEpoch = slices.Clone(isr), partitionEpoch
-	p.logger.Info().Int32("partition_epoch", partitionEpoch).Msgf("ISR updated to %s and version updated to %d", joinIDs(isr), partitionEpoch)
-	return p.maybeIncrementLeaderHWLocked(now)
+	return false, false
 }
 
 // joinIDs prints broker ids as Kafka's logs do: 1,2,3.
@@ -390,7 +423,7 @@ func joinIDs(ids []int32) string {
 func (p *Partition) IsFollower() bool {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	return !p.mu.isLeader && p.mu.state.Leader >= 0 && slices.Contains(p.mu.state.Replicas, p.localID)
+	return !p.mu.isLeader && p.mu.state.Leader >= 0 && p.mu.state.Leader != p.localID && slices.Contains(p.mu.state.Replicas, p.localID)
 }
 
 // InitialFetchOffset is where a new follower starts fetching, as Kafka's
@@ -419,7 +452,9 @@ func (p *Partition) LastFetchedEpoch() int32 { return p.Log.LatestEpoch() }
 
 // AppendAsFollower appends what the leader sent, offsets and epochs as they are, and
 // adopts the leader's HW capped at the local LEO (a follower never exposes an offset it
-// does not have), as Kafka's ReplicaFetcherThread.processPartitionData.
+// does not have), as Kafka's ReplicaFetcherThread.processPartitionData. The HW follows
+// the leader's down as well as up (UnifiedLog.maybeUpdateHighWatermark): a new leader
+// may start below the HW the old one had reached.
 func (p *Partition) AppendAsFollower(records []byte, leaderHW int64) (storage.AppendInfo, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -433,9 +468,8 @@ func (p *Partition) AppendAsFollower(records []byte, leaderHW int64) (storage.Ap
 			return info, err
 		}
 	}
-	hw := min(leaderHW, p.Log.LogEndOffset())
-	if hw > p.Log.HighWatermark() {
-		p.Log.SetHighWatermark(hw)
+	if leaderHW >= 0 {
+		p.Log.SetHighWatermark(leaderHW) // bounded by the log start and end offsets
 	}
 	return info, nil
 }
@@ -450,9 +484,12 @@ func (p *Partition) TruncateOnDivergence(leaderEpoch int32, leaderEndOffset int6
 	if to < leo {
 		p.logger.Info().Int32("leader_epoch", leaderEpoch).Int64("leader_end_offset", leaderEndOffset).
 			Msgf("Truncating partition %s to offset %d due to leader epoch and offset EpochEndOffset(leaderEpoch=%d, endOffset=%d)", p.TP, to, leaderEpoch, leaderEndOffset)
-		if err := p.Log.TruncateTo(to); err != nil {
-			return leo, err
-		}
+	}
+	// Even at the LEO: the log drops epochs that start there (an epoch this broker
+	// began as leader and wrote nothing in), or the next fetch would carry it as
+	// lastFetchedEpoch and be told the same divergence again.
+	if err := p.Log.TruncateTo(to); err != nil {
+		return leo, err
 	}
 	return p.Log.LogEndOffset(), nil
 }

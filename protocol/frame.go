@@ -22,19 +22,15 @@ var (
 	ErrInvalidRequest = errors.New("protocol: invalid request")
 )
 
-// ReadFrame reads one size-prefixed frame. The size is checked against maxSize before
-// anything is allocated; buf is reused when it is large enough.
+// ReadFrame reads one size-prefixed frame whole. The size is checked against maxSize
+// before anything is allocated; buf is reused when it is large enough. It is for
+// responses from the brokers and controllers this node calls; request frames from
+// clients go through a FrameReader, which spends memory only on bytes that arrived.
 func ReadFrame(r io.Reader, maxSize int32, buf []byte) ([]byte, error) {
-	return readFrame(r, maxSize, buf, nil)
+	return readFrame(r, maxSize, buf)
 }
 
-// ReadFramePooled is ReadFrame taking the buffer of a large frame from pool (small ones
-// are allocated). The caller gives it back with pool.Put once nothing refers to it.
-func ReadFramePooled(r io.Reader, maxSize int32, pool *FramePool) ([]byte, error) {
-	return readFrame(r, maxSize, nil, pool)
-}
-
-func readFrame(r io.Reader, maxSize int32, buf []byte, pool *FramePool) ([]byte, error) {
+func readFrame(r io.Reader, maxSize int32, buf []byte) ([]byte, error) {
 	var sz [4]byte
 	if _, err := io.ReadFull(r, sz[:]); err != nil {
 		return nil, err
@@ -47,8 +43,6 @@ func readFrame(r io.Reader, maxSize int32, buf []byte, pool *FramePool) ([]byte,
 		return nil, fmt.Errorf("%w: %d > %d", ErrFrameTooLarge, n, maxSize)
 	}
 	switch {
-	case pool != nil:
-		buf = pool.Get(int(n))
 	case int(n) <= cap(buf):
 		buf = buf[:n]
 	default:

@@ -1,8 +1,6 @@
 package protocol
 
 import (
-	"bytes"
-	"encoding/binary"
 	"testing"
 )
 
@@ -33,29 +31,5 @@ func TestFramePoolPutDropsForeignBuffers(t *testing.T) {
 	p.Put(make([]byte, 100, 1<<16+1)) // not a class size: dropped
 	if b := p.Get(1 << 16); cap(b) != 1<<16 {
 		t.Fatalf("Get returned a foreign buffer of cap %d", cap(b))
-	}
-}
-
-func TestReadFramePooled(t *testing.T) {
-	var p FramePool
-	payload := bytes.Repeat([]byte{7}, 70000)
-	var in bytes.Buffer
-	for range 2 {
-		in.Write(binary.BigEndian.AppendUint32(nil, uint32(len(payload))))
-		in.Write(payload)
-	}
-	for range 2 {
-		f, err := ReadFramePooled(&in, 1<<20, &p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(f, payload) {
-			t.Fatal("frame differs from what was written")
-		}
-		p.Put(f)
-	}
-	in.Write(binary.BigEndian.AppendUint32(nil, 1<<21))
-	if _, err := ReadFramePooled(&in, 1<<20, &p); err == nil {
-		t.Fatal("a frame over maxSize was read")
 	}
 }

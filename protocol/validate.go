@@ -60,16 +60,26 @@ type RecordError struct {
 // range). It wraps ErrInvalidTimestamp if any record's timestamp is invalid, else
 // ErrInvalidRecord, as Kafka's LogValidator.processRecordErrors decides.
 type RecordValidationError struct {
-	Err     error         // ErrInvalidTimestamp or ErrInvalidRecord
-	Records []RecordError // every rejected record, in batch order
+	Err error // ErrInvalidTimestamp or ErrInvalidRecord
+	// Records are the first MaxRecordErrors rejected records, in batch order.
+	Records []RecordError
+	// Total counts every rejected record.
+	Total int
 }
+
+// MaxRecordErrors bounds the per-record errors kept for a refused batch (and sent in
+// ProduceResponse v8+ record_errors). Kafka lists every one, so a 1 MiB zstd batch
+// whose records all fail would be answered with hundreds of megabytes; clients map
+// the listed ones to their records and give the rest the partition's error, so the
+// first 100 are what they can use.
+const MaxRecordErrors = 100
 
 func (e *RecordValidationError) Error() string {
 	if e.Err == ErrInvalidTimestamp {
 		return e.Err.Error() + ": one or more records have been rejected due to invalid timestamp"
 	}
 	return fmt.Sprintf("%v: one or more records have been rejected due to %d record errors in total, and only showing the first three errors at most: %v",
-		e.Err, len(e.Records), e.Records[:min(len(e.Records), 3)])
+		e.Err, e.Total, e.Records[:min(len(e.Records), 3)])
 }
 
 func (e *RecordValidationError) Unwrap() error { return e.Err }
@@ -227,7 +237,8 @@ func (v *ProduceValidator) Validate(records []byte, now int64) (Batch, error) {
 //     key lengths not negative, record length matching its fields), exactly
 //     recordCount records filling the records section → ErrInvalidRecord; records are
 //     decompressed first, within MaxDecompressed (ErrDecompressedTooLarge);
-//   - per record, collected over the whole batch into a *RecordValidationError: a null
+//   - per record, collected over the whole batch into a *RecordValidationError (the
+//     first MaxRecordErrors kept, all counted): a null
 //     key on a compacted topic (INVALID_RECORD); for CreateTime a timestamp other than
 //     -1 outside the bounds, otherwise a batch marked LogAppendTime
 //     (INVALID_TIMESTAMP).
@@ -342,6 +353,7 @@ func (v *ProduceValidator) checkRecords(b Batch, body []byte, now int64) (int64,
 	baseTs, batchMaxTs := b.BaseTimestamp(), b.MaxTimestamp()
 	maxTs := int64(-1)
 	var recordErrs []RecordError
+	total := 0
 	invalidTs := false
 	for i := int32(0); i < count; i++ {
 		rec, err := checkRecord(body, i)
@@ -357,27 +369,37 @@ func (v *ProduceValidator) checkRecords(b Batch, body []byte, now int64) (int64,
 		}
 		maxTs = max(maxTs, ts)
 
+		keep := total < MaxRecordErrors
 		switch {
 		case v.Compacted && rec.keyNull:
-			recordErrs = append(recordErrs, RecordError{i, "Compacted topic cannot accept message without key"})
+			total++
+			if keep {
+				recordErrs = append(recordErrs, RecordError{i, "Compacted topic cannot accept message without key"})
+			}
 		case !v.LogAppendTime && ts != -1:
 			diff := now - ts // wraps as Java's long arithmetic does
 			if diff > v.TimestampBeforeMaxMs || -diff > v.TimestampAfterMaxMs {
 				invalidTs = true
-				recordErrs = append(recordErrs, RecordError{i, fmt.Sprintf(
-					"Timestamp %d of message with offset %d is out of range. The timestamp should be within [%d, %d]",
-					ts, i, now-v.TimestampBeforeMaxMs, now+v.TimestampAfterMaxMs)})
+				total++
+				if keep {
+					recordErrs = append(recordErrs, RecordError{i, fmt.Sprintf(
+						"Timestamp %d of message with offset %d is out of range. The timestamp should be within [%d, %d]",
+						ts, i, now-v.TimestampBeforeMaxMs, now+v.TimestampAfterMaxMs)})
+				}
 			}
 		case batchLogAppend:
 			invalidTs = true
-			recordErrs = append(recordErrs, RecordError{i, "Invalid timestamp type in message. Producer should not set timestamp type to LogAppendTime."})
+			total++
+			if keep {
+				recordErrs = append(recordErrs, RecordError{i, "Invalid timestamp type in message. Producer should not set timestamp type to LogAppendTime."})
+			}
 		}
 	}
 	if len(body) != 0 {
 		return 0, fmt.Errorf("%w: %d bytes after the last of %d records", ErrInvalidRecord, len(body), count)
 	}
 	if len(recordErrs) > 0 {
-		e := &RecordValidationError{Err: ErrInvalidRecord, Records: recordErrs}
+		e := &RecordValidationError{Err: ErrInvalidRecord, Records: recordErrs, Total: total}
 		if invalidTs {
 			e.Err = ErrInvalidTimestamp
 		}

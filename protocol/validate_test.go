@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -406,5 +407,29 @@ func TestProduceValidatorTimestampsAndKeys(t *testing.T) {
 	orig := bytes.Clone(in)
 	if _, err := ValidateProduceRecords(in, 1<<20); err != nil || !bytes.Equal(in, orig) {
 		t.Fatalf("Check changed the batch or failed: %v", err)
+	}
+}
+
+// TestRecordErrorsBounded: a batch whose every record fails keeps the first
+// MaxRecordErrors errors and counts them all (Kafka lists every one).
+func TestRecordErrorsBounded(t *testing.T) {
+	recs := make([]kmsg.Record, 5000)
+	for i := range recs {
+		recs[i].Key = nil
+	}
+	b := buildBatch(t, CodecZstd, encodeRecords(recs, false), int32(len(recs)), nil)
+	v := NewProduceValidator(1 << 20)
+	v.Compacted = true
+	_, err := v.Validate(b, 1700000000000)
+	var rve *RecordValidationError
+	if !errors.As(err, &rve) {
+		t.Fatalf("err %v, want a RecordValidationError", err)
+	}
+	if len(rve.Records) != MaxRecordErrors || rve.Total != len(recs) || rve.Records[MaxRecordErrors-1].BatchIndex != MaxRecordErrors-1 {
+		t.Fatalf("kept %d errors of %d (last index %d), want the first %d of %d", len(rve.Records), rve.Total,
+			rve.Records[len(rve.Records)-1].BatchIndex, MaxRecordErrors, len(recs))
+	}
+	if !strings.Contains(err.Error(), "5000 record errors") {
+		t.Fatalf("message %q does not count every error", err)
 	}
 }

@@ -43,6 +43,8 @@ type alterItem struct {
 	p       *partition.Partition
 	topicID [16]byte
 	prop    *partition.Proposal
+	// retries counts unexpected errors in a row for this change.
+	retries int
 }
 
 // NewAlterPartitionManager returns a manager sending with send; done is called for a
@@ -124,10 +126,8 @@ func (m *AlterPartitionManager) sendItems(items []*alterItem) {
 		return
 	}
 	type answer struct {
-		it  *alterItem
-		isr []int32
-		pe  int32
-		err error
+		it *alterItem
+		a  partition.ISRAnswer
 	}
 	var answers []answer
 	for _, t := range resp.Topics {
@@ -137,28 +137,76 @@ func (m *AlterPartitionManager) sendItems(items []*alterItem) {
 					continue
 				}
 				delete(m.mu.unsent, it.p.TP)
-				var perr error
+				a := partition.ISRAnswer{ISR: rp.ISR, LeaderEpoch: rp.LeaderEpoch, PartitionEpoch: rp.PartitionEpoch}
 				if rp.ErrorCode != 0 {
-					perr = kerr.ErrorForCode(rp.ErrorCode)
+					a.Err = kerr.ErrorForCode(rp.ErrorCode)
+					a.OnError = isrErrorAction(a.Err)
 				}
-				answers = append(answers, answer{it: it, isr: rp.ISR, pe: rp.PartitionEpoch, err: perr})
+				answers = append(answers, answer{it: it, a: a})
 			}
 		}
 	}
-	// Items the controller did not mention are dropped and rolled back.
+	// Items the controller did not mention are retried, as unexpected errors.
 	for _, it := range items {
 		if _, still := m.mu.unsent[it.p.TP]; still {
 			delete(m.mu.unsent, it.p.TP)
-			answers = append(answers, answer{it: it, err: errNotAnswered})
+			answers = append(answers, answer{it: it, a: partition.ISRAnswer{Err: errNotAnswered, OnError: partition.ISRErrorRetry}})
 		}
 	}
 	m.mu.Unlock()
+	var retry []*alterItem
 	for _, a := range answers {
-		if a.it.p.AlterPartitionDone(a.isr, a.pe, a.err, m.now()) && m.done != nil {
+		moved, again := a.it.p.AlterPartitionDone(a.it.prop, a.a, m.now())
+		if moved && m.done != nil {
 			m.done(a.it.p.TP)
 		}
+		if again {
+			retry = append(retry, a.it)
+		}
+	}
+	if len(retry) > 0 {
+		m.retryLater(retry)
+		return
 	}
 	m.maybePropagate()
+}
+
+// retryLater puts back changes that failed with an unexpected error and sends them
+// again after a pause (as Kafka's Partition resubmits them). A partition's first
+// failure in a row is logged at warn, later ones at debug: a change that keeps failing
+// costs one line, not one per retry.
+func (m *AlterPartitionManager) retryLater(items []*alterItem) {
+	m.mu.Lock()
+	for _, it := range items {
+		if _, dup := m.mu.unsent[it.p.TP]; dup {
+			continue // a newer change for the partition is already queued
+		}
+		ev := m.logger.Debug()
+		if it.retries == 0 {
+			ev = m.logger.Warn()
+		}
+		ev.Str("topic", it.p.TP.Topic).Int32("partition", it.p.TP.Partition).Ints32("isr", it.prop.ISR).
+			Int("retries", it.retries).Msg("ISR change failed with an unexpected error; retrying")
+		it.retries++
+		m.mu.unsent[it.p.TP] = it
+	}
+	m.mu.Unlock()
+	time.AfterFunc(100*time.Millisecond, m.maybePropagate)
+}
+
+// isrErrorAction sorts a per-partition AlterPartition error as Kafka's
+// Partition.handleAlterPartitionError does.
+func isrErrorAction(err error) partition.ISRErrorAction {
+	switch {
+	case errors.Is(err, kerr.OperationNotAttempted), errors.Is(err, kerr.IneligibleReplica):
+		return partition.ISRErrorRollback
+	case errors.Is(err, kerr.UnknownTopicOrPartition), errors.Is(err, kerr.UnknownTopicID),
+		errors.Is(err, kerr.FencedLeaderEpoch), errors.Is(err, kerr.InvalidUpdateVersion),
+		errors.Is(err, kerr.InvalidRequest), errors.Is(err, kerr.NewLeaderElected):
+		return partition.ISRErrorAwaitMetadata
+	default:
+		return partition.ISRErrorRetry
+	}
 }
 
 var errNotAnswered = errors.New("replication: the controller did not answer this partition's ISR change")

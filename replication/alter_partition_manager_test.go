@@ -62,13 +62,17 @@ func TestAlterPartitionOneInFlight(t *testing.T) {
 	}
 	m := NewAlterPartitionManager(1, func() int64 { return 5 }, send, nil, zerolog.Nop())
 	prop := func(p *partition.Partition) *partition.Proposal {
-		return &partition.Proposal{ISR: []int32{1, 2}, BrokerEpochs: []int64{-1, 9}}
+		prop := proposeExpansion(t, p, 2, 9)
+		if prop == nil {
+			t.Fatal("no expansion proposed")
+		}
+		return prop
 	}
 	if !m.Submit(ps[0], [16]byte{1}, prop(ps[0])) {
 		t.Fatal("first submit refused")
 	}
 	first := <-reqs
-	if m.Submit(ps[0], [16]byte{1}, prop(ps[0])) {
+	if m.Submit(ps[0], [16]byte{1}, &partition.Proposal{ISR: []int32{1, 2}, BrokerEpochs: []int64{-1, 9}}) {
 		t.Fatal("a second change for a partition with one unanswered was accepted")
 	}
 	m.Submit(ps[1], [16]byte{1}, prop(ps[1]))
@@ -95,6 +99,18 @@ func TestAlterPartitionOneInFlight(t *testing.T) {
 	for _, p := range ps {
 		waitFor(t, 5*time.Second, func() bool { return slices.Equal(p.State().ISR, []int32{1, 2}) })
 	}
+}
+
+// proposeExpansion has follower id (broker epoch epoch) fetch partition p at offset 0
+// and returns the ISR expansion that proposes, if any.
+func proposeExpansion(t *testing.T, p *partition.Partition, id int32, epoch int64) *partition.Proposal {
+	t.Helper()
+	res, err := p.ReadForFollower(partition.FollowerFetch{ReplicaID: id, BrokerEpoch: epoch, RegisteredBrokerEpoch: epoch,
+		LastFetchedEpoch: -1, CurrentLeaderEpoch: -1, MaxBytes: 1 << 20, UpdateState: true}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Proposal
 }
 
 // waitFor polls cond until it holds or the test fails at the deadline.

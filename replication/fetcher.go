@@ -3,6 +3,7 @@ package replication
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -34,6 +35,9 @@ type FetcherConfig struct {
 	// dialer when the inter-broker listener is SSL.
 	Dial   DialFunc
 	Logger zerolog.Logger
+	// OnPanic, when set, is told of a panic recovered while a fetch response was
+	// processed (logged here with its stack; the fetcher reconnects and goes on).
+	OnPanic func()
 }
 
 // FollowedPartition is a partition to replicate from its leader.
@@ -50,6 +54,9 @@ type fetchState struct {
 	fetchOffset int64
 	// delayedUntil: after an error the partition sits out until then.
 	delayedUntil time.Time
+	// resetFailures counts failed out-of-range resets in a row (out_of_range.go):
+	// only the first is logged above debug.
+	resetFailures int
 }
 
 type fetcherKey struct {
@@ -251,8 +258,30 @@ func (f *fetcher) run() {
 			}
 			continue
 		}
-		f.processResponse(resp.(*kmsg.FetchResponse), states)
+		if !f.processRecovered(ep, resp.(*kmsg.FetchResponse), states) {
+			ep.Close()
+			ep = nil
+			f.sleep(backoff)
+		}
 	}
+}
+
+// processRecovered is processResponse recovering a panic (a bug, or a response no
+// leader should send): logged with its stack and counted; false tells the loop to
+// reconnect after a backoff instead of taking the broker down.
+func (f *fetcher) processRecovered(ep *LeaderEndpoint, resp *kmsg.FetchResponse, states []*fetchState) (ok bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			f.log.Error().Str("panic", fmt.Sprint(v)).Bytes("stack", debug.Stack()).
+				Msg("recovered from a panic while processing a fetch response; this is a bug")
+			if f.m.cfg.OnPanic != nil {
+				f.m.cfg.OnPanic()
+			}
+			ok = false
+		}
+	}()
+	f.processResponse(ep, resp, states)
+	return true
 }
 
 func (f *fetcher) sleep(d time.Duration) {
@@ -309,14 +338,14 @@ func (f *fetcher) buildFetch() (*kmsg.FetchRequest, []*fetchState) {
 // are appended as they are, the leader's HW adopted up to the local LEO, a diverging
 // epoch answered by truncation, and errors put the partition out for a backoff until
 // the metadata tells where to fetch from.
-func (f *fetcher) processResponse(resp *kmsg.FetchResponse, sent []*fetchState) {
+func (f *fetcher) processResponse(ep *LeaderEndpoint, resp *kmsg.FetchResponse, sent []*fetchState) {
 	if resp.ErrorCode != 0 {
 		f.log.Warn().Str("error", kerr.ErrorForCode(resp.ErrorCode).Error()).Msg("fetch refused by the leader")
 		f.sleep(time.Duration(f.m.cfg.BackoffMs) * time.Millisecond)
 		return
 	}
+	var outOfRange []*fetchState
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	for _, t := range resp.Topics {
 		for _, rp := range t.Partitions {
 			tp := storage.TopicPartition{Topic: t.Topic, Partition: rp.Partition}
@@ -327,8 +356,18 @@ func (f *fetcher) processResponse(resp *kmsg.FetchResponse, sent []*fetchState) 
 			if st == nil {
 				continue // removed meanwhile
 			}
+			if rp.ErrorCode == kerr.OffsetOutOfRange.Code {
+				outOfRange = append(outOfRange, st)
+				continue
+			}
 			f.processPartition(st, &rp)
 		}
+	}
+	f.mu.Unlock()
+	// Resets ask the leader first: not while holding the partition map, which
+	// metadata changes (AddPartitions, RemovePartitions) need.
+	for _, st := range outOfRange {
+		f.handleOutOfRange(ep, st)
 	}
 }
 
@@ -347,9 +386,6 @@ func (f *fetcher) processPartition(st *fetchState, rp *kmsg.FetchResponseTopicPa
 	p := st.P
 	switch rp.ErrorCode {
 	case 0:
-	case kerr.OffsetOutOfRange.Code:
-		f.handleOutOfRange(st, rp)
-		return
 	default:
 		// NOT_LEADER_OR_FOLLOWER, FENCED/UNKNOWN_LEADER_EPOCH, UNKNOWN_TOPIC_*: wait
 		// for the metadata to say where to fetch from.
@@ -383,29 +419,6 @@ func (f *fetcher) processPartition(st *fetchState, rp *kmsg.FetchResponseTopicPa
 	if p.HighWatermark() > hwBefore && f.m.onHWMoved != nil {
 		f.m.onHWMoved(p.TP)
 	}
-}
-
-// handleOutOfRange resets a follower whose fetch offset the leader does not have:
-// below the leader's log start it starts over there (Kafka's truncateFullyAndStartAt);
-// above the leader's end it cuts to its HW, which the leader had confirmed.
-func (f *fetcher) handleOutOfRange(st *fetchState, rp *kmsg.FetchResponseTopicPartition) {
-	p := st.P
-	var err error
-	switch {
-	case rp.LogStartOffset >= 0 && st.fetchOffset < rp.LogStartOffset:
-		f.log.Info().Str("partition", p.TP.String()).Int64("leader_log_start", rp.LogStartOffset).Msg("fetch offset below the leader's log start: starting over there")
-		err = p.Log.TruncateFullyAndStartAt(rp.LogStartOffset)
-	default:
-		hw := p.HighWatermark()
-		f.log.Info().Str("partition", p.TP.String()).Msgf("Truncating partition %s to offset %d (fetch offset %d out of range on the leader)", p.TP, hw, st.fetchOffset)
-		err = p.Log.TruncateTo(hw)
-	}
-	if err != nil {
-		f.log.Error().Err(err).Str("partition", p.TP.String()).Msg("reset after out of range failed")
-		st.delayedUntil = time.Now().Add(time.Duration(f.m.cfg.BackoffMs) * time.Millisecond)
-		return
-	}
-	st.fetchOffset = p.Log.LogEndOffset()
 }
 
 // wholeBatches keeps the complete batches at the front of fetched records: a leader may

@@ -30,48 +30,69 @@ func NewDelayed(tryComplete func() bool, onComplete func(expired bool)) *Delayed
 	return &Delayed{tryComplete: tryComplete, onComplete: onComplete}
 }
 
-// maybeComplete completes d if it can; reports whether d is done.
+// maybeComplete completes d if it can; reports whether d is done. A panic in a
+// callback leaves d.mu unlocked (the caller, or the timer's goroutine, recovers).
 func (d *Delayed) maybeComplete(expired bool) bool {
+	done, run := d.settle(expired)
+	if run {
+		d.onComplete(expired)
+	}
+	return done
+}
+
+// settle marks d done if it is expired or can complete. It reports whether d is done
+// and whether this call made it so (and must run onComplete).
+func (d *Delayed) settle(expired bool) (done, run bool) {
 	d.mu.Lock()
+	defer d.mu.Unlock()
 	if d.done {
-		d.mu.Unlock()
-		return true
+		return true, false
 	}
 	if !expired && !d.tryComplete() {
-		d.mu.Unlock()
-		return false
+		return false, false
 	}
 	d.done = true
 	if d.timer != nil {
 		d.timer.Stop()
 	}
-	d.mu.Unlock()
-	d.onComplete(expired)
-	return true
+	return true, true
 }
 
 // Purgatory keeps delayed operations watched by partition, as Kafka's
-// DelayedOperationPurgatory.
+// DelayedOperationPurgatory. Each partition's watchers are a set, so watching,
+// unwatching and completing cost O(1) per (operation, partition), whatever else
+// waits on that partition, and an operation naming a partition many times is
+// watched there once.
 type Purgatory struct {
 	mu       sync.Mutex
-	watchers map[storage.TopicPartition][]*Delayed
+	watchers map[storage.TopicPartition]map[*Delayed]struct{}
 }
 
 // NewPurgatory returns an empty purgatory.
 func NewPurgatory() *Purgatory {
-	return &Purgatory{watchers: map[storage.TopicPartition][]*Delayed{}}
+	return &Purgatory{watchers: map[storage.TopicPartition]map[*Delayed]struct{}{}}
 }
 
 // TryCompleteElseWatch completes d now if it can; otherwise it watches d under keys
-// until a CheckAndComplete on one of them completes it or timeout passes.
+// (duplicates are watched once) until a CheckAndComplete on one of them completes it,
+// timeout passes, or Expire is called.
 func (p *Purgatory) TryCompleteElseWatch(d *Delayed, keys []storage.TopicPartition, timeout time.Duration) {
 	if d.maybeComplete(false) {
 		return
 	}
-	d.keys = keys
 	p.mu.Lock()
+	d.keys = d.keys[:0]
 	for _, k := range keys {
-		p.watchers[k] = append(p.watchers[k], d)
+		ws := p.watchers[k]
+		if ws == nil {
+			ws = map[*Delayed]struct{}{}
+			p.watchers[k] = ws
+		}
+		if _, dup := ws[d]; dup {
+			continue
+		}
+		ws[d] = struct{}{}
+		d.keys = append(d.keys, k)
 	}
 	p.mu.Unlock()
 	// Something may have changed between the first check and the watch.
@@ -80,13 +101,17 @@ func (p *Purgatory) TryCompleteElseWatch(d *Delayed, keys []storage.TopicPartiti
 		return
 	}
 	d.mu.Lock()
+	defer d.mu.Unlock()
 	if !d.done {
-		d.timer = time.AfterFunc(timeout, func() {
-			d.maybeComplete(true)
-			p.unwatch(d)
-		})
+		d.timer = time.AfterFunc(timeout, func() { p.Expire(d) })
 	}
-	d.mu.Unlock()
+}
+
+// Expire completes d now as if its timeout had fired (its connection closed, say),
+// unless it is done already, and stops watching it.
+func (p *Purgatory) Expire(d *Delayed) {
+	d.maybeComplete(true)
+	p.unwatch(d)
 }
 
 // CheckAndComplete tries every operation watching key.
@@ -99,10 +124,13 @@ func (p *Purgatory) CheckAndComplete(key storage.TopicPartition) {
 	}
 	// Copied (on the stack for the usual handful) so the checks run without p.mu.
 	var wbuf, dbuf [8]*Delayed
-	ws = append(wbuf[:0], ws...)
+	list := wbuf[:0]
+	for d := range ws {
+		list = append(list, d)
+	}
 	p.mu.Unlock()
 	done := dbuf[:0]
-	for _, d := range ws {
+	for _, d := range list {
 		if d.maybeComplete(false) {
 			done = append(done, d)
 		}
@@ -112,27 +140,21 @@ func (p *Purgatory) CheckAndComplete(key storage.TopicPartition) {
 	}
 }
 
-// unwatch removes a completed operation from its watch lists.
+// unwatch removes a completed operation from its watch sets.
 func (p *Purgatory) unwatch(d *Delayed) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, k := range d.keys {
 		ws := p.watchers[k]
-		for i, w := range ws {
-			if w == d {
-				ws = append(ws[:i], ws[i+1:]...)
-				break
-			}
-		}
+		delete(ws, d)
 		if len(ws) == 0 {
 			delete(p.watchers, k)
-		} else {
-			p.watchers[k] = ws
 		}
 	}
 }
 
-// Watched counts operations waiting (for tests and metrics).
+// Watched counts operations waiting, once per partition watched (for tests and
+// metrics).
 func (p *Purgatory) Watched() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()

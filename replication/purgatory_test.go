@@ -70,3 +70,42 @@ func TestDelayedExpiresOnceAndIsUnwatched(t *testing.T) {
 		t.Fatalf("watched=%d after expiry, want 0", p.Watched())
 	}
 }
+
+// TestWatchUnwatchManyKeys is issue 11's fetch naming the same partition 200,000
+// times: its entry used to unwatch in O(n²) under the purgatory-wide lock, stalling
+// every acks=all produce and long poll. Duplicates are now watched once, and
+// completing an operation on 200,000 distinct partitions beside 1,000 others on one
+// of them takes well under a second.
+func TestWatchUnwatchManyKeys(t *testing.T) {
+	p := NewPurgatory()
+	dup := make([]storage.TopicPartition, 200_000)
+	for i := range dup {
+		dup[i] = tp0
+	}
+	distinct := make([]storage.TopicPartition, 200_000)
+	for i := range distinct {
+		distinct[i] = storage.TopicPartition{Topic: "d", Partition: int32(i)}
+	}
+	var ready atomic.Bool
+	done := make(chan struct{}, 2)
+	start := time.Now()
+	p.TryCompleteElseWatch(NewDelayed(ready.Load, func(bool) { done <- struct{}{} }), dup, time.Hour)
+	p.TryCompleteElseWatch(NewDelayed(ready.Load, func(bool) { done <- struct{}{} }), distinct, time.Hour)
+	for range 1000 {
+		p.TryCompleteElseWatch(NewDelayed(func() bool { return false }, func(bool) {}), distinct[:1], time.Hour)
+	}
+	if w := p.Watched(); w != 1+200_000+1000 {
+		t.Fatalf("watched %d, want %d (the duplicated partition once)", w, 1+200_000+1000)
+	}
+	ready.Store(true)
+	p.CheckAndComplete(tp0)
+	p.CheckAndComplete(distinct[0])
+	<-done
+	<-done
+	if w := p.Watched(); w != 1000 {
+		t.Fatalf("watched %d after completion, want the 1000 others", w)
+	}
+	if d := time.Since(start); d > 10*time.Second { // O(n²) took minutes
+		t.Fatalf("watching and completing took %v", d)
+	}
+}

@@ -180,12 +180,25 @@ func hosts(replicas []int32, id int32) bool {
 // only itself, never needs one).
 var errNoController = errors.New("replication: no controller to send AlterPartition to")
 
+// errChangeQueued: an earlier change for the partition is still unanswered (it was
+// replaced by new metadata before its answer came); Kafka's manager fails the new one
+// with OPERATION_NOT_ATTEMPTED.
+var errChangeQueued = errors.New("replication: an earlier ISR change for the partition is still unanswered")
+
 // SubmitISRChange sends a leader's ISR proposal through the AlterPartition manager;
-// without one the change is rolled back at once.
+// without one, or while an earlier change is still unanswered, the change is rolled
+// back at once (the next fetch or shrink check may propose again).
 func (rm *ReplicaManager) SubmitISRChange(p *partition.Partition, prop *partition.Proposal) {
-	if rm.AlterPartitions == nil || !rm.AlterPartitions.Submit(p, p.TopicID, prop) {
-		p.AlterPartitionDone(nil, 0, errNoController, rm.Now())
+	var err error
+	switch {
+	case rm.AlterPartitions == nil:
+		err = errNoController
+	case !rm.AlterPartitions.Submit(p, p.TopicID, prop):
+		err = errChangeQueued
+	default:
+		return
 	}
+	p.AlterPartitionDone(prop, partition.ISRAnswer{Err: err, OnError: partition.ISRErrorRollback}, rm.Now())
 }
 
 // RunISRExpiration checks every led partition for lagging followers every

@@ -36,7 +36,6 @@ import (
 	"github.com/gokafkad/gokafkad/coordinator"
 	"github.com/gokafkad/gokafkad/partition"
 	"github.com/gokafkad/gokafkad/protocol"
-	"github.com/gokafkad/gokafkad/replication"
 	"github.com/gokafkad/gokafkad/storage"
 )
 
@@ -63,12 +62,25 @@ func handleProduce(c *conn, r *request) error {
 	writeTopic := c.topicAuthorizerIfOn(acl.OpWrite)
 	txnDenied := writeTopic != nil && req.TransactionID != nil &&
 		!c.authorize(acl.OpWrite, acl.ResourceTransactionalID, *req.TransactionID)
+	// A partition named twice is written once, from its last entry (duplicates.go).
+	keys := getKeys()
+	for _, rt := range req.Topics {
+		for _, rp := range rt.Partitions {
+			*keys = append(*keys, fetchKey{topic: rt.Topic, partition: rp.Partition})
+		}
+	}
+	superseded := repeatedPartitions(*keys, true)
+	putKeys(keys)
+	flat := -1
 
 	for _, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
 		t := img.Topics[rt.Topic]
 		for _, rp := range rt.Partitions {
+			if flat++; superseded != nil && superseded[flat] {
+				continue
+			}
 			sp := kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
@@ -109,6 +121,9 @@ func handleProduce(c *conn, r *request) error {
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}
+		if len(st.Partitions) == 0 && len(rt.Partitions) > 0 {
+			continue // every entry superseded by a later one
+		}
 		resp.Topics = append(resp.Topics, st)
 	}
 
@@ -126,7 +141,7 @@ func handleProduce(c *conn, r *request) error {
 	for i := range waits { // the response slices are final now
 		waits[i].out = &resp.Topics[waits[i].ti].Partitions[waits[i].pi]
 	}
-	c.b.delayProduce(r, resp, waits, time.Duration(req.TimeoutMillis)*time.Millisecond)
+	c.delayProduce(r, resp, waits, time.Duration(req.TimeoutMillis)*time.Millisecond)
 	return nil
 }
 
@@ -184,7 +199,7 @@ func (b *Broker) appendToPartition(p *partition.Partition, records []byte, acks 
 
 // delayProduce answers r once every partition's HW reaches its required offset, as
 // Kafka's DelayedProduce.
-func (b *Broker) delayProduce(r *request, resp *kmsg.ProduceResponse, waits []pendingAck, timeout time.Duration) {
+func (c *conn) delayProduce(r *request, resp *kmsg.ProduceResponse, waits []pendingAck, timeout time.Duration) {
 	keys := make([]storage.TopicPartition, len(waits))
 	for i, w := range waits {
 		keys[i] = w.p.TP
@@ -211,7 +226,7 @@ func (b *Broker) delayProduce(r *request, resp *kmsg.ProduceResponse, waits []pe
 		}
 		return all
 	}
-	d := replication.NewDelayed(check, func(expired bool) {
+	d := c.newDelayed(r, check, func(expired bool) {
 		if expired {
 			check()
 			for i, w := range waits {
@@ -222,7 +237,7 @@ func (b *Broker) delayProduce(r *request, resp *kmsg.ProduceResponse, waits []pe
 		}
 		r.resp.finish(resp)
 	})
-	b.rm.Purgatory.TryCompleteElseWatch(d, keys, timeout)
+	c.b.rm.Purgatory.TryCompleteElseWatch(d, keys, timeout)
 }
 
 // verifyError maps a failed verification to what a producer is told, as Kafka's

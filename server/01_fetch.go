@@ -27,7 +27,6 @@ import (
 	"github.com/gokafkad/gokafkad/acl"
 	"github.com/gokafkad/gokafkad/controller"
 	"github.com/gokafkad/gokafkad/protocol"
-	"github.com/gokafkad/gokafkad/replication"
 	"github.com/gokafkad/gokafkad/storage"
 )
 
@@ -92,7 +91,7 @@ func handleFetch(c *conn, r *request) error {
 	for _, rd := range reads {
 		keys = append(keys, storage.TopicPartition{Topic: rd.topic, Partition: rd.cp.key.partition})
 	}
-	d := replication.NewDelayed(func() bool {
+	d := c.newDelayed(r, func() bool {
 		reads, total, anyErr = b.readFetch(plan)
 		return anyErr || total >= int64(req.MinBytes)
 	}, func(expired bool) {
@@ -101,7 +100,7 @@ func handleFetch(c *conn, r *request) error {
 		}
 		b.answerFetch(r, plan, reads)
 	})
-	b.rm.Purgatory.TryCompleteElseWatch(d, keys, time.Duration(req.MaxWaitMillis)*time.Millisecond)
+	b.rm.Purgatory.TryCompleteElseWatch(d, keys, b.maxFetchWait(req.MaxWaitMillis))
 	return nil
 }
 
@@ -145,7 +144,7 @@ func (b *Broker) fetchContext(req *kmsg.FetchRequest, now time.Time) (*fetchPlan
 				})
 			}
 		}
-		return out
+		return dedupFetch(out)
 	}
 	if req.Version < 7 || req.SessionEpoch == fetchEpochFinal {
 		if req.Version >= 7 && req.SessionID != 0 {
@@ -163,12 +162,14 @@ func (b *Broker) fetchContext(req *kmsg.FetchRequest, now time.Time) (*fetchPlan
 		if s == nil {
 			return plan, 0
 		}
-		s.mu.Lock()
-		for _, cp := range plan.parts {
-			s.upsertLocked(*cp)
-		}
-		plan.parts = snapshotParts(s.mu.order)
-		s.mu.Unlock()
+		func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			for _, cp := range plan.parts {
+				s.upsertLocked(*cp)
+			}
+			plan.parts = snapshotParts(s.mu.order)
+		}()
 		plan.session, plan.sessionID = s, s.id
 		return plan, 0
 	}

@@ -3,7 +3,7 @@ package server
 // ListOffsets: v1-10.
 //
 // Timestamps: -2 earliest (log start offset), -1 latest (HW for read_uncommitted, LSO
-// for read_committed), -3 max timestamp (v7+), -4 earliest local (v8+, same as earliest
+// for read_committed, LEO when the replica id is not -1: a follower's question), -3 max timestamp (v7+), -4 earliest local (v8+, same as earliest
 // without tiered storage), -5 latest tiered (v9+, -1 without tiered storage), >= 0 the
 // first offset whose timestamp is at least it (UNKNOWN offset -1 when none); lookups by
 // timestamp see only offsets below the HW (LSO for read_committed). Only the
@@ -23,12 +23,24 @@ func handleListOffsets(c *conn, r *request) error {
 	resp.SetVersion(req.Version)
 	img := c.b.ctl.Image()
 	describe := c.topicAuthorizerIfOn(acl.OpDescribe)
+	// Every entry of a partition named twice is INVALID_REQUEST, as Kafka's
+	// KafkaApis (ListOffsetsRequest.duplicatePartitions).
+	keys := getKeys()
+	for _, rt := range req.Topics {
+		for _, rp := range rt.Partitions {
+			*keys = append(*keys, fetchKey{topic: rt.Topic, partition: rp.Partition})
+		}
+	}
+	duplicated := repeatedPartitions(*keys, false)
+	putKeys(keys)
+	flat := -1
 	for _, rt := range req.Topics {
 		st := kmsg.NewListOffsetsResponseTopic()
 		st.Topic = rt.Topic
 		t := img.Topics[rt.Topic]
 		denied := !describe.ok(rt.Topic)
 		for _, rp := range rt.Partitions {
+			flat++
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
@@ -36,6 +48,8 @@ func handleListOffsets(c *conn, r *request) error {
 			switch {
 			case denied:
 				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			case duplicated != nil && duplicated[flat]:
+				sp.ErrorCode = kerr.InvalidRequest.Code
 			case t == nil:
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			case p == nil && rp.Partition >= 0 && int(rp.Partition) < len(t.Partitions):
@@ -50,9 +64,13 @@ func handleListOffsets(c *conn, r *request) error {
 					break
 				}
 				// As Partition.fetchOffsetForTimestamp: read_committed sees up to the
-				// LSO, read_uncommitted up to the HW.
+				// LSO, read_uncommitted up to the HW, a replica (a follower resetting
+				// after OFFSET_OUT_OF_RANGE) up to the LEO.
 				hw := p.HighWatermark()
-				if req.IsolationLevel == 1 {
+				switch {
+				case req.ReplicaID != -1:
+					hw = p.Log.LogEndOffset()
+				case req.IsolationLevel == 1:
 					hw = p.Log.LastStableOffset()
 				}
 				switch ts := rp.Timestamp; {

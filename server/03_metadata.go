@@ -96,12 +96,22 @@ func handleMetadata(c *conn, r *request) error {
 			}
 			names = append(names, *t.Topic)
 		}
+		// Each topic once, however often it is named, as Kafka's topics set.
+		names, create = uniqueStrings(names), uniqueStrings(create)
 		if len(create) > 0 {
 			b.autoCreateTopics(create)
 			img = b.ctl.Image()
 		}
+		var unknownIDs map[[16]byte]bool
 		for _, t := range req.Topics {
 			if t.Topic == nil && t.TopicID != [16]byte{} && img.TopicsByID[controller.TopicID(t.TopicID)] == nil {
+				if unknownIDs[t.TopicID] {
+					continue
+				}
+				if unknownIDs == nil {
+					unknownIDs = map[[16]byte]bool{}
+				}
+				unknownIDs[t.TopicID] = true
 				mt := kmsg.NewMetadataResponseTopic()
 				mt.TopicID = t.TopicID
 				mt.ErrorCode = kerr.UnknownTopicID.Code

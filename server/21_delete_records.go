@@ -24,7 +24,6 @@ import (
 
 	"github.com/gokafkad/gokafkad/acl"
 	"github.com/gokafkad/gokafkad/partition"
-	"github.com/gokafkad/gokafkad/replication"
 	"github.com/gokafkad/gokafkad/storage"
 )
 
@@ -86,7 +85,7 @@ func handleDeleteRecords(c *conn, r *request) error {
 	for i, w := range where { // the response slices are final now
 		waits[i].out = &resp.Topics[w.ti].Partitions[w.pi]
 	}
-	c.b.delayDeleteRecords(r, resp, waits, time.Duration(req.TimeoutMillis)*time.Millisecond)
+	c.delayDeleteRecords(r, resp, waits, time.Duration(req.TimeoutMillis)*time.Millisecond)
 	return nil
 }
 
@@ -116,12 +115,12 @@ func lowWatermark(p *partition.Partition) int64 { return p.Log.LogStartOffset() 
 
 // delayDeleteRecords answers r once every partition's low watermark reaches the offset
 // asked for, as Kafka's DelayedDeleteRecords.
-func (b *Broker) delayDeleteRecords(r *request, resp *kmsg.DeleteRecordsResponse, waits []pendingDelete, timeout time.Duration) {
+func (c *conn) delayDeleteRecords(r *request, resp *kmsg.DeleteRecordsResponse, waits []pendingDelete, timeout time.Duration) {
 	keys := make([]storage.TopicPartition, len(waits))
 	for i, w := range waits {
 		keys[i] = w.p.TP
 	}
-	d := replication.NewDelayed(func() bool {
+	d := c.newDelayed(r, func() bool {
 		for _, w := range waits {
 			if lowWatermark(w.p) < w.requested {
 				return false
@@ -138,7 +137,7 @@ func (b *Broker) delayDeleteRecords(r *request, resp *kmsg.DeleteRecordsResponse
 		}
 		r.resp.finish(resp)
 	})
-	b.rm.Purgatory.TryCompleteElseWatch(d, keys, timeout)
+	c.b.rm.Purgatory.TryCompleteElseWatch(d, keys, timeout)
 }
 
 // cleanupPolicyDeletes reports whether a topic's cleanup.policy includes "delete"

@@ -25,64 +25,98 @@ func handleAlterConfigs(c *conn, r *request) error {
 	req := r.req.(*kmsg.AlterConfigsRequest)
 	resp := kmsg.NewPtrAlterConfigsResponse()
 	resp.SetVersion(req.Version)
-
-	dup := duplicateResources(len(req.Resources), func(i int) (kmsg.ConfigResourceType, string) {
-		return req.Resources[i].ResourceType, req.Resources[i].ResourceName
-	})
-	errs := make([]*controller.APIError, len(req.Resources))
-	fwd := kmsg.NewPtrAlterConfigsRequest()
-	fwd.SetVersion(req.Version)
-	fwd.ValidateOnly = req.ValidateOnly
-	for i, rr := range req.Resources {
-		if dup[i] {
-			errs[i] = &controller.APIError{Code: kerr.InvalidRequest.Code, Message: "Each resource must appear at most once."}
-			continue
-		}
-		if c.b.authz != nil {
-			if errs[i] = c.configResourceAuthz(acl.OpAlterConfigs, rr.ResourceType, rr.ResourceName); errs[i] != nil {
-				continue
-			}
-		}
-		var names, nulls []string
-		for _, cfg := range rr.Configs {
-			names = append(names, cfg.Name)
-			if cfg.Value == nil {
-				nulls = append(nulls, cfg.Name)
-			}
-		}
-		errs[i] = c.b.preprocessConfigResource(rr.ResourceType, rr.ResourceName, names, nulls, func(perBroker bool) *controller.APIError {
+	resp.Resources = alterConfigs(c, req.Resources,
+		func(rr kmsg.AlterConfigsRequestResource) alterConfigsItem {
+			it := alterConfigsItem{typ: rr.ResourceType, name: rr.ResourceName}
 			for _, cfg := range rr.Configs {
-				if err := c.b.validateBrokerConfig(cfg.Name, *cfg.Value, perBroker); err != nil {
-					return err
+				it.names = append(it.names, cfg.Name)
+				if cfg.Value == nil {
+					it.nulls = append(it.nulls, cfg.Name)
 				}
 			}
-			if perBroker {
-				return c.b.validateLegacyTLSUpdate(rr.Configs)
+			it.validateBroker = func(perBroker bool) *controller.APIError {
+				for _, cfg := range rr.Configs {
+					if err := c.b.validateBrokerConfig(cfg.Name, *cfg.Value, perBroker); err != nil {
+						return err
+					}
+				}
+				if perBroker {
+					return c.b.validateLegacyTLSUpdate(rr.Configs)
+				}
+				return nil
 			}
-			return nil
-		})
-		if errs[i] == nil {
-			fwd.Resources = append(fwd.Resources, rr)
-		}
-	}
-	var answered []kmsg.AlterConfigsResponseResource
-	if len(fwd.Resources) > 0 {
-		answered = c.b.ctl.LegacyAlterConfigs(fwd).Resources
-	}
-	for i, rr := range req.Resources {
-		var out kmsg.AlterConfigsResponseResource
-		if errs[i] != nil {
-			out = kmsg.NewAlterConfigsResponseResource()
+			return it
+		},
+		func(rs []kmsg.AlterConfigsRequestResource) []kmsg.AlterConfigsResponseResource {
+			fwd := kmsg.NewPtrAlterConfigsRequest()
+			fwd.SetVersion(req.Version)
+			fwd.ValidateOnly, fwd.Resources = req.ValidateOnly, rs
+			out := c.b.ctl.LegacyAlterConfigs(fwd).Resources
+			for _, o := range out {
+				c.logConfigChange(o.ErrorCode, req.ValidateOnly, o.ResourceType, o.ResourceName, "replaced configs")
+			}
+			return out
+		},
+		func(rr kmsg.AlterConfigsRequestResource, err *controller.APIError) kmsg.AlterConfigsResponseResource {
+			out := kmsg.NewAlterConfigsResponseResource()
 			out.ResourceType, out.ResourceName = rr.ResourceType, rr.ResourceName
-			out.ErrorCode, out.ErrorMessage = errs[i].Code, &errs[i].Message
-		} else {
-			out, answered = answered[0], answered[1:]
-			c.logConfigChange(out.ErrorCode, req.ValidateOnly, rr.ResourceType, rr.ResourceName, "replaced configs")
-		}
-		resp.Resources = append(resp.Resources, out)
-	}
+			out.ErrorCode, out.ErrorMessage = err.Code, &err.Message
+			return out
+		})
 	r.resp.finish(resp)
 	return nil
+}
+
+// alterConfigsItem is what the broker checks of one resource of either alter-configs
+// API before forwarding it: its type and name, the config names (and those with a
+// null value where that is not allowed), and how its broker configs are validated.
+type alterConfigsItem struct {
+	typ            kmsg.ConfigResourceType
+	name           string
+	names, nulls   []string
+	validateBroker func(perBroker bool) *controller.APIError
+}
+
+// alterConfigs is the broker's part of both alter-configs APIs (Kafka's
+// ConfigAdminManager.preprocess, then forwarding): a resource named twice, refused by
+// the authorizer or failing preprocessConfigResource is answered here with failed;
+// the others go to the controller together through forward, whose answers come back in
+// request order. The result has one answer per resource, in request order.
+func alterConfigs[R, O any](c *conn, rs []R, item func(R) alterConfigsItem, forward func([]R) []O, failed func(R, *controller.APIError) O) []O {
+	items := make([]alterConfigsItem, len(rs))
+	for i, rr := range rs {
+		items[i] = item(rr)
+	}
+	dup := duplicateResources(len(items), func(i int) (kmsg.ConfigResourceType, string) { return items[i].typ, items[i].name })
+	errs := make([]*controller.APIError, len(rs))
+	var kept []R
+	for i, it := range items {
+		switch {
+		case dup[i]:
+			errs[i] = &controller.APIError{Code: kerr.InvalidRequest.Code, Message: "Each resource must appear at most once."}
+		case c.b.authz != nil:
+			errs[i] = c.configResourceAuthz(acl.OpAlterConfigs, it.typ, it.name)
+		}
+		if errs[i] == nil && !dup[i] {
+			errs[i] = c.b.preprocessConfigResource(it.typ, it.name, it.names, it.nulls, it.validateBroker)
+		}
+		if errs[i] == nil {
+			kept = append(kept, rs[i])
+		}
+	}
+	var answered []O
+	if len(kept) > 0 {
+		answered = forward(kept)
+	}
+	out := make([]O, 0, len(rs))
+	for i, rr := range rs {
+		if errs[i] != nil {
+			out = append(out, failed(rr, errs[i]))
+			continue
+		}
+		out, answered = append(out, answered[0]), answered[1:]
+	}
+	return out
 }
 
 // duplicateResources marks the resources named more than once.

@@ -181,6 +181,7 @@ var brokerAuthz = map[int16]authzRule{
 	14: inHandler("READ on the group"),
 	15: inHandler("DESCRIBE on each group"),
 	16: inHandler("DESCRIBE on the cluster, else only the groups with DESCRIBE"),
+	17: {none: true}, // SaslHandshake: authentication itself (sasl.go)
 	18: {none: true},
 	19: inHandler("CREATE on the cluster or on each topic; DESCRIBE_CONFIGS on each topic for its configs"),
 	20: inHandler("DELETE on the cluster or on each topic (and DESCRIBE for topics named by id)"),
@@ -198,10 +199,14 @@ var brokerAuthz = map[int16]authzRule{
 	32: inHandler("DESCRIBE_CONFIGS on the cluster (brokers), topic or group"),
 	33: inHandler("ALTER_CONFIGS on the cluster (brokers) or topic"),
 	35: clusterOp(acl.OpDescribe),
+	36: {none: true}, // SaslAuthenticate: authentication itself (sasl.go)
 	37: inHandler("ALTER on each topic"),
 	42: inHandler("DELETE on each group"),
 	44: inHandler("ALTER_CONFIGS on the cluster (brokers), topic or group"),
 	47: inHandler("DELETE on the group, READ on each topic"),
+	48: clusterOp(acl.OpDescribeConfigs),
+	50: clusterOp(acl.OpDescribe),
+	51: clusterOp(acl.OpAlter),
 	55: clusterOp(acl.OpDescribe),
 	60: inHandler("none to call; cluster authorized operations need DESCRIBE on the cluster"),
 	61: inHandler("READ on each topic"),
@@ -215,6 +220,7 @@ var brokerAuthz = map[int16]authzRule{
 // controllerAuthz is the rule of every API of controllerAPIs, after ControllerApis.
 var controllerAuthz = map[int16]authzRule{
 	1:  clusterOp(acl.OpClusterAction),
+	17: {none: true},
 	18: {none: true},
 	19: inHandler(forwardedRule),
 	20: inHandler(forwardedRule),
@@ -224,8 +230,12 @@ var controllerAuthz = map[int16]authzRule{
 	30: clusterOp(acl.OpAlter, acl.OpClusterAction),
 	31: clusterOp(acl.OpAlter, acl.OpClusterAction),
 	33: inHandler(forwardedRule),
+	36: {none: true},
 	37: inHandler(forwardedRule),
 	44: inHandler(forwardedRule),
+	// AlterUserScramCredentials comes forwarded from brokers (which checked the
+	// client's ALTER), or from clients directly.
+	51: clusterOp(acl.OpAlter, acl.OpClusterAction),
 	55: clusterOp(acl.OpDescribe, acl.OpClusterAction),
 	56: clusterOp(acl.OpClusterAction),
 	60: clusterOp(acl.OpAlter),
@@ -311,6 +321,18 @@ func clusterRefusal(req kmsg.Request, code int16) kmsg.Response {
 		}
 	case *kmsg.DescribeLogDirsRequest:
 		resp.(*kmsg.DescribeLogDirsResponse).ErrorCode = code
+	case *kmsg.DescribeClientQuotasRequest:
+		out := resp.(*kmsg.DescribeClientQuotasResponse)
+		out.ErrorCode, out.ErrorMessage = code, &msg
+	case *kmsg.DescribeUserSCRAMCredentialsRequest:
+		out := resp.(*kmsg.DescribeUserSCRAMCredentialsResponse)
+		out.ErrorCode, out.ErrorMessage = code, &msg
+	case *kmsg.AlterUserSCRAMCredentialsRequest:
+		out := resp.(*kmsg.AlterUserSCRAMCredentialsResponse)
+		alterScramErrors(r, out, code)
+		for i := range out.Results {
+			out.Results[i].ErrorMessage = &msg
+		}
 	case *kmsg.FetchRequest:
 		out := fetchErrorResponse(r, code, true)
 		out.ErrorCode = code

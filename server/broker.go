@@ -191,6 +191,8 @@ type Broker struct {
 	wg        sync.WaitGroup
 	connsMu   sync.Mutex
 	conns     map[*conn]struct{}
+	// limits bounds what clients can make the broker spend (limits.go).
+	limits limits
 }
 
 // voters is controller.quorum.voters for the controller package.
@@ -212,9 +214,15 @@ func Start(cfg Config) (*Broker, error) {
 	b := &Broker{cfg: cfg, log: cfg.Logger, closing: make(chan struct{}), conns: map[*conn]struct{}{}}
 	b.pub.b = b
 	b.authz = newAuthz(cfg, b.authzImage)
+	if err := b.initLimits(); err != nil {
+		return nil, err
+	}
 	if cfg.Configs == nil {
 		cfg.Configs = configDefs{broker: cfg.Broker}
 		b.cfg.Configs = cfg.Configs
+	}
+	if err := checkSASLConfig(cfg.Broker); err != nil {
+		return nil, err
 	}
 	isBroker := cfg.IsBroker() || len(cfg.ProcessRoles) == 0
 	voters := cfg.voters()
@@ -249,7 +257,8 @@ func Start(cfg Config) (*Broker, error) {
 			SessionTimeout:    time.Duration(cfg.BrokerSessionTimeoutMs) * time.Millisecond,
 			DefaultPartitions: cfg.NumPartitions, DefaultReplicationFactor: cfg.DefaultReplicationFactor,
 			ValidateTopicConfig: cfg.Configs.ValidateTopic, ListConfigDefault: cfg.Configs.ListConfigDefault,
-			Now: cfg.Now, Logger: cfg.Logger.With().Str("component", "controller").Logger(),
+			Now: cfg.Now, UncleanLeaderElectionEnable: cfg.UncleanLeaderElectionEnable,
+			Logger: cfg.Logger.With().Str("component", "controller").Logger(),
 		})
 		if err != nil {
 			return nil, err
@@ -494,8 +503,15 @@ func (b *Broker) acceptLoop(l *listener) {
 			continue
 		}
 		backoff = 0
+		leave, ok := b.admit(nc, l.apis)
+		if !ok {
+			continue
+		}
 		b.wg.Add(1)
-		go b.serveConn(l, nc)
+		go func() {
+			defer leave()
+			b.serveConn(l, nc)
+		}()
 	}
 }
 

@@ -136,7 +136,7 @@ func (l *brokerLifecycle) start(ctx context.Context) error {
 	}
 	// At once: a caught-up broker is unfenced without waiting (a combined node's image
 	// already holds its registration, so Start need not wait at all).
-	l.heartbeat()
+	l.b.guard("broker heartbeat", l.heartbeat)
 	go l.loop()
 	return nil
 }
@@ -157,7 +157,7 @@ func (l *brokerLifecycle) loop() {
 		case <-l.kick:
 		case <-time.After(wait):
 		}
-		l.heartbeat()
+		l.b.guard("broker heartbeat", l.heartbeat)
 	}
 }
 
@@ -192,6 +192,7 @@ func (l *brokerLifecycle) heartbeat() {
 		return
 	}
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	if l.mu.fenced != r.IsFenced {
 		if r.IsFenced && !shutdown {
 			l.b.log.Warn().Msg("broker is fenced")
@@ -206,7 +207,6 @@ func (l *brokerLifecycle) heartbeat() {
 		l.mu.shutdownOK = true
 	}
 	l.changedLocked()
-	l.mu.Unlock()
 }
 
 // controlledShutdown asks the controller to move this broker's leaderships away and

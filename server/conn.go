@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"sync/atomic"
+	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -36,6 +37,30 @@ type conn struct {
 	broken chan struct{}
 	// session is who is on the other end, as Kafka's RequestContext has it.
 	session session
+
+	// frames reads request frames from nc (made when the read loop starts, so nc may
+	// be wrapped before, e.g. by TLS). maxFrame, when set before serve, is its first
+	// MaxSize instead of socket.request.max.bytes — the hook for
+	// sasl.server.max.receive.size before authentication; set frames.MaxSize from
+	// the read goroutine once the limit changes.
+	frames   *protocol.FrameReader
+	maxFrame int32
+	// frameDeadline is when the frame being read must be complete, and held the
+	// budget bytes the connection holds (read goroutine only).
+	frameDeadline time.Time
+	held          int
+	// rdl and wdl are the socket's read and write deadlines as last set (by the
+	// read and the write goroutine).
+	rdl, wdl time.Time
+	// inflight counts requests read and not yet answered on the wire.
+	inflight atomic.Int32
+	// lastActive is when a frame was last read or a response last written (unix ns).
+	lastActive atomic.Int64
+	// parked are this connection's operations waiting in the purgatory.
+	parked parkedOps
+	// auth is the SASL authentication of a SASL listener's connection (nil
+	// elsewhere); see sasl.go.
+	auth *saslConn
 }
 
 // session is what authorization needs to know of a connection: the principal the
@@ -59,11 +84,18 @@ const anonymousPrincipal = "User:ANONYMOUS"
 
 // response is one request's answer slot.
 type response struct {
-	ready    chan struct{} // closed once the answer is set
+	ready chan struct{} // closed once the answer is set
+	// answered is set by the first finish / finishChunks / skip; later ones are
+	// ignored (a request failed after a panic may still be completed by the purgatory).
+	answered atomic.Bool
+
 	key      int16
 	flexible bool
 	corrID   int32
 	none     bool // no response at all (acks=0 produce)
+	// rawToken: raw is a SASL token sent without a response header (SaslHandshake v0).
+	rawToken bool
+	raw      []byte
 	// Either msg, or body chunks with file slices between them (fetch via sendfile):
 	// chunks[0], slices[0], chunks[1], slices[1], ..., chunks[len(slices)].
 	msg    kmsg.Response
@@ -72,16 +104,25 @@ type response struct {
 }
 
 func (r *response) finish(msg kmsg.Response) {
+	if !r.answered.CompareAndSwap(false, true) {
+		return
+	}
 	r.msg = msg
 	close(r.ready)
 }
 
 func (r *response) finishChunks(chunks [][]byte, slices []storage.FileSlice) {
+	if !r.answered.CompareAndSwap(false, true) {
+		return
+	}
 	r.chunks, r.slices = chunks, slices
 	close(r.ready)
 }
 
 func (r *response) skip() {
+	if !r.answered.CompareAndSwap(false, true) {
+		return
+	}
 	r.none = true
 	close(r.ready)
 }
@@ -101,13 +142,15 @@ func newConn(b *Broker, nc net.Conn, apis *apiTable, s session) *conn {
 	if h, _, err := net.SplitHostPort(s.host); err == nil {
 		s.host = h
 	}
-	return &conn{
+	c := &conn{
 		b: b, nc: nc, apis: apis,
 		log:     b.log.With().Uint64("conn", id).Str("remote", nc.RemoteAddr().String()).Logger(),
-		out:     make(chan *response, 128),
+		out:     make(chan *response, maxInFlightPerConn),
 		broken:  make(chan struct{}),
 		session: s,
 	}
+	c.lastActive.Store(time.Now().UnixNano())
+	return c
 }
 
 // serve is the read loop. It returns when the connection is closed or misbehaves.
@@ -117,13 +160,14 @@ func (c *conn) serve() {
 		c.writeLoop()
 		close(writerDone)
 	}()
-	err := c.readLoop()
-	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+	err := c.readLoopRecovered()
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !errors.Is(err, errCloseAfterAnswer) {
 		c.log.Info().Err(err).Msg("closing connection")
 	}
+	c.expireParked()
 	close(c.out)
 	// The writer drains what was already answered unless the socket is gone.
-	if err != nil && !errors.Is(err, io.EOF) {
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, errCloseAfterAnswer) {
 		close(c.broken)
 		c.nc.Close()
 	}
@@ -132,11 +176,28 @@ func (c *conn) serve() {
 }
 
 func (c *conn) readLoop() error {
-	br := bufio.NewReaderSize(c.nc, 64<<10)
+	maxFrame := c.b.cfg.SocketRequestMaxBytes
+	if c.maxFrame > 0 {
+		maxFrame = min(maxFrame, c.maxFrame)
+	}
+	c.frames = protocol.NewFrameReader(bufio.NewReaderSize(c.nc, 64<<10), maxFrame, &framePool, connBudget{c})
+	// The budget bytes of the request being handled are released before the next read.
+	defer c.releaseHeld()
 	for {
-		frame, err := protocol.ReadFramePooled(br, c.b.cfg.SocketRequestMaxBytes, &framePool)
+		c.releaseHeld()
+		if c.auth != nil {
+			c.frames.MaxSize = c.auth.maxFrame(maxFrame)
+		}
+		frame, err := c.readFrame()
 		if err != nil {
 			return err
+		}
+		if c.auth != nil {
+			if handled, err := c.auth.frame(c, frame); err != nil {
+				return err
+			} else if handled {
+				continue
+			}
 		}
 		hdr, err := protocol.PeekHeader(frame)
 		if err != nil {
@@ -159,19 +220,22 @@ func (c *conn) readLoop() error {
 			// KIP-511: answer an unknown ApiVersions version with v0 and the
 			// supported versions, so the client can pick one.
 			r := &response{ready: make(chan struct{}), key: hdr.APIKey, corrID: hdr.CorrelationID}
-			c.out <- r
+			c.queue(r)
 			resp := c.apis.apiVersionsResponse(0)
 			resp.ErrorCode = kerr.UnsupportedVersion.Code
 			r.finish(resp)
 			continue
 		}
 		req := kmsg.RequestForKey(hdr.APIKey)
+		if err := c.chargeDecode(frame, req); err != nil {
+			return err
+		}
 		hdr, err = protocol.ParseRequest(frame, req)
 		if err != nil {
 			return err
 		}
 		r := &response{ready: make(chan struct{}), key: hdr.APIKey, flexible: req.IsFlexible(), corrID: hdr.CorrelationID}
-		c.out <- r
+		c.queue(r)
 		if e := c.log.Debug(); e.Enabled() {
 			e.Str("api", kmsg.NameForKey(hdr.APIKey)).Int16("version", hdr.APIVersion).
 				Int32("correlation_id", hdr.CorrelationID).Str("client_id", hdr.ClientID).Msg("request")
@@ -180,7 +244,7 @@ func (c *conn) readLoop() error {
 		if c.b.authz != nil && !c.authorizeRequest(hdr.APIKey, rq) {
 			continue
 		}
-		if err := api.handle(c, rq); err != nil {
+		if err := c.handleRecovered(api, rq); err != nil {
 			return err
 		}
 		if hdr.APIKey == int16(kmsg.Produce) {
@@ -199,7 +263,9 @@ var errUnsupportedVersion = errors.New("server: unsupported api version")
 
 // writeLoop sends answers in order, batching whatever is ready into one flush.
 func (c *conn) writeLoop() {
-	bw := bufio.NewWriterSize(c.nc, 64<<10)
+	// The write buffer is taken from a pool while there is something to send and
+	// given back once all is flushed, so an idle connection holds none (limits.go).
+	var bw *bufio.Writer
 	var buf []byte
 	for r := range c.out {
 		select {
@@ -214,15 +280,26 @@ func (c *conn) writeLoop() {
 			}
 			return
 		}
+		c.inflight.Add(-1)
 		if r.none {
 			continue
 		}
+		c.setWriteDeadline()
+		if bw == nil {
+			bw = getWriter(c.nc)
+		}
 		buf = buf[:0]
 		buf = append(buf, 0, 0, 0, 0)
-		buf = protocol.AppendResponseHeader(buf, r.key, r.flexible, r.corrID)
+		if !r.rawToken {
+			buf = protocol.AppendResponseHeader(buf, r.key, r.flexible, r.corrID)
+		}
 		var err error
-		if r.msg != nil {
-			buf = r.msg.AppendTo(buf)
+		if r.msg != nil || r.rawToken {
+			if r.rawToken {
+				buf = append(buf, r.raw...)
+			} else {
+				buf = r.msg.AppendTo(buf)
+			}
 			binary.BigEndian.PutUint32(buf, uint32(len(buf)-4))
 			_, err = bw.Write(buf)
 		} else {
@@ -230,6 +307,10 @@ func (c *conn) writeLoop() {
 		}
 		if err == nil && len(c.out) == 0 {
 			err = bw.Flush()
+			c.wrote()
+			if err == nil {
+				bw, buf = putWriter(bw, buf)
+			}
 		}
 		if err != nil {
 			c.nc.Close()
@@ -238,7 +319,9 @@ func (c *conn) writeLoop() {
 			return
 		}
 	}
-	bw.Flush()
+	if bw != nil {
+		bw.Flush()
+	}
 }
 
 // copyBelow is the size under which a file slice is read into the write buffer

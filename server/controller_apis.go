@@ -9,10 +9,13 @@ package server
 //	                           the batch format); any other topic is
 //	                           UNKNOWN_TOPIC_OR_PARTITION
 //	CreateTopics 2-7, DeleteTopics 1-6, CreatePartitions 0-3, AlterConfigs 0-2,
-//	IncrementalAlterConfigs 0-1, CreateAcls 1-3, DeleteAcls 1-3
+//	IncrementalAlterConfigs 0-1, CreateAcls 1-3, DeleteAcls 1-3,
+//	AlterUserScramCredentials 0
 //	                           forwarded by brokers as the client sent them
 //	DescribeAcls 1-3           this controller's ACLs (kafka-acls --bootstrap-controller)
 //	DescribeQuorum 0-2         the Raft quorum (kafka-metadata-quorum)
+//	SaslHandshake 0-1, SaslAuthenticate 0-2
+//	                           authentication on a SASL controller listener (sasl.go)
 //	AlterPartition 0-3         ISR changes from partition leaders
 //	DescribeCluster 1-2        endpoint type 2 (controllers): the voters, the active
 //	                           controller (KIP-919, --bootstrap-controller)
@@ -48,6 +51,7 @@ const raftMessageKey = 10000
 
 var controllerAPIs = newAPITable([]apiHandler{
 	{key: 1, min: 4, max: 12, handle: handleControllerFetch},
+	{key: 17, min: 0, max: 1, handle: handleSaslHandshake},
 	{key: 18, min: 0, max: 4, handle: handleAPIVersions},
 	{key: 19, min: 2, max: 7, handle: controllerHandler},
 	{key: 20, min: 1, max: 6, handle: controllerHandler},
@@ -55,8 +59,10 @@ var controllerAPIs = newAPITable([]apiHandler{
 	{key: 30, min: 1, max: 3, handle: controllerACLHandler},
 	{key: 31, min: 1, max: 3, handle: controllerACLHandler},
 	{key: 33, min: 0, max: 2, handle: controllerHandler},
+	{key: 36, min: 0, max: 2, handle: handleSaslAuthenticate},
 	{key: 37, min: 0, max: 3, handle: controllerHandler},
 	{key: 44, min: 0, max: 1, handle: controllerHandler},
+	{key: 51, min: 0, max: 0, handle: controllerHandler},
 	{key: 55, min: 0, max: 2, handle: controllerHandler},
 	{key: 56, min: 0, max: 3, handle: controllerHandler},
 	{key: 60, min: 1, max: 2, handle: handleControllerDescribeCluster},
@@ -124,6 +130,8 @@ func handleControllerRequest(ctl *controller.Controller, req kmsg.Request) kmsg.
 		return ctl.LegacyAlterConfigs(r)
 	case *kmsg.IncrementalAlterConfigsRequest:
 		return ctl.IncrementalAlterConfigs(r)
+	case *kmsg.AlterUserSCRAMCredentialsRequest:
+		return ctl.AlterUserScramCredentials(r)
 	case *kmsg.CreateACLsRequest:
 		return ctl.CreateACLs(r)
 	case *kmsg.DeleteACLsRequest:
@@ -181,6 +189,8 @@ func notControllerResponse(req kmsg.Request, code int16) kmsg.Response {
 			o.ResourceType, o.ResourceName, o.ErrorCode = rr.ResourceType, rr.ResourceName, code
 			out.Resources = append(out.Resources, o)
 		}
+	case *kmsg.AlterUserSCRAMCredentialsRequest:
+		alterScramErrors(r, resp.(*kmsg.AlterUserSCRAMCredentialsResponse), code)
 	case *kmsg.CreateACLsRequest:
 		out := resp.(*kmsg.CreateACLsResponse)
 		for range r.Creations {

@@ -24,7 +24,7 @@ import (
 // reaches the active controller for its registration and heartbeats, AlterPartition,
 // producer-id blocks, and the admin requests it forwards (CreateTopics, DeleteTopics,
 // CreatePartitions, AlterConfigs, IncrementalAlterConfigs, DescribeQuorum, CreateAcls,
-// DeleteAcls).
+// DeleteAcls, AlterUserScramCredentials).
 //
 // Forwarding sends the client's request as is — same API key, same version — to the
 // controller listener of the active controller, and relays the answer (no Envelope:
@@ -232,6 +232,8 @@ func isNotController(resp kmsg.Response) bool {
 		return len(r.Resources) > 0 && r.Resources[0].ErrorCode == nc
 	case *kmsg.IncrementalAlterConfigsResponse:
 		return len(r.Resources) > 0 && r.Resources[0].ErrorCode == nc
+	case *kmsg.AlterUserSCRAMCredentialsResponse:
+		return len(r.Results) > 0 && r.Results[0].ErrorCode == nc
 	case *kmsg.CreateACLsResponse:
 		return len(r.Results) > 0 && r.Results[0].ErrorCode == nc
 	case *kmsg.DeleteACLsResponse:

@@ -8,6 +8,8 @@ package server
 // isFromFollower.
 
 import (
+	"errors"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gokafkad/gokafkad/partition"
@@ -51,9 +53,14 @@ func (b *Broker) readForFollower(plan *fetchPlan, p *partition.Partition, cp *ca
 		UpdateState: f.firstRead,
 	}, b.cfg.Now())
 	if err != nil {
+		if errors.Is(err, storage.ErrOffsetOutOfRange) {
+			// Beyond Kafka (which answers -1 here): the real log start and HW, so the
+			// answer says which way the follower is out.
+			rd.hw, rd.lso, rd.logStart = p.HighWatermark(), p.Log.LastStableOffset(), p.Log.LogStartOffset()
+		}
 		return errorCode(err)
 	}
-	rd.hw, rd.lso, rd.logStart = res.HighWatermark, res.HighWatermark, res.LogStartOffset
+	rd.hw, rd.lso, rd.logStart = res.HighWatermark, res.LastStableOffset, res.LogStartOffset
 	rd.slice = res.Slice
 	rd.diverged, rd.divergingEpoch, rd.divergingEnd = res.Diverged, res.DivergingEpoch, res.DivergingEndOffset
 	if res.Proposal != nil {

@@ -20,7 +20,6 @@ import (
 	"github.com/gokafkad/gokafkad/coordinator"
 	"github.com/gokafkad/gokafkad/partition"
 	"github.com/gokafkad/gokafkad/protocol"
-	"github.com/gokafkad/gokafkad/replication"
 	"github.com/gokafkad/gokafkad/storage"
 )
 
@@ -76,7 +75,8 @@ func (b *Broker) waitForHW(p *partition.Partition, required int64) error {
 		return nil
 	}
 	done := make(chan bool, 1)
-	d := replication.NewDelayed(func() bool { return p.HighWatermark() >= required },
+	d := b.safeDelayed(b.log, nil, func() { done <- false },
+		func() bool { return p.HighWatermark() >= required },
 		func(expired bool) { done <- !expired || p.HighWatermark() >= required })
 	b.rm.Purgatory.TryCompleteElseWatch(d, []storage.TopicPartition{tp}, offsetsCommitTimeout)
 	if !<-done {

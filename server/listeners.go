@@ -38,6 +38,9 @@ type listener struct {
 	advPort int32
 	// tls is the server side of an SSL / SASL_SSL listener (nil otherwise).
 	tls *listenerTLS
+	// sasl authenticates the connections of a SASL_PLAINTEXT / SASL_SSL listener
+	// (nil otherwise; sasl.go).
+	sasl *saslListener
 	// refusedLog logs refused handshakes, at most a burst a second: a client that
 	// retries in a loop must not fill the log.
 	refusedLog zerolog.Logger
@@ -54,18 +57,20 @@ func isTLSProtocol(p string) bool { return p == "SSL" || p == "SASL_SSL" }
 
 // checkListenerSecurity refuses a listener whose security protocol gokafkad cannot
 // serve, so that nothing configured as secured is ever served in the clear. It is the
-// one place that knows which protocols are supported: SASL_PLAINTEXT and SASL_SSL are
-// refused until SASL authentication exists. It is called for every listener this node
-// binds and for the listeners it dials (inter-broker, controller).
+// one place that knows which protocols are supported. It is called for every listener
+// this node binds and for the listeners it dials (inter-broker, controller); what a
+// SASL listener needs (mechanisms, JAAS) is checked when it is built
+// (newSASLListener, newSASLLogin).
 func checkListenerSecurity(name, protocol string) error {
 	switch protocol {
-	case "PLAINTEXT", "SSL":
+	case "PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL":
 		return nil
-	case "SASL_PLAINTEXT", "SASL_SSL":
-		return fmt.Errorf("server: listener %s uses security protocol %s: SASL is not supported yet by gokafkad (use PLAINTEXT or SSL)", name, protocol)
 	}
 	return fmt.Errorf("server: listener %s has unknown security protocol %q", name, protocol)
 }
+
+// isSASLProtocol reports whether a security protocol authenticates with SASL.
+func isSASLProtocol(p string) bool { return p == "SASL_PLAINTEXT" || p == "SASL_SSL" }
 
 // bindListener listens on l (at override instead of its own address when set) and
 // works out what it is advertised as.
@@ -81,6 +86,13 @@ func (b *Broker) bindListener(l config.Listener, override string, apis *apiTable
 			return nil, err
 		}
 		bl.tls = lt
+	}
+	if isSASLProtocol(l.SecurityProtocol) {
+		sl, err := b.newSASLListener(l.Name)
+		if err != nil {
+			return nil, err
+		}
+		bl.sasl = sl
 	}
 	addr := l.Addr()
 	if override != "" {
@@ -142,7 +154,8 @@ func (b *Broker) bindListeners(ls []config.Listener, override string, apis *apiT
 const handshakeTimeout = 10 * time.Second
 
 // serveConn runs one accepted connection of l: the TLS handshake on a TLS listener
-// (the client certificate gives the principal), then the connection loop.
+// (the client certificate gives the principal), then the connection loop, which on a
+// SASL listener authenticates first (the SASL user is then the principal).
 func (b *Broker) serveConn(l *listener, nc net.Conn) {
 	defer b.wg.Done()
 	s := session{principal: anonymousPrincipal, listener: l.Name, securityProtocol: l.SecurityProtocol}
@@ -169,6 +182,9 @@ func (b *Broker) serveConn(l *listener, nc net.Conn) {
 		nc = tc
 	}
 	c := newConn(b, nc, l.apis, s)
+	if l.sasl != nil {
+		c.auth = newSASLConn(l.sasl)
+	}
 	b.connsMu.Lock()
 	select {
 	case <-b.closing:

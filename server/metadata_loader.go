@@ -100,7 +100,7 @@ func (b *Broker) metadataLoop(ch *controllerChannel, done chan struct{}) {
 				if p.ErrorCode != 0 {
 					err = kerr.ErrorForCode(p.ErrorCode)
 				} else {
-					batches, err = controller.DecodeMetadataBatches(p.RecordBatches)
+					batches, err = b.decodeMetadataBatches(p.RecordBatches)
 				}
 			}
 		}

@@ -34,6 +34,7 @@ func (b *Broker) startReplication() {
 		Endpoint:         b.interBrokerEndpoint,
 		Dial:             b.out.interBroker,
 		Logger:           cfg.Logger.With().Str("component", "replica-fetcher").Logger(),
+		OnPanic:          func() { b.limits.panics.n.Add(1) },
 	}, wake)
 	b.rm.AlterPartitions = replication.NewAlterPartitionManager(cfg.NodeID, brokerEpoch,
 		func(ctx context.Context, req *kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, error) {

@@ -16,6 +16,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -83,37 +84,52 @@ type outbound struct {
 	controller  replication.DialFunc
 }
 
-// newOutbound builds the dialers of the listeners this node connects to. The SASL
-// protocols never get here: checkOutboundListeners refuses them at start-up.
+// newOutbound builds the dialers of the listeners this node connects to: TLS on SSL
+// and SASL_SSL, then on SASL_* the broker's own SASL login (sasl_client.go) with
+// sasl.mechanism.inter.broker.protocol or sasl.mechanism.controller.protocol.
 func (b *Broker) newOutbound() (outbound, error) {
 	var o outbound
-	mk := func(name string) (replication.DialFunc, error) {
-		if !isTLSProtocol(b.cfg.ListenerSecurityProtocolMap[name]) {
-			return nil, nil
+	clientID := "gokafkad-broker-" + strconv.Itoa(int(b.cfg.NodeID))
+	mk := func(name, mech string) (replication.DialFunc, error) {
+		d, err := b.tlsOutbound(name)
+		if err != nil || !isSASLProtocol(b.cfg.ListenerSecurityProtocolMap[name]) {
+			return d, err
 		}
-		s := b.cfg.ListenerSSL(name)
-		store, err := security.NewStore(s)
+		l, err := newSASLLogin(b.cfg.Broker, name, mech, b.cfg.Now)
 		if err != nil {
-			return nil, fmt.Errorf("server: outbound connections on listener %s: %w", name, err)
+			return nil, err
 		}
-		tc, err := security.ClientConfig(s, store)
-		if err != nil {
-			return nil, fmt.Errorf("server: outbound connections on listener %s: %w", name, err)
-		}
-		return tlsDialer(tc), nil
+		return saslDialer(d, l, clientID, b.cfg.Now), nil
 	}
 	var err error
 	if b.cfg.IsBroker() {
-		if o.interBroker, err = mk(b.cfg.InterBrokerListenerName); err != nil {
+		if o.interBroker, err = mk(b.cfg.InterBrokerListenerName, b.cfg.SASLMechanismInterBrokerProtocol()); err != nil {
 			return o, err
 		}
 	}
 	if len(b.cfg.ControllerListenerNames) > 0 {
-		if o.controller, err = mk(b.cfg.ControllerListenerNames[0]); err != nil {
+		if o.controller, err = mk(b.cfg.ControllerListenerNames[0], b.cfg.SASLMechanismControllerProtocol()); err != nil {
 			return o, err
 		}
 	}
 	return o, nil
+}
+
+// tlsOutbound is the TLS dialer of listener name (nil when it is not SSL or SASL_SSL).
+func (b *Broker) tlsOutbound(name string) (replication.DialFunc, error) {
+	if !isTLSProtocol(b.cfg.ListenerSecurityProtocolMap[name]) {
+		return nil, nil
+	}
+	s := b.cfg.ListenerSSL(name)
+	store, err := security.NewStore(s)
+	if err != nil {
+		return nil, fmt.Errorf("server: outbound connections on listener %s: %w", name, err)
+	}
+	tc, err := security.ClientConfig(s, store)
+	if err != nil {
+		return nil, fmt.Errorf("server: outbound connections on listener %s: %w", name, err)
+	}
+	return tlsDialer(tc), nil
 }
 
 // tlsDialer dials TLS with c, checking the certificate of the host dialled.

@@ -163,3 +163,37 @@ func TestTruncateInsideActiveSegmentKeepsIndexUsable(t *testing.T) {
 		}
 	}
 }
+
+// TestTruncateToLEOTrimsEmptyEpoch: truncating to (or past) the LEO changes no data
+// but still drops epochs that start at the LEO — an epoch this replica started as
+// leader and wrote nothing in — as Kafka's UnifiedLog.truncateTo, which always calls
+// truncateFromEnd; the checkpoint follows.
+func TestTruncateToLEOTrimsEmptyEpoch(t *testing.T) {
+	e := newEnv(t, testLogConfig())
+	l := e.log()
+	appendN(t, l, 2, 5, 0, 1000)
+	if err := l.AssignEpochStartOffset(1, 10); err != nil {
+		t.Fatal(err)
+	}
+	for _, to := range []int64{10, 12} {
+		if err := l.TruncateTo(to); err != nil {
+			t.Fatal(err)
+		}
+		if got := l.EpochEntries(); len(got) != 1 || got[0] != (EpochEntry{0, 0}) {
+			t.Fatalf("after TruncateTo(%d) at LEO 10: epochs %v, want [{0 0}]", to, got)
+		}
+		if l.LogEndOffset() != 10 {
+			t.Fatalf("LEO %d", l.LogEndOffset())
+		}
+		if err := l.AssignEpochStartOffset(1, 10); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.TruncateTo(10); err != nil {
+		t.Fatal(err)
+	}
+	e.reopen()
+	if got := e.log().EpochEntries(); len(got) != 1 || got[0] != (EpochEntry{0, 0}) {
+		t.Fatalf("after reopening: epochs %v, want [{0 0}]", got)
+	}
+}

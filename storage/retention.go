@@ -243,8 +243,9 @@ func (l *Log) MaybeIncrementLogStartOffset(offset int64) (int64, error) {
 	return l.mu.logStartOffset, err
 }
 
-// TruncateTo cuts the log so that LEO == offset (no-op if offset >= LEO); also cuts
-// the epoch cache (entries with StartOffset >= offset removed) and producer state.
+// TruncateTo cuts the log so that LEO == offset (no data is cut if offset >= LEO);
+// also cuts the epoch cache (entries starting at or past the new LEO removed, even
+// when no data is cut, as Kafka's UnifiedLog.truncateTo) and producer state.
 //
 // As Kafka's UnifiedLog.truncateTo: below the first segment it is
 // TruncateFullyAndStartAt; otherwise later segments are deleted (asynchronously) and the
@@ -261,6 +262,13 @@ func (l *Log) TruncateTo(offset int64) error {
 		return err
 	}
 	if offset >= l.leoLocked() {
+		// No data to cut, yet an epoch may start at the LEO: one this replica began
+		// as leader and wrote nothing in before another was elected. Kafka trims it
+		// here too, or a follower keeps sending it as lastFetchedEpoch and is told it
+		// diverged on every fetch.
+		if l.mu.epochs.truncateFromEnd(l.leoLocked()) {
+			return l.persistEpochsLocked()
+		}
 		return nil
 	}
 	if l.mu.segments[0].base > offset {
