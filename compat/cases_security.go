@@ -13,9 +13,6 @@ import (
 	"time"
 )
 
-// issueSecurity marks the rows gokafkad cannot pass until the security work lands.
-const issueSecurity = "#10 security"
-
 // secured is one secured broker of the security suite and what its clients need.
 type secured struct {
 	b       *Broker
@@ -147,7 +144,7 @@ func securitySuite() Suite {
 				"--producer-property", "delivery.timeout.ms=20000", "--producer-property", "request.timeout.ms=10000")
 		}
 		return []Step{
-			{Client: "security (broker)", Feature: "starts from a secured server.properties (SSL, SASL_SSL/SCRAM, SASL_PLAINTEXT/PLAIN, StandardAuthorizer)", Expect: issueSecurity, Timeout: 3 * time.Minute, Run: func(x *X) error {
+			{Client: "security (broker)", Feature: "starts from a secured server.properties (SSL, SASL_SSL/SCRAM, SASL_PLAINTEXT/PLAIN, StandardAuthorizer)", Timeout: 3 * time.Minute, Run: func(x *X) error {
 				dir := filepath.Join(x.Work, x.B.Name+"-secured")
 				cs, err := makeCerts(filepath.Join(dir, "certs"))
 				if err != nil {
@@ -204,7 +201,7 @@ func securitySuite() Suite {
 				_, err = tool(x, "", "topics", "--bootstrap-server", s.plain, "--create", "--topic", topic, "--partitions", "1", "--replication-factor", "1")
 				return err
 			}},
-			{Client: "security (Java CLI)", Feature: "SSL with a client certificate: endpoints of the SSL listener, principal from ssl.principal.mapping.rules", Expect: issueSecurity, Run: func(x *X) error {
+			{Client: "security (Java CLI)", Feature: "SSL with a client certificate: endpoints of the SSL listener, principal from ssl.principal.mapping.rules", Run: func(x *X) error {
 				r, err := tool(x, "", "broker-api-versions", "--bootstrap-server", s.ssl, "--command-config", sslConf)
 				if err != nil {
 					return err
@@ -228,7 +225,7 @@ func securitySuite() Suite {
 					return nil
 				})
 			}},
-			{Client: "security (Java CLI)", Feature: "SSL with a certificate of an untrusted CA is refused", Expect: issueSecurity, Run: func(x *X) error {
+			{Client: "security (Java CLI)", Feature: "SSL with a certificate of an untrusted CA is refused", Run: func(x *X) error {
 				if err := up(); err != nil {
 					return err
 				}
@@ -241,7 +238,7 @@ func securitySuite() Suite {
 				}
 				return nil
 			}},
-			{Client: "security (Java CLI)", Feature: "kafka-configs adds and describes a SCRAM-SHA-512 user", Expect: issueSecurity, Run: func(x *X) error {
+			{Client: "security (Java CLI)", Feature: "kafka-configs adds and describes a SCRAM-SHA-512 user", Run: func(x *X) error {
 				if _, err := tool(x, "", "configs", "--bootstrap-server", s.plain, "--alter", "--add-config", "SCRAM-SHA-512=[iterations=8192,password=bob-secret]",
 					"--entity-type", "users", "--entity-name", "bob"); err != nil {
 					return err
@@ -254,7 +251,7 @@ func securitySuite() Suite {
 					return want(r.Stdout, "SCRAM-SHA-512=iterations=8192")
 				})
 			}},
-			{Client: "security (Java CLI)", Feature: "SASL_SSL / SCRAM-SHA-512 producer refused until kafka-acls --producer allows it", Expect: issueSecurity, Timeout: 3 * time.Minute, Run: func(x *X) error {
+			{Client: "security (Java CLI)", Feature: "SASL_SSL / SCRAM-SHA-512 producer refused until kafka-acls --producer allows it", Timeout: 3 * time.Minute, Run: func(x *X) error {
 				if err := up(); err != nil {
 					return err
 				}
@@ -272,7 +269,7 @@ func securitySuite() Suite {
 					return nil
 				})
 			}},
-			{Client: "security (Java CLI)", Feature: "SASL_SSL / SCRAM-SHA-512 consumer group with kafka-acls --consumer", Expect: issueSecurity, Timeout: 3 * time.Minute, Run: func(x *X) error {
+			{Client: "security (Java CLI)", Feature: "SASL_SSL / SCRAM-SHA-512 consumer group with kafka-acls --consumer", Timeout: 3 * time.Minute, Run: func(x *X) error {
 				if _, err := tool(x, "", "acls", "--bootstrap-server", s.plain, "--add", "--allow-principal", "User:bob", "--consumer", "--topic", topic, "--group", group); err != nil {
 					return err
 				}
@@ -285,7 +282,7 @@ func securitySuite() Suite {
 					return want(r.Stdout, "secured-4")
 				})
 			}},
-			{Client: "security (Java CLI)", Feature: "kafka-acls lists and removes ACLs, prefixed patterns included", Expect: issueSecurity, Run: func(x *X) error {
+			{Client: "security (Java CLI)", Feature: "kafka-acls lists and removes ACLs, prefixed patterns included", Run: func(x *X) error {
 				if _, err := tool(x, "", "acls", "--bootstrap-server", s.plain, "--add", "--allow-principal", "User:alice", "--operation", "Write",
 					"--topic", prefixed, "--resource-pattern-type", "prefixed"); err != nil {
 					return err
@@ -312,7 +309,7 @@ func securitySuite() Suite {
 					return nil
 				})
 			}},
-			{Client: "security (Java CLI)", Feature: "SASL_PLAINTEXT / PLAIN: the right password is let in, a wrong one refused", Expect: issueSecurity, Run: func(x *X) error {
+			{Client: "security (Java CLI)", Feature: "SASL_PLAINTEXT / PLAIN: the right password is let in, a wrong one refused", Run: func(x *X) error {
 				if _, err := tool(x, "", "acls", "--bootstrap-server", s.plain, "--add", "--allow-principal", "User:alice", "--operation", "Describe", "--topic", topic); err != nil {
 					return err
 				}
@@ -334,7 +331,7 @@ func securitySuite() Suite {
 				}
 				return nil
 			}},
-			{Client: "security (kcat)", Feature: "SSL with a client certificate: metadata names the SSL listener", Expect: issueSecurity, Run: func(x *X) error {
+			{Client: "security (kcat)", Feature: "SSL with a client certificate: metadata names the SSL listener", Run: func(x *X) error {
 				if _, err := exec.LookPath("kcat"); err != nil {
 					return errf("kcat is not installed (Debian: apt-get install kcat)")
 				}

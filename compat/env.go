@@ -46,6 +46,7 @@ type Env struct {
 	secured map[string]*secured
 	secMu   sync.Mutex
 	secRuns map[string]*secMatrixRun // the matrix's run per broker name
+	bgJobs  map[string]*bgJob        // by broker name + "/" + key
 }
 
 // StopExtra stops the brokers that suites started beside the main ones.
