@@ -193,8 +193,10 @@ func securitySuite() Suite {
 				x.Env.secured[x.B.Name] = s
 				// Every listener is served with its own protocol: TLS on the SSL and
 				// SASL_SSL ports, with the broker certificate the CA signed.
+				// (The broker answers on PLAINTEXT first; on a loaded machine Kafka may
+				// bind the others a moment later.)
 				for _, addr := range []string{s.ssl, s.saslSSL} {
-					if err := tlsHandshake(addr, cs); err != nil {
+					if err := x.waitUntil(func() error { return tlsHandshake(addr, cs) }); err != nil {
 						return err
 					}
 				}

@@ -209,6 +209,11 @@ def run_security(specs):
     global BOOTSTRAP, TOPIC, GROUP, SEC
     logged = _LoggedErrors()
     logging.getLogger("kafka").addHandler(logged)
+    # With a handler on "kafka", Python's last-resort stderr handler no longer shows
+    # kafka-python's warnings: show them for the log.
+    warnings = logging.StreamHandler(sys.stderr)
+    warnings.setLevel(logging.WARNING)
+    logging.getLogger("kafka").addHandler(warnings)
     for raw in specs:
         spec = dict(kv.split("=", 1) for kv in raw.split(","))
         BOOTSTRAP, TOPIC, GROUP = spec["bootstrap"], spec.get("topic"), spec.get("group")
