@@ -223,10 +223,16 @@ func launch(cmd *exec.Cmd) (*node, error) {
 	return n, nil
 }
 
+// newClusterID is a random cluster id as Kafka's Uuid.randomUuid makes them, never
+// starting with '-' (kafka-storage format -t would take it for an option).
 func newClusterID() string {
-	var raw [16]byte
-	_, _ = rand.Read(raw[:])
-	return base64.RawURLEncoding.EncodeToString(raw[:])
+	for {
+		var raw [16]byte
+		_, _ = rand.Read(raw[:])
+		if id := base64.RawURLEncoding.EncodeToString(raw[:]); id[0] != '-' {
+			return id
+		}
+	}
 }
 
 // startSingle starts one combined broker+controller node and returns once it listens.

@@ -281,9 +281,7 @@ func (e *Env) startKafka(ctx context.Context, name, dir string, props [][2]strin
 	if err := writeProps(propsPath, props); err != nil {
 		return nil, err
 	}
-	var raw [16]byte
-	_, _ = rand.Read(raw[:])
-	clusterID := base64.RawURLEncoding.EncodeToString(raw[:])
+	clusterID := newClusterID()
 	// controller.quorum.voters is set (static quorum), so no --standalone.
 	logf("formatting the reference Kafka %s (%s)", e.KafkaVersion, name)
 	if out, err := runIn(ctx, dir, "java", e.javaArgs("kafka.tools.StorageTool", "format", "-t", clusterID, "-c", propsPath)...); err != nil {
@@ -302,6 +300,19 @@ func (e *Env) startKafka(ctx context.Context, name, dir string, props [][2]strin
 	}
 	logf("reference Kafka up at %s (%s, log %s)", addr, name, b.logPath)
 	return b, nil
+}
+
+// newClusterID is a random cluster id as Kafka's Uuid.randomUuid makes them: 16 random
+// bytes in URL-safe base64, never starting with '-' (the tools would take it for an
+// option: kafka-storage format -t -abc… fails).
+func newClusterID() string {
+	for {
+		var raw [16]byte
+		_, _ = rand.Read(raw[:])
+		if id := base64.RawURLEncoding.EncodeToString(raw[:]); id[0] != '-' {
+			return id
+		}
+	}
 }
 
 func (b *Broker) start(cmd *exec.Cmd, logPath string, wait time.Duration) error {

@@ -41,6 +41,16 @@ func (c *conn) splitAdmin(req kmsg.Request) adminSplit {
 	return adminSplit{req: req, merge: func(resp kmsg.Response) kmsg.Response { return resp }}
 }
 
+// newAdminSplit is the split that carries out req (nil when keep is false: nothing is
+// left) and adds the refusals to the response with add.
+func newAdminSplit(req kmsg.Request, keep bool, add func(resp kmsg.Response)) adminSplit {
+	s := adminSplit{req: req, merge: func(resp kmsg.Response) kmsg.Response { add(resp); return resp }}
+	if !keep {
+		s.req = nil
+	}
+	return s
+}
+
 // emptyResponse is req's response kind at its version, with nothing in it.
 func emptyResponse(req kmsg.Request) kmsg.Response {
 	resp := req.ResponseKind()
@@ -71,16 +81,10 @@ func (c *conn) splitCreateTopics(req *kmsg.CreateTopicsRequest) adminSplit {
 			req = &n
 		}
 	}
-	s := adminSplit{req: req}
-	if len(req.Topics) == 0 {
-		s.req = nil
-	}
-	s.merge = func(resp kmsg.Response) kmsg.Response {
+	return newAdminSplit(req, len(req.Topics) > 0, func(resp kmsg.Response) {
 		out := resp.(*kmsg.CreateTopicsResponse)
 		out.Topics = append(out.Topics, refused...)
-		return out
-	}
-	return s
+	})
 }
 
 // splitDeleteTopics: DELETE on the cluster, or DELETE on each topic; a topic named by
@@ -132,16 +136,10 @@ func (c *conn) splitDeleteTopics(req *kmsg.DeleteTopicsRequest) adminSplit {
 		}
 		req = &n
 	}
-	s := adminSplit{req: req}
-	if len(req.TopicNames) == 0 && len(req.Topics) == 0 {
-		s.req = nil
-	}
-	s.merge = func(resp kmsg.Response) kmsg.Response {
+	return newAdminSplit(req, len(req.TopicNames) > 0 || len(req.Topics) > 0, func(resp kmsg.Response) {
 		out := resp.(*kmsg.DeleteTopicsResponse)
 		out.Topics = append(out.Topics, refused...)
-		return out
-	}
-	return s
+	})
 }
 
 // splitCreatePartitions: ALTER on each topic.
@@ -160,16 +158,10 @@ func (c *conn) splitCreatePartitions(req *kmsg.CreatePartitionsRequest) adminSpl
 	}
 	n := *req
 	n.Topics = kept
-	s := adminSplit{req: &n}
-	if len(kept) == 0 {
-		s.req = nil
-	}
-	s.merge = func(resp kmsg.Response) kmsg.Response {
+	return newAdminSplit(&n, len(kept) > 0, func(resp kmsg.Response) {
 		out := resp.(*kmsg.CreatePartitionsResponse)
 		out.Topics = append(out.Topics, refused...)
-		return out
-	}
-	return s
+	})
 }
 
 // Config resource types (Kafka's ConfigResource.Type).
@@ -204,53 +196,53 @@ func (c *conn) configResourceAuthz(op acl.Operation, typ kmsg.ConfigResourceType
 }
 
 func (c *conn) splitAlterConfigs(req *kmsg.AlterConfigsRequest) adminSplit {
-	var refused []kmsg.AlterConfigsResponseResource
 	n := *req
-	n.Resources = nil
-	for _, rr := range req.Resources {
-		if e := c.configResourceAuthz(acl.OpAlterConfigs, rr.ResourceType, rr.ResourceName); e != nil {
+	var refused []kmsg.AlterConfigsResponseResource
+	n.Resources, refused = splitConfigResources(c, req.Resources,
+		func(rr kmsg.AlterConfigsRequestResource) (kmsg.ConfigResourceType, string) {
+			return rr.ResourceType, rr.ResourceName
+		},
+		func(rr kmsg.AlterConfigsRequestResource, e *controller.APIError) kmsg.AlterConfigsResponseResource {
 			o := kmsg.NewAlterConfigsResponseResource()
 			o.ResourceType, o.ResourceName, o.ErrorCode, o.ErrorMessage = rr.ResourceType, rr.ResourceName, e.Code, strp(e.Message)
-			refused = append(refused, o)
-			continue
-		}
-		n.Resources = append(n.Resources, rr)
-	}
-	s := adminSplit{req: &n}
-	if len(n.Resources) == 0 {
-		s.req = nil
-	}
-	s.merge = func(resp kmsg.Response) kmsg.Response {
+			return o
+		})
+	return newAdminSplit(&n, len(n.Resources) > 0, func(resp kmsg.Response) {
 		out := resp.(*kmsg.AlterConfigsResponse)
 		out.Resources = append(out.Resources, refused...)
-		return out
-	}
-	return s
+	})
 }
 
 func (c *conn) splitIncrementalAlterConfigs(req *kmsg.IncrementalAlterConfigsRequest) adminSplit {
-	var refused []kmsg.IncrementalAlterConfigsResponseResource
 	n := *req
-	n.Resources = nil
-	for _, rr := range req.Resources {
-		if e := c.configResourceAuthz(acl.OpAlterConfigs, rr.ResourceType, rr.ResourceName); e != nil {
+	var refused []kmsg.IncrementalAlterConfigsResponseResource
+	n.Resources, refused = splitConfigResources(c, req.Resources,
+		func(rr kmsg.IncrementalAlterConfigsRequestResource) (kmsg.ConfigResourceType, string) {
+			return rr.ResourceType, rr.ResourceName
+		},
+		func(rr kmsg.IncrementalAlterConfigsRequestResource, e *controller.APIError) kmsg.IncrementalAlterConfigsResponseResource {
 			o := kmsg.NewIncrementalAlterConfigsResponseResource()
 			o.ResourceType, o.ResourceName, o.ErrorCode, o.ErrorMessage = rr.ResourceType, rr.ResourceName, e.Code, strp(e.Message)
-			refused = append(refused, o)
-			continue
-		}
-		n.Resources = append(n.Resources, rr)
-	}
-	s := adminSplit{req: &n}
-	if len(n.Resources) == 0 {
-		s.req = nil
-	}
-	s.merge = func(resp kmsg.Response) kmsg.Response {
+			return o
+		})
+	return newAdminSplit(&n, len(n.Resources) > 0, func(resp kmsg.Response) {
 		out := resp.(*kmsg.IncrementalAlterConfigsResponse)
 		out.Resources = append(out.Resources, refused...)
-		return out
+	})
+}
+
+// splitConfigResources keeps the config resources the principal may alter and answers
+// the others with refuse.
+func splitConfigResources[R, O any](c *conn, rs []R, id func(R) (kmsg.ConfigResourceType, string), refuse func(R, *controller.APIError) O) (kept []R, refused []O) {
+	for _, rr := range rs {
+		typ, name := id(rr)
+		if e := c.configResourceAuthz(acl.OpAlterConfigs, typ, name); e != nil {
+			refused = append(refused, refuse(rr, e))
+			continue
+		}
+		kept = append(kept, rr)
 	}
-	return s
+	return kept, refused
 }
 
 // controllerAdminAuthz wraps a forwarded admin request on the controller listener:

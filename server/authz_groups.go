@@ -62,19 +62,8 @@ func (c *conn) offsetCommitAuthz(req *kmsg.OffsetCommitRequest) (refused []kmsg.
 		}
 		return refused, true
 	}
-	img := c.b.ctl.Image()
-	read := c.topicAuthorizer(acl.OpRead)
-	kept := req.Topics[:0:0]
-	for i := range req.Topics {
-		t := &req.Topics[i]
-		if name := topicNameOf(img, t.Topic, t.TopicID); name != "" && !read.ok(name) {
-			refuse(t, kerr.TopicAuthorizationFailed.Code)
-			continue
-		}
-		kept = append(kept, *t)
-	}
-	req.Topics = kept
-	return refused, len(kept) == 0
+	req.Topics = keepReadableTopics(c, req.Topics, func(t *kmsg.OffsetCommitRequestTopic) (string, [16]byte) { return t.Topic, t.TopicID }, refuse)
+	return refused, len(req.Topics) == 0
 }
 
 // txnOffsetCommitAuthz is offsetCommitAuthz for TxnOffsetCommit: WRITE on the
@@ -104,19 +93,26 @@ func (c *conn) txnOffsetCommitAuthz(req *kmsg.TxnOffsetCommitRequest) (refused [
 		}
 		return refused, true
 	}
+	req.Topics = keepReadableTopics(c, req.Topics, func(t *kmsg.TxnOffsetCommitRequestTopic) (string, [16]byte) { return t.Topic, t.TopicID }, refuse)
+	return refused, len(req.Topics) == 0
+}
+
+// keepReadableTopics keeps the topics the principal may READ (a topic unknown by id is
+// kept: the handler answers it) and refuses the others with TOPIC_AUTHORIZATION_FAILED.
+func keepReadableTopics[T any](c *conn, topics []T, id func(*T) (string, [16]byte), refuse func(*T, int16)) []T {
 	img := c.b.ctl.Image()
 	read := c.topicAuthorizer(acl.OpRead)
-	kept := req.Topics[:0:0]
-	for i := range req.Topics {
-		t := &req.Topics[i]
-		if name := topicNameOf(img, t.Topic, t.TopicID); name != "" && !read.ok(name) {
+	kept := topics[:0:0]
+	for i := range topics {
+		t := &topics[i]
+		name, tid := id(t)
+		if name := topicNameOf(img, name, tid); name != "" && !read.ok(name) {
 			refuse(t, kerr.TopicAuthorizationFailed.Code)
 			continue
 		}
 		kept = append(kept, *t)
 	}
-	req.Topics = kept
-	return refused, len(kept) == 0
+	return kept
 }
 
 // offsetDeleteAuthz: DELETE on the group (GROUP_AUTHORIZATION_FAILED for the whole
