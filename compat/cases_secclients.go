@@ -344,6 +344,28 @@ func secSetup(x *X, s *secured, topics []string) error {
 		if err != nil {
 			return errf("CreateTopics over PLAINTEXT: %v", err)
 		}
+		// Kafka answers CreateTopics before its metadata has the leaders; a client
+		// that produces at once (sarama retries briefly) would be refused.
+		if err := x.waitUntil(func() error {
+			td, err := adm.ListTopics(ctx, topics...)
+			if err != nil {
+				return err
+			}
+			for _, t := range topics {
+				d, ok := td[t]
+				if !ok || d.Err != nil || len(d.Partitions) == 0 {
+					return errf("topic %s not in the metadata yet", t)
+				}
+				for _, p := range d.Partitions {
+					if p.Leader < 0 || p.Err != nil {
+						return errf("topic %s partition %d has no leader yet", t, p.Partition)
+					}
+				}
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
 	}
 	x.Logf("secured broker %s: SCRAM-SHA-512 user %s, prefixed ACLs on %s* for %s, topics %s", s.plain, scramUser, secTopicPrefix,
 		strings.Join(secPrincipals, " "), strings.Join(topics, " "))

@@ -88,7 +88,11 @@ func saramaScenario() scenario {
 			msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Key: sarama.StringEncoder(k), Value: sarama.StringEncoder(valueFor(k)),
 				Headers: []sarama.RecordHeader{{Key: []byte("codec"), Value: []byte(codecName(k))}, {Key: []byte("key"), Value: []byte(k)}}})
 		}
-		return p.SendMessages(msgs)
+		err = p.SendMessages(msgs)
+		if pe, ok := err.(sarama.ProducerErrors); ok && len(pe) > 0 {
+			return fmt.Errorf("%w: first: %v", err, pe[0].Err)
+		}
+		return err
 	}
 	return scenario{
 		createTopics: func(ctx context.Context) error {
