@@ -114,7 +114,7 @@ func secClients() []secClient {
 		{name: "kafka-python", oauth: true, skip: func(x *X) string { return x.pythonErr }, cmd: func(x *X, specs []string) Cmd {
 			return Cmd{Name: x.python, Args: append([]string{filepath.Join(x.Compat, "python", "client.py"), "--security"}, specs...)}
 		}, unclearRefusal: map[string]string{
-			"scram-wrong": "kafka-python over TLS often reads the broker's close before its SASL_AUTHENTICATION_FAILED answer and then reports only a lost connection; Kafka waits connection.failed.authentication.delay.ms (100 ms) before closing, gokafkad closes at once, so against it kafka-python mostly reports only the lost connection",
+			"scram-wrong": "kafka-python over TLS may read a broker's close before its SASL_AUTHENTICATION_FAILED answer and then reports only a lost connection; Kafka delays that close by connection.failed.authentication.delay.ms (100 ms), gokafkad closes at once, so against gokafkad kafka-python often cannot say why it was refused",
 		}},
 		{name: "franz-go", oauth: true, skip: goSkip, cmd: goProg("franz-go")},
 		{name: "sarama", oauth: true, skip: goSkip, cmd: goProg("sarama")},

@@ -25,7 +25,8 @@ type secured struct {
 
 // securedProps is the server.properties both kinds of broker get for the security
 // suite, as an operator would write it for Kafka 4.4: four client listeners, a
-// PKCS#12 keystore and a PEM truststore, SCRAM and PLAIN, and the StandardAuthorizer.
+// PKCS#12 keystore and a PEM truststore, SCRAM, PLAIN and OAUTHBEARER (the unsecured
+// JWS validator), and the StandardAuthorizer.
 func securedProps(dir string, cs *certSet) ([][2]string, *secured, error) {
 	ports := make([]int, 5)
 	for i := range ports {
