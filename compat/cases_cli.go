@@ -88,6 +88,17 @@ func cliSuite() Suite {
 				}
 				return nil
 			}},
+			{Client: "kafka-leader-election", Feature: "--election-type PREFERRED of a partition its preferred replica leads", Run: func(x *X) error {
+				r, err := x.MustTool("", "leader-election", "--bootstrap-server", bs, "--election-type", "PREFERRED", "--topic", assigned, "--partition", "0")
+				if err != nil {
+					return err
+				}
+				return want(r.Stdout, assigned+"-0")
+			}},
+			{Client: "kafka-leader-election", Feature: "--election-type PREFERRED --all-topic-partitions", Run: func(x *X) error {
+				_, err := x.MustTool("", "leader-election", "--bootstrap-server", bs, "--election-type", "PREFERRED", "--all-topic-partitions")
+				return err
+			}},
 			{Client: "kafka-topics", Feature: "create with replication factor 3 on one broker is refused", Run: func(x *X) error {
 				r := x.Tool("", "topics", "--bootstrap-server", bs, "--create", "--topic", "cli-rf3-"+suffix, "--partitions", "1", "--replication-factor", "3")
 				if !strings.Contains(r.Out(), "InvalidReplicationFactorException") {

@@ -531,6 +531,7 @@ var toolClasses = map[string]string{
 	"dump-log":            "org.apache.kafka.tools.DumpLogSegments",
 	"storage":             "kafka.tools.StorageTool",
 	"acls":                "org.apache.kafka.tools.AclCommand",
+	"leader-election":     "org.apache.kafka.tools.LeaderElectionCommand",
 }
 
 func shellQuote(args []string) string {

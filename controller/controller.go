@@ -63,6 +63,14 @@ type Config struct {
 	// UncleanLeaderElectionEnable is this node's static unclean.leader.election.enable,
 	// the default under the dynamic and topic settings (unclean.go).
 	UncleanLeaderElectionEnable bool
+	// AutoLeaderRebalance is auto.leader.rebalance.enable: every
+	// LeaderImbalanceCheckInterval (leader.imbalance.check.interval.seconds, default
+	// 300 s) the active controller moves leadership back to preferred replicas for the
+	// brokers whose share of non-preferred leaders is above
+	// LeaderImbalancePerBrokerPercentage (elect.go).
+	AutoLeaderRebalance                bool
+	LeaderImbalanceCheckInterval       time.Duration
+	LeaderImbalancePerBrokerPercentage int32
 	// Now is the clock (time.Now when nil).
 	Now    func() time.Time
 	Logger zerolog.Logger
@@ -151,6 +159,8 @@ type Controller struct {
 	closed   atomic.Bool
 
 	heartbeats brokerHeartbeats
+	// fenceKick wakes the fence loop (a closed broker connection's grace ended).
+	fenceKick chan struct{}
 
 	mu struct {
 		sync.Mutex // the write lock: held across an operation and its commit
@@ -202,7 +212,7 @@ func Open(cfg Config) (*Controller, error) {
 		notify: make(chan struct{}), pub: make(chan pubItem, 256), pubDone: make(chan struct{}),
 		waiters: map[uint64]chan error{}, stop: make(chan struct{}), loopDone: make(chan struct{}),
 		recvc: make(chan raftpb.Message, 1024), propc: make(chan proposal), reportc: make(chan func(), 1024),
-		statusc: make(chan chan raft.Status),
+		statusc: make(chan chan raft.Status), fenceKick: make(chan struct{}, 1),
 	}
 	c.guard.init(cfg.Logger)
 	c.heartbeats.init()
@@ -253,6 +263,7 @@ func Open(cfg Config) (*Controller, error) {
 	go c.publishLoop()
 	go c.run()
 	go c.fenceLoop()
+	go c.rebalanceLoop()
 
 	if c.alone {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

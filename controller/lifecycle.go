@@ -26,10 +26,12 @@ type brokerHeartbeats struct {
 	since  time.Time // brokers without an entry count as heard from at since
 	last   map[int32]time.Time
 	offset map[int32]int64 // metadata offset of the last heartbeat
+	conns  connLiveness    // which connections carry heartbeats (liveness.go)
 }
 
 func (h *brokerHeartbeats) init() {
 	h.last, h.offset = map[int32]time.Time{}, map[int32]int64{}
+	h.conns.init()
 }
 
 func (h *brokerHeartbeats) resetAll(now time.Time) {
@@ -37,6 +39,15 @@ func (h *brokerHeartbeats) resetAll(now time.Time) {
 	defer h.mu.Unlock()
 	h.since = now
 	clear(h.last)
+	h.conns.reset()
+}
+
+// lastContactLocked is lastContact with h.mu held.
+func (h *brokerHeartbeats) lastContactLocked(id int32) time.Time {
+	if t, ok := h.last[id]; ok {
+		return t
+	}
+	return h.since
 }
 
 func (h *brokerHeartbeats) touch(id int32, now time.Time) {
@@ -56,10 +67,43 @@ func (h *brokerHeartbeats) seenWithin(id int32, now time.Time, d time.Duration) 
 func (h *brokerHeartbeats) lastContact(id int32) time.Time {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if t, ok := h.last[id]; ok {
-		return t
+	return h.lastContactLocked(id)
+}
+
+// BrokerHeartbeatConnection tells the controller that the connection conn (an id
+// unique in this process) carries broker's heartbeats, at epoch: called by the server
+// layer as each BrokerHeartbeat is read from a controller-listener connection, before
+// it is handled. See liveness.go.
+func (c *Controller) BrokerHeartbeatConnection(broker int32, epoch int64, conn uint64) {
+	h := &c.heartbeats
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.conns.heartbeat(broker, epoch, conn)
+}
+
+// BrokerConnectionClosed tells the controller that conn, which carried broker's
+// heartbeats at epoch, closed; byPeer when the broker's side closed it (end of stream
+// or a reset: its process exited, or it replaced the connection), not this node.
+// When that was the broker's last heartbeat connection and this node is the active
+// controller, the broker is fenced unless it heartbeats again within closeGrace.
+func (c *Controller) BrokerConnectionClosed(broker int32, epoch int64, conn uint64, byPeer bool) {
+	h := &c.heartbeats
+	h.mu.Lock()
+	pending := h.conns.connClosed(broker, epoch, conn, byPeer, c.IsActive(), c.cfg.Now())
+	h.mu.Unlock()
+	if pending {
+		c.log.Debug().Int32("broker", broker).Int64("broker_epoch", epoch).Dur("grace", closeGrace).
+			Msg("broker's controller connection closed; fencing it unless it comes back")
+		time.AfterFunc(closeGrace, c.kickFence)
 	}
-	return h.since
+}
+
+// kickFence makes the fence loop look at the brokers at once.
+func (c *Controller) kickFence() {
+	select {
+	case c.fenceKick <- struct{}{}:
+	default:
+	}
 }
 
 // BrokerMetadataOffsets returns the metadata offset each broker last reported.
@@ -196,7 +240,8 @@ func (c *Controller) HandleBrokerHeartbeat(req *kmsg.BrokerHeartbeatRequest) *km
 	return resp
 }
 
-// fenceLoop fences brokers whose session expired, while this node is active.
+// fenceLoop fences brokers whose session expired, or whose connections closed and
+// did not come back (liveness.go), while this node is active.
 func (c *Controller) fenceLoop() {
 	every := c.cfg.SessionTimeout / 8
 	every = min(max(every, 10*time.Millisecond), 250*time.Millisecond)
@@ -207,6 +252,10 @@ func (c *Controller) fenceLoop() {
 		select {
 		case <-c.stop:
 			return
+		case <-c.fenceKick:
+			if c.IsActive() {
+				c.fenceExpired()
+			}
 		case <-t.C:
 			if c.IsActive() {
 				c.fenceExpired()
@@ -221,23 +270,29 @@ func (c *Controller) fenceLoop() {
 	}
 }
 
-// fenceExpired fences every unfenced broker not heard from for a session timeout.
+// fenceExpired fences every unfenced broker not heard from for a session timeout, and
+// every one whose heartbeat connections closed closeGrace ago without it coming back
+// (connLiveness.fenceDue).
 func (c *Controller) fenceExpired() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	now := c.cfg.Now()
-	for _, b := range c.Image().SortedBrokers() {
-		if b.Fenced || now.Sub(c.heartbeats.lastContact(b.ID)) < c.cfg.SessionTimeout {
+	h := &c.heartbeats
+	h.mu.Lock()
+	due := h.conns.fenceDue(c.Image(), h.lastContactLocked, c.cfg.Now(), c.cfg.SessionTimeout, closeGrace)
+	h.mu.Unlock()
+	for _, d := range due {
+		img := c.Image()
+		b, ok := img.Brokers[d.broker]
+		if !ok || b.Fenced || b.Epoch != d.epoch {
 			continue
 		}
-		img := c.Image()
-		recs := fenceRecords(img, img.Brokers[b.ID], c.uncleanEnabled)
+		recs := fenceRecords(img, b, c.uncleanEnabled)
 		if err := c.commit(recs); err != nil {
 			c.log.Warn().Err(err).Int32("broker", b.ID).Msg("fencing broker")
 			return
 		}
 		c.logUncleanElections(img, recs)
-		c.log.Info().Int32("broker", b.ID).Int64("broker_epoch", b.Epoch).Msg("broker fenced: session expired")
+		c.log.Info().Int32("broker", b.ID).Int64("broker_epoch", b.Epoch).Msg("broker fenced: " + d.reason.String())
 	}
 }
 

@@ -78,6 +78,7 @@ func init() {
 		{key: 36, min: 0, max: 2, handle: handleSaslAuthenticate},
 		{key: 37, min: 0, max: 3, handle: handleCreatePartitions},
 		{key: 42, min: 0, max: 3, handle: handleDeleteGroups},
+		{key: 43, min: 0, max: 2, handle: handleElectLeaders},
 		{key: 44, min: 0, max: 1, handle: handleIncrementalAlterConfigs},
 		{key: 47, min: 0, max: 0, handle: handleOffsetDelete},
 		{key: 48, min: 0, max: 1, handle: handleDescribeClientQuotas},

@@ -202,6 +202,7 @@ var brokerAuthz = map[int16]authzRule{
 	36: {none: true}, // SaslAuthenticate: authentication itself (sasl.go)
 	37: inHandler("ALTER on each topic"),
 	42: inHandler("DELETE on each group"),
+	43: clusterOp(acl.OpAlter),
 	44: inHandler("ALTER_CONFIGS on the cluster (brokers), topic or group"),
 	47: inHandler("DELETE on the group, READ on each topic"),
 	48: clusterOp(acl.OpDescribeConfigs),
@@ -232,6 +233,9 @@ var controllerAuthz = map[int16]authzRule{
 	33: inHandler(forwardedRule),
 	36: {none: true},
 	37: inHandler(forwardedRule),
+	// ElectLeaders comes forwarded from brokers (which checked the client's ALTER),
+	// or from clients directly (--bootstrap-controller).
+	43: clusterOp(acl.OpAlter, acl.OpClusterAction),
 	44: inHandler(forwardedRule),
 	// AlterUserScramCredentials comes forwarded from brokers (which checked the
 	// client's ALTER), or from clients directly.

@@ -11,6 +11,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -193,6 +194,8 @@ type Broker struct {
 	conns     map[*conn]struct{}
 	// limits bounds what clients can make the broker spend (limits.go).
 	limits limits
+	// killed makes Close stop as a killed process would (Kill, kill.go).
+	killed atomic.Bool
 }
 
 // voters is controller.quorum.voters for the controller package.
@@ -258,7 +261,8 @@ func Start(cfg Config) (*Broker, error) {
 			DefaultPartitions: cfg.NumPartitions, DefaultReplicationFactor: cfg.DefaultReplicationFactor,
 			ValidateTopicConfig: cfg.Configs.ValidateTopic, ListConfigDefault: cfg.Configs.ListConfigDefault,
 			Now: cfg.Now, UncleanLeaderElectionEnable: cfg.UncleanLeaderElectionEnable,
-			Logger: cfg.Logger.With().Str("component", "controller").Logger(),
+			AutoLeaderRebalance: cfg.AutoLeaderRebalanceEnable, LeaderImbalancePerBrokerPercentage: cfg.LeaderImbalancePerBrokerPercentage,
+			LeaderImbalanceCheckInterval: time.Duration(cfg.LeaderImbalanceCheckIntervalSeconds) * time.Second, Logger: cfg.Logger.With().Str("component", "controller").Logger(),
 		})
 		if err != nil {
 			return nil, err
@@ -387,10 +391,12 @@ func (b *Broker) startBroker(ctx context.Context) error {
 		return err
 	}
 	b.listeners = bls
+	// The lifecycle exists before the first image is applied: the fetchers that image
+	// starts read the broker epoch from it.
+	b.lifecycle = newBrokerLifecycle(b)
 	// The replica manager first, so the partitions the coordinator loads exist.
 	b.pub.attach()
 
-	b.lifecycle = newBrokerLifecycle(b)
 	if err := b.lifecycle.start(ctx); err != nil {
 		return fmt.Errorf("server: broker registration: %w", err)
 	}
@@ -522,7 +528,7 @@ func (b *Broker) acceptLoop(l *listener) {
 func (b *Broker) Close() error {
 	var err error
 	b.closeOnce.Do(func() {
-		if b.lifecycle != nil && b.lifecycle.epoch() >= 0 {
+		if b.lifecycle != nil && b.lifecycle.epoch() >= 0 && !b.killed.Load() {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Duration(b.cfg.BrokerSessionTimeoutMs)*time.Millisecond)
 			if cerr := b.lifecycle.controlledShutdown(ctx); cerr != nil {
 				b.log.Warn().Err(cerr).Msg("controlled shutdown did not complete")
@@ -561,7 +567,9 @@ func (b *Broker) Close() error {
 			b.txns.Close()
 			b.txnPeers.close()
 		}
-		if b.logs != nil {
+		if b.logs != nil && b.killed.Load() {
+			b.logs.Crash()
+		} else if b.logs != nil {
 			err = b.logs.Close()
 		}
 		if b.localCtl != nil {

@@ -40,7 +40,16 @@ type brokerLifecycle struct {
 	}
 	kick chan struct{} // wakes the heartbeat loop at once
 	done chan struct{}
+	// failed is set when the last heartbeat got no answer (heartbeat loop only).
+	failed bool
 }
+
+// heartbeatRetry is how soon a heartbeat that got no answer is sent again (not
+// after broker.heartbeat.interval.ms, as Kafka does): the request's failure may have
+// closed the channel's connection, and the active controller fences a broker whose
+// heartbeat connection closed from its side unless it heartbeats again within 500 ms
+// (controller/liveness.go).
+const heartbeatRetry = 100 * time.Millisecond
 
 func newBrokerLifecycle(b *Broker) *brokerLifecycle {
 	l := &brokerLifecycle{b: b, interval: time.Duration(b.cfg.BrokerHeartbeatIntervalMs) * time.Millisecond,
@@ -148,6 +157,9 @@ func (l *brokerLifecycle) loop() {
 		fast := l.mu.fenced || l.mu.wantShutdown
 		l.mu.Unlock()
 		wait := l.interval
+		if l.failed {
+			wait = min(wait, heartbeatRetry)
+		}
 		if fast {
 			wait = min(wait, 10*time.Millisecond)
 		}
@@ -173,6 +185,7 @@ func (l *brokerLifecycle) heartbeat() {
 	ctx, cancel := context.WithTimeout(context.Background(), max(l.interval, time.Second))
 	defer cancel()
 	resp, err := l.ch.request(ctx, req)
+	l.failed = err != nil
 	if err != nil {
 		l.b.log.Debug().Err(err).Msg("heartbeat failed")
 		return

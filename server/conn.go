@@ -61,6 +61,10 @@ type conn struct {
 	// auth is the SASL authentication of a SASL listener's connection (nil
 	// elsewhere); see sasl.go.
 	auth *saslConn
+	// id is the connection's number in this process; heartbeats the broker whose
+	// BrokerHeartbeats it carries (controller listener; controller_liveness.go).
+	id         uint64
+	heartbeats heartbeatOwner
 }
 
 // session is what authorization needs to know of a connection: the principal the
@@ -143,7 +147,7 @@ func newConn(b *Broker, nc net.Conn, apis *apiTable, s session) *conn {
 		s.host = h
 	}
 	c := &conn{
-		b: b, nc: nc, apis: apis,
+		b: b, nc: nc, apis: apis, id: id,
 		log:     b.log.With().Uint64("conn", id).Str("remote", nc.RemoteAddr().String()).Logger(),
 		out:     make(chan *response, maxInFlightPerConn),
 		broken:  make(chan struct{}),
@@ -161,6 +165,7 @@ func (c *conn) serve() {
 		close(writerDone)
 	}()
 	err := c.readLoopRecovered()
+	c.noteClosed(err)
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !errors.Is(err, errCloseAfterAnswer) {
 		c.log.Info().Err(err).Msg("closing connection")
 	}

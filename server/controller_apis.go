@@ -10,8 +10,9 @@ package server
 //	                           UNKNOWN_TOPIC_OR_PARTITION
 //	CreateTopics 2-7, DeleteTopics 1-6, CreatePartitions 0-3, AlterConfigs 0-2,
 //	IncrementalAlterConfigs 0-1, CreateAcls 1-3, DeleteAcls 1-3,
-//	AlterUserScramCredentials 0
+//	AlterUserScramCredentials 0, ElectLeaders 0-2
 //	                           forwarded by brokers as the client sent them
+//	                           (ElectLeaders at v2, so NOT_CONTROLLER always shows)
 //	DescribeAcls 1-3           this controller's ACLs (kafka-acls --bootstrap-controller)
 //	DescribeQuorum 0-2         the Raft quorum (kafka-metadata-quorum)
 //	SaslHandshake 0-1, SaslAuthenticate 0-2
@@ -61,13 +62,14 @@ var controllerAPIs = newAPITable([]apiHandler{
 	{key: 33, min: 0, max: 2, handle: controllerHandler},
 	{key: 36, min: 0, max: 2, handle: handleSaslAuthenticate},
 	{key: 37, min: 0, max: 3, handle: controllerHandler},
+	{key: 43, min: 0, max: 2, handle: controllerHandler},
 	{key: 44, min: 0, max: 1, handle: controllerHandler},
 	{key: 51, min: 0, max: 0, handle: controllerHandler},
 	{key: 55, min: 0, max: 2, handle: controllerHandler},
 	{key: 56, min: 0, max: 3, handle: controllerHandler},
 	{key: 60, min: 1, max: 2, handle: handleControllerDescribeCluster},
 	{key: 62, min: 0, max: 4, handle: controllerHandler},
-	{key: 63, min: 0, max: 1, handle: controllerHandler},
+	{key: 63, min: 0, max: 1, handle: controllerHeartbeatHandler},
 	{key: 67, min: 0, max: 0, handle: controllerHandler},
 })
 
@@ -126,6 +128,8 @@ func handleControllerRequest(ctl *controller.Controller, req kmsg.Request) kmsg.
 		return ctl.DeleteTopics(r)
 	case *kmsg.CreatePartitionsRequest:
 		return ctl.CreatePartitions(r)
+	case *kmsg.ElectLeadersRequest:
+		return ctl.ElectLeaders(r)
 	case *kmsg.AlterConfigsRequest:
 		return ctl.LegacyAlterConfigs(r)
 	case *kmsg.IncrementalAlterConfigsRequest:
@@ -168,6 +172,8 @@ func notControllerResponse(req kmsg.Request, code int16) kmsg.Response {
 		}
 	case *kmsg.DeleteTopicsRequest:
 		return controller.DeleteTopicsError(r, code)
+	case *kmsg.ElectLeadersRequest:
+		return controller.ElectLeadersError(r, code, nil)
 	case *kmsg.CreatePartitionsRequest:
 		out := resp.(*kmsg.CreatePartitionsResponse)
 		for _, t := range r.Topics {

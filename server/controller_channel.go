@@ -24,14 +24,15 @@ import (
 // reaches the active controller for its registration and heartbeats, AlterPartition,
 // producer-id blocks, and the admin requests it forwards (CreateTopics, DeleteTopics,
 // CreatePartitions, AlterConfigs, IncrementalAlterConfigs, DescribeQuorum, CreateAcls,
-// DeleteAcls, AlterUserScramCredentials).
+// DeleteAcls, AlterUserScramCredentials, ElectLeaders).
 //
 // Forwarding sends the client's request as is — same API key, same version — to the
 // controller listener of the active controller, and relays the answer (no Envelope:
 // without authentication there is no principal to carry). When this process hosts the
 // active controller the request is handled in-process, without a socket. An answer of
 // NOT_CONTROLLER, or a connection failure, moves on to the next voter until the
-// request's deadline.
+// request's deadline; a connection that had worked and fails is first dialed again,
+// once, to the same voter.
 
 // ctlConn is one connection to a controller's listener: one request at a time.
 type ctlConn struct {
@@ -113,6 +114,13 @@ func appendRequest(dst []byte, req kmsg.Request, corr int32, clientID string) []
 	return dst
 }
 
+// connected reports whether cc holds an open connection.
+func (cc *ctlConn) connected() bool {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	return cc.nc != nil
+}
+
 func (cc *ctlConn) close() {
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
@@ -161,6 +169,7 @@ func (ch *controllerChannel) activeID() int32 {
 // request sends req to the active controller, retrying on other voters until ctx ends.
 func (ch *controllerChannel) request(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
 	backoff := 20 * time.Millisecond
+	retried := false
 	for {
 		if ch.local != nil && ch.local.IsActive() {
 			if resp := handleControllerRequest(ch.local, req); !isNotController(resp) {
@@ -172,6 +181,7 @@ func (ch *controllerChannel) request(ctx context.Context, req kmsg.Request) (kms
 				// Our own controller is the leader but not yet active (replaying):
 				// wait for it.
 			} else if cc := ch.conns[id]; cc != nil {
+				wasOpen := cc.connected()
 				resp, err := cc.roundTrip(ctx, req)
 				if err == nil && !isNotController(resp) {
 					ch.hint.Store(id)
@@ -179,6 +189,15 @@ func (ch *controllerChannel) request(ctx context.Context, req kmsg.Request) (kms
 				}
 				if err != nil {
 					ch.log.Debug().Err(err).Int32("controller", id).Msg("controller request failed")
+				}
+				if err != nil && wasOpen && !retried {
+					// A connection that had worked failed (its SASL session ending, a
+					// timeout, the controller closing it): dial the same controller
+					// again at once before trying the others, so that a live broker's
+					// heartbeats come back on a new connection well within the
+					// controller's grace for closed connections (controller/liveness.go).
+					retried = true
+					continue
 				}
 				ch.hint.Store(-1)
 			} else {
@@ -228,6 +247,8 @@ func isNotController(resp kmsg.Response) bool {
 		return len(r.Topics) > 0 && r.Topics[0].ErrorCode == nc
 	case *kmsg.CreatePartitionsResponse:
 		return len(r.Topics) > 0 && r.Topics[0].ErrorCode == nc
+	case *kmsg.ElectLeadersResponse:
+		return r.ErrorCode == nc // always v1+ here: brokerMeta.ElectLeaders forwards at v2
 	case *kmsg.AlterConfigsResponse:
 		return len(r.Resources) > 0 && r.Resources[0].ErrorCode == nc
 	case *kmsg.IncrementalAlterConfigsResponse:

@@ -151,21 +151,10 @@ func (e *env) reopen() {
 }
 
 // crash stops the manager as a kill -9 would leave the files: no trimming, no
-// checkpoints beyond those already written, no clean-shutdown marker.
+// checkpoints beyond those already written, no clean-shutdown marker (LogManager.Crash).
 func (e *env) crash() {
 	e.t.Helper()
-	m := e.m
-	m.mu.Lock()
-	m.mu.closed = true
-	m.mu.Unlock()
-	close(m.stop)
-	<-m.done
-	for _, l := range m.Logs() {
-		l.flushes.Wait()
-		l.closeFiles()
-	}
-	m.deleter.flush()
-	m.lockFile.Close() // the process is gone
+	e.m.Crash()
 	e.m = nil
 }
 
