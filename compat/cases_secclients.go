@@ -113,15 +113,16 @@ func secClients() []secClient {
 		}},
 		{name: "kafka-python", oauth: true, skip: func(x *X) string { return x.pythonErr }, cmd: func(x *X, specs []string) Cmd {
 			return Cmd{Name: x.python, Args: append([]string{filepath.Join(x.Compat, "python", "client.py"), "--security"}, specs...)}
-		}, unclearRefusal: map[string]string{
-			"scram-wrong": "kafka-python over TLS may read a broker's close before its SASL_AUTHENTICATION_FAILED answer and then reports only a lost connection; Kafka delays that close by connection.failed.authentication.delay.ms (100 ms), gokafkad closes at once, so against gokafkad kafka-python often cannot say why it was refused",
-		}},
+		}, unclearRefusal: map[string]string{"scram-wrong": kafkaPythonSASLRefusal, "plain-wrong": kafkaPythonSASLRefusal}},
 		{name: "franz-go", oauth: true, skip: goSkip, cmd: goProg("franz-go")},
 		{name: "sarama", oauth: true, skip: goSkip, cmd: goProg("sarama")},
 		{name: "kafka-go", skip: goSkip, cmd: goProg("kafka-go")},
 		{name: "confluent-kafka-go", oauth: true, skip: func(x *X) string { return x.confluentErr }, cmd: goProg("confluent-kafka-go")},
 	}
 }
+
+// kafkaPythonSASLRefusal is the note of kafka-python's wrong-password rows.
+const kafkaPythonSASLRefusal = "kafka-python often reports a refused SASL login only as a lost connection (it reads the broker's close before the SASL_AUTHENTICATION_FAILED answer), against Kafka as against gokafkad: this row passes on the refusal alone"
 
 func slug(s string) string {
 	return regexp.MustCompile(`[^a-z0-9]+`).ReplaceAllString(strings.ToLower(s), "-")
