@@ -21,9 +21,13 @@ const (
 )
 
 func suites() []Suite {
-	return []Suite{cliSuite(), kcatSuite(), javaSuite(), kafkajsSuite(), kafkaPythonSuite(),
+	all := []Suite{cliSuite(), kcatSuite(), javaSuite(), kafkajsSuite(), kafkaPythonSuite(),
 		goClientSuite("franz-go", true, true), goClientSuite("sarama", true, true), goClientSuite("kafka-go", false, false),
 		goClientSuite("confluent-kafka-go", true, true), kgoSuite(), securitySuite()}
+	for _, c := range secClients() {
+		all = append(all, secMatrixSuite(c))
+	}
+	return append(all, kcatSecuritySuite(), kgoSASLSuite())
 }
 
 // cliSuite drives Apache Kafka's own command-line tools, in the order an operator

@@ -13,9 +13,6 @@ import (
 	"time"
 )
 
-// issueSecurity marks the rows gokafkad cannot pass until the security work lands.
-const issueSecurity = "#10 security"
-
 // secured is one secured broker of the security suite and what its clients need.
 type secured struct {
 	b       *Broker
@@ -23,12 +20,13 @@ type secured struct {
 	plain   string // PLAINTEXT listener: the operator's (User:ANONYMOUS is a super user)
 	ssl     string // SSL, client certificates required
 	saslSSL string // SASL_SSL, SCRAM-SHA-512 and SCRAM-SHA-256
-	saslPT  string // SASL_PLAINTEXT, PLAIN
+	saslPT  string // SASL_PLAINTEXT: PLAIN, OAUTHBEARER (unsecured JWS), SCRAM-SHA-512/256
 }
 
 // securedProps is the server.properties both kinds of broker get for the security
 // suite, as an operator would write it for Kafka 4.4: four client listeners, a
-// PKCS#12 keystore and a PEM truststore, SCRAM and PLAIN, and the StandardAuthorizer.
+// PKCS#12 keystore and a PEM truststore, SCRAM, PLAIN and OAUTHBEARER (the unsecured
+// JWS validator), and the StandardAuthorizer.
 func securedProps(dir string, cs *certSet) ([][2]string, *secured, error) {
 	ports := make([]int, 5)
 	for i := range ports {
@@ -59,14 +57,20 @@ func securedProps(dir string, cs *certSet) ([][2]string, *secured, error) {
 		{"ssl.truststore.location", cs.CA},
 		{"listener.name.ssl.ssl.client.auth", "required"},
 		{"ssl.principal.mapping.rules", "RULE:^CN=([^,]*),O=gokafkad-compat$/$1/,DEFAULT"},
-		{"sasl.enabled.mechanisms", "PLAIN,SCRAM-SHA-512,SCRAM-SHA-256"},
+		{"sasl.enabled.mechanisms", "PLAIN,SCRAM-SHA-512,SCRAM-SHA-256,OAUTHBEARER"},
 		{"listener.name.sasl_ssl.sasl.enabled.mechanisms", "SCRAM-SHA-512,SCRAM-SHA-256"},
 		{"listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config", "org.apache.kafka.common.security.scram.ScramLoginModule required;"},
 		{"listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config", "org.apache.kafka.common.security.scram.ScramLoginModule required;"},
-		{"listener.name.sasl_plaintext.sasl.enabled.mechanisms", "PLAIN"},
+		// SCRAM here too, for franz-go's own SASL tests (they dial without TLS).
+		{"listener.name.sasl_plaintext.sasl.enabled.mechanisms", "PLAIN,OAUTHBEARER,SCRAM-SHA-512,SCRAM-SHA-256"},
+		{"listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config", "org.apache.kafka.common.security.scram.ScramLoginModule required;"},
+		{"listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config", "org.apache.kafka.common.security.scram.ScramLoginModule required;"},
+		// OAUTHBEARER with no callback handlers: Kafka's unsecured JWS validator.
+		{"listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config", "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;"},
 		{"listener.name.sasl_plaintext.plain.sasl.jaas.config", `org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="alice-secret";`},
 		{"authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer"},
-		{"super.users", "User:ANONYMOUS"},
+		// User:kgo-client runs franz-go's whole pkg/kgo suite over mutual TLS.
+		{"super.users", "User:ANONYMOUS;User:kgo-client"},
 		{"allow.everyone.if.no.acl.found", "false"},
 		{"log.dirs", filepath.Join(dir, "data")},
 		{"num.partitions", "1"},
@@ -184,10 +188,16 @@ func securitySuite() Suite {
 				}
 				s.b = b
 				x.Env.extra = append(x.Env.extra, b)
+				if x.Env.secured == nil {
+					x.Env.secured = map[string]*secured{}
+				}
+				x.Env.secured[x.B.Name] = s
 				// Every listener is served with its own protocol: TLS on the SSL and
 				// SASL_SSL ports, with the broker certificate the CA signed.
+				// (The broker answers on PLAINTEXT first; on a loaded machine Kafka may
+				// bind the others a moment later.)
 				for _, addr := range []string{s.ssl, s.saslSSL} {
-					if err := tlsHandshake(addr, cs); err != nil {
+					if err := x.waitUntil(func() error { return tlsHandshake(addr, cs) }); err != nil {
 						return err
 					}
 				}

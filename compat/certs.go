@@ -17,8 +17,8 @@ import (
 
 // certSet is what the security suite's brokers and clients use, made fresh for each
 // run (nothing is committed): a CA, a broker certificate for 127.0.0.1 / localhost,
-// a client certificate it signed, and a client certificate of another CA that the
-// brokers must refuse. Each key is in PEM (PKCS#8) beside its certificate; the broker
+// a client certificate it signed (and another for franz-go's tests), and a client
+// certificate of another CA that the brokers must refuse. Each key is in PEM (PKCS#8) beside its certificate; the broker
 // and the trusted client also get a PKCS#12 keystore (made by openssl) for Java.
 type certSet struct {
 	Dir      string
@@ -29,6 +29,8 @@ type certSet struct {
 	ClientCert      string // PEM certificate of the trusted client
 	ClientKey       string // its PEM key
 	ClientP12       string
+	KgoClientCert   string // trusted, of User:kgo-client (a super user): franz-go's tests over TLS
+	KgoClientKey    string
 	RogueClientCert string // signed by a CA the brokers do not trust
 	RogueClientKey  string
 	RogueClientP12  string
@@ -67,6 +69,13 @@ func makeCerts(dir string) (*certSet, error) {
 	if err != nil {
 		return nil, err
 	}
+	kgoClient, kgoClientKey, err := newCert("kgo-client", ca, caKey, false, func(t *x509.Certificate) {
+		t.Subject.Organization = []string{"gokafkad-compat"}
+		t.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
+	})
+	if err != nil {
+		return nil, err
+	}
 	rogueClient, rogueClientKey, err := newCert("compat-client", rogue, rogueKey, false, func(t *x509.Certificate) {
 		t.Subject.Organization = []string{"gokafkad-compat"}
 		t.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
@@ -78,6 +87,7 @@ func makeCerts(dir string) (*certSet, error) {
 	cs.CA = p("ca.crt")
 	cs.ClientCert, cs.ClientKey = p("client.crt"), p("client.key")
 	cs.RogueClientCert, cs.RogueClientKey = p("rogue-client.crt"), p("rogue-client.key")
+	cs.KgoClientCert, cs.KgoClientKey = p("kgo-client.crt"), p("kgo-client.key")
 	files := []struct {
 		path string
 		data []byte
@@ -88,6 +98,8 @@ func makeCerts(dir string) (*certSet, error) {
 		{p("broker.key"), keyPEM(brokerKey)},
 		{cs.ClientCert, append(certPEM(client), certPEM(ca)...)},
 		{cs.ClientKey, keyPEM(clientKey)},
+		{cs.KgoClientCert, append(certPEM(kgoClient), certPEM(ca)...)},
+		{cs.KgoClientKey, keyPEM(kgoClientKey)},
 		{cs.RogueClientCert, append(certPEM(rogueClient), certPEM(rogue)...)},
 		{cs.RogueClientKey, keyPEM(rogueClientKey)},
 	}

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -40,6 +41,12 @@ type Env struct {
 	versions     [][2]string
 	toolsConf    string    // log4j2 configuration for the CLI tools
 	extra        []*Broker // brokers suites started for themselves, stopped by StopExtra
+	// secured is the security suite's secured broker beside each broker under test
+	// (by that broker's name), which the security client matrix uses too.
+	secured map[string]*secured
+	secMu   sync.Mutex
+	secRuns map[string]*secMatrixRun // the matrix's run per broker name
+	bgJobs  map[string]*bgJob        // by broker name + "/" + key
 }
 
 // StopExtra stops the brokers that suites started beside the main ones.

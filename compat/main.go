@@ -40,6 +40,10 @@ var (
 	apiTable    = flag.String("api-table", "", "only start the reference Kafka and write the APIs it serves to clients to this file (server/testdata/kafka-4.4-apis.txt)")
 )
 
+// rowFilter is -run compiled (nil: every row), for a suite that runs several rows' work
+// at once.
+var rowFilter *regexp.Regexp
+
 func main() {
 	flag.Parse()
 	code, err := run()
@@ -77,6 +81,7 @@ func run() (int, error) {
 			return 0, err
 		}
 	}
+	rowFilter = filter
 	work, err := os.MkdirTemp("", "gokafkad-compat-")
 	if err != nil {
 		return 0, err

@@ -28,7 +28,9 @@ type Step struct {
 	Feature string // what the step checks
 	// Expect names the gokafkad issue that makes this step fail there for now
 	// ("#5 transactions"): failing on gokafkad is then expected, passing is an error.
-	Expect  string
+	Expect string
+	// Note is said in COMPATIBILITY.md's notes for the row (a client's known limit).
+	Note    string
 	Timeout time.Duration // default 2 minutes
 	Run     func(x *X) error
 }
@@ -214,6 +216,9 @@ func (r *Results) WriteMarkdown(path string, env *Env, took time.Duration) error
 		var notes []string
 		if rw.step.Expect != "" {
 			notes = append(notes, "gokafkad lacks "+rw.step.Expect)
+		}
+		if rw.step.Note != "" {
+			notes = append(notes, rw.step.Note)
 		}
 		for _, b := range r.brokers {
 			s := r.status(b, rw)

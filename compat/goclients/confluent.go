@@ -20,6 +20,7 @@ func confluentScenario() scenario {
 	produceWith := func(conf kafka.ConfigMap, keys []string) error {
 		conf["bootstrap.servers"] = bootstrap
 		conf["acks"] = "all"
+		confluentSec(conf)
 		p, err := kafka.NewProducer(&conf)
 		if err != nil {
 			return err
@@ -48,7 +49,7 @@ func confluentScenario() scenario {
 	}
 	return scenario{
 		createTopics: func(ctx context.Context) error {
-			a, err := kafka.NewAdminClient(&kafka.ConfigMap{"bootstrap.servers": bootstrap})
+			a, err := kafka.NewAdminClient(confluentSec(kafka.ConfigMap{"bootstrap.servers": bootstrap}))
 			if err != nil {
 				return err
 			}
@@ -84,8 +85,8 @@ func confluentScenario() scenario {
 			if readCommitted {
 				iso = "read_committed"
 			}
-			c, err := kafka.NewConsumer(&kafka.ConfigMap{"bootstrap.servers": bootstrap, "group.id": g, "auto.offset.reset": "earliest",
-				"enable.auto.commit": false, "isolation.level": iso})
+			c, err := kafka.NewConsumer(confluentSec(kafka.ConfigMap{"bootstrap.servers": bootstrap, "group.id": g, "auto.offset.reset": "earliest",
+				"enable.auto.commit": false, "isolation.level": iso}))
 			if err != nil {
 				return nil, err
 			}
@@ -114,6 +115,30 @@ func confluentScenario() scenario {
 				}
 			}
 			return col.check()
+		},
+		probe: func(ctx context.Context) error {
+			// librdkafka retries a refused connection for ever; its error events say
+			// why, and a metadata answer says the client got in.
+			p, err := kafka.NewProducer(confluentSec(kafka.ConfigMap{"bootstrap.servers": bootstrap}))
+			if err != nil {
+				return err
+			}
+			defer p.Close()
+			// Short metadata requests, so that Close does not wait long on one.
+			for ctx.Err() == nil {
+				select {
+				case e := <-p.Events():
+					if ke, ok := e.(kafka.Error); ok {
+						return ke
+					}
+					continue
+				default:
+				}
+				if _, err := p.GetMetadata(nil, true, 1000); err == nil {
+					return nil
+				}
+			}
+			return ctx.Err()
 		},
 		txn: func(ctx context.Context) error {
 			p, err := kafka.NewProducer(&kafka.ConfigMap{"bootstrap.servers": bootstrap, "transactional.id": "compat-confluent-" + txnTopic})
@@ -153,4 +178,31 @@ func confluentScenario() scenario {
 			return nil
 		},
 	}
+}
+
+// confluentSec adds the security spec's librdkafka settings to conf and returns it.
+func confluentSec(conf kafka.ConfigMap) *kafka.ConfigMap {
+	if sec == nil {
+		return &conf
+	}
+	conf["security.protocol"] = sec.protocol
+	if sec.tls() {
+		conf["ssl.ca.location"] = sec.ca
+		if sec.cert != "" {
+			conf["ssl.certificate.location"] = sec.cert
+			conf["ssl.key.location"] = sec.key
+		}
+	}
+	if sec.sasl() {
+		conf["sasl.mechanism"] = sec.mechanism
+		if sec.mechanism == "OAUTHBEARER" {
+			// librdkafka's own unsecured JWS, as Kafka's unsecured login makes it.
+			conf["enable.sasl.oauthbearer.unsecure.jwt"] = true
+			conf["sasl.oauthbearer.config"] = "principal=" + sec.user
+		} else {
+			conf["sasl.username"] = sec.user
+			conf["sasl.password"] = sec.password
+		}
+	}
+	return &conf
 }

@@ -6,6 +6,10 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl"
+	"github.com/twmb/franz-go/pkg/sasl/oauth"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
 )
 
 func franzGo() scenario {
@@ -14,7 +18,7 @@ func franzGo() scenario {
 		"lz4": kgo.Lz4Compression(), "zstd": kgo.ZstdCompression(),
 	}
 	produceWith := func(ctx context.Context, keys []string, opts ...kgo.Opt) error {
-		cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(bootstrap), kgo.RequiredAcks(kgo.AllISRAcks())}, opts...)...)
+		cl, err := kgo.NewClient(franzOpts(append([]kgo.Opt{kgo.RequiredAcks(kgo.AllISRAcks())}, opts...)...)...)
 		if err != nil {
 			return err
 		}
@@ -28,7 +32,7 @@ func franzGo() scenario {
 	}
 	return scenario{
 		createTopics: func(ctx context.Context) error {
-			cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap))
+			cl, err := kgo.NewClient(franzOpts()...)
 			if err != nil {
 				return err
 			}
@@ -56,12 +60,12 @@ func franzGo() scenario {
 			return produceWith(ctx, keys) // franz-go is idempotent by default
 		},
 		consume: func(ctx context.Context, g, t string, want []string, readCommitted bool) (map[string]rec, error) {
-			opts := []kgo.Opt{kgo.SeedBrokers(bootstrap), kgo.ConsumeTopics(t), kgo.ConsumerGroup(g),
+			opts := []kgo.Opt{kgo.ConsumeTopics(t), kgo.ConsumerGroup(g),
 				kgo.DisableAutoCommit(), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}
 			if readCommitted {
 				opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 			}
-			cl, err := kgo.NewClient(opts...)
+			cl, err := kgo.NewClient(franzOpts(opts...)...)
 			if err != nil {
 				return nil, err
 			}
@@ -92,8 +96,16 @@ func franzGo() scenario {
 			}
 			return c.check()
 		},
+		probe: func(ctx context.Context) error {
+			cl, err := kgo.NewClient(franzOpts()...)
+			if err != nil {
+				return err
+			}
+			defer cl.Close()
+			return cl.Ping(ctx)
+		},
 		txn: func(ctx context.Context) error {
-			cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap), kgo.TransactionalID("compat-franz-"+txnTopic), kgo.DefaultProduceTopic(txnTopic))
+			cl, err := kgo.NewClient(franzOpts(kgo.TransactionalID("compat-franz-"+txnTopic), kgo.DefaultProduceTopic(txnTopic))...)
 			if err != nil {
 				return err
 			}
@@ -128,4 +140,28 @@ func codecName(k string) string {
 		}
 	}
 	return ""
+}
+
+// franzOpts is opts with the seed broker and, in the security mode, the spec's TLS and
+// SASL settings.
+func franzOpts(opts ...kgo.Opt) []kgo.Opt {
+	base := []kgo.Opt{kgo.SeedBrokers(bootstrap)}
+	if sec.tls() {
+		base = append(base, kgo.DialTLSConfig(sec.tlsConfig()))
+	}
+	if sec.sasl() {
+		var m sasl.Mechanism
+		switch sec.mechanism {
+		case "PLAIN":
+			m = plain.Auth{User: sec.user, Pass: sec.password}.AsMechanism()
+		case "SCRAM-SHA-256":
+			m = scram.Auth{User: sec.user, Pass: sec.password}.AsSha256Mechanism()
+		case "SCRAM-SHA-512":
+			m = scram.Auth{User: sec.user, Pass: sec.password}.AsSha512Mechanism()
+		case "OAUTHBEARER":
+			m = oauth.Auth{Token: unsecuredJWS(sec.user)}.AsMechanism()
+		}
+		base = append(base, kgo.SASL(m))
+	}
+	return append(base, opts...)
 }

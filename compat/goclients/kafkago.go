@@ -10,6 +10,9 @@ import (
 
 	kafka "github.com/segmentio/kafka-go"
 	"github.com/segmentio/kafka-go/compress"
+	"github.com/segmentio/kafka-go/sasl"
+	"github.com/segmentio/kafka-go/sasl/plain"
+	"github.com/segmentio/kafka-go/sasl/scram"
 )
 
 // kafkaGo is segmentio/kafka-go: it has no idempotent or transactional producer, so
@@ -20,7 +23,7 @@ func kafkaGo() scenario {
 	}
 	return scenario{
 		createTopics: func(ctx context.Context) error {
-			cl := &kafka.Client{Addr: kafka.TCP(bootstrap), Timeout: 20 * time.Second}
+			cl := &kafka.Client{Addr: kafka.TCP(bootstrap), Timeout: 20 * time.Second, Transport: kafkaGoTransport()}
 			resp, err := cl.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{
 				{Topic: topic, NumPartitions: 3, ReplicationFactor: 1},
 				{Topic: txnTopic, NumPartitions: 1, ReplicationFactor: 1},
@@ -46,7 +49,7 @@ func kafkaGo() scenario {
 		},
 		produce: func(ctx context.Context, codec string, keys []string) error {
 			w := &kafka.Writer{Addr: kafka.TCP(bootstrap), Topic: topic, RequiredAcks: kafka.RequireAll,
-				Balancer: &kafka.Hash{}, BatchTimeout: 10 * time.Millisecond, Compression: codecOf[codec]}
+				Balancer: &kafka.Hash{}, BatchTimeout: 10 * time.Millisecond, Compression: codecOf[codec], Transport: kafkaGoTransport()}
 			defer w.Close()
 			var msgs []kafka.Message
 			for _, k := range keys {
@@ -58,7 +61,7 @@ func kafkaGo() scenario {
 		consume: func(ctx context.Context, g, t string, want []string, readCommitted bool) (map[string]rec, error) {
 			cfg := kafka.ReaderConfig{Brokers: []string{bootstrap}, GroupID: g, Topic: t, StartOffset: kafka.FirstOffset,
 				MaxWait: 300 * time.Millisecond, HeartbeatInterval: time.Second, SessionTimeout: 10 * time.Second,
-				Dialer: &kafka.Dialer{Timeout: 10 * time.Second, Resolver: &net.Resolver{}}}
+				Dialer: kafkaGoDialer()}
 			if readCommitted {
 				cfg.IsolationLevel = kafka.ReadCommitted
 			}
@@ -86,5 +89,54 @@ func kafkaGo() scenario {
 			}
 			return c.check()
 		},
+		probe: func(ctx context.Context) error {
+			cl := &kafka.Client{Addr: kafka.TCP(bootstrap), Timeout: 10 * time.Second, Transport: kafkaGoTransport()}
+			_, err := cl.Metadata(ctx, &kafka.MetadataRequest{})
+			return err
+		},
 	}
+}
+
+// kafkaGoMechanism is the spec's SASL mechanism (kafka-go has no OAUTHBEARER).
+func kafkaGoMechanism() sasl.Mechanism {
+	if !sec.sasl() {
+		return nil
+	}
+	switch sec.mechanism {
+	case "PLAIN":
+		return plain.Mechanism{Username: sec.user, Password: sec.password}
+	case "SCRAM-SHA-256", "SCRAM-SHA-512":
+		alg := scram.SHA256
+		if sec.mechanism == "SCRAM-SHA-512" {
+			alg = scram.SHA512
+		}
+		m, err := scram.Mechanism(alg, sec.user, sec.password)
+		if err != nil {
+			panic(err)
+		}
+		return m
+	}
+	panic("kafka-go: no SASL mechanism " + sec.mechanism)
+}
+
+// kafkaGoTransport is the transport of kafka-go's Client and Writer: the default one
+// unless a security spec is in force.
+func kafkaGoTransport() kafka.RoundTripper {
+	if sec == nil {
+		return nil
+	}
+	t := &kafka.Transport{SASL: kafkaGoMechanism()}
+	if sec.tls() {
+		t.TLS = sec.tlsConfig()
+	}
+	return t
+}
+
+// kafkaGoDialer is the dialer of kafka-go's Reader.
+func kafkaGoDialer() *kafka.Dialer {
+	d := &kafka.Dialer{Timeout: 10 * time.Second, Resolver: &net.Resolver{}, SASLMechanism: kafkaGoMechanism()}
+	if sec.tls() {
+		d.TLS = sec.tlsConfig()
+	}
+	return d
 }

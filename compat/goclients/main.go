@@ -2,6 +2,7 @@
 // node and Java programs do, and prints a RESULT line per step (see compat/clients.go).
 //
 //	goclients CLIENT BOOTSTRAP TOPIC GROUP TXN_TOPIC
+//	goclients CLIENT --security SPEC...      (security.go)
 //
 // CLIENT is franz-go, sarama, kafka-go, or confluent-kafka-go in the binary built
 // with -tags confluent (it links librdkafka with cgo).
@@ -9,6 +10,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -32,6 +34,9 @@ type scenario struct {
 	idempotent func(ctx context.Context, keys []string) error
 	// txn commits committed-0..2 and aborts aborted-0..1 on the txn topic.
 	txn func(ctx context.Context) error
+	// probe connects and asks for metadata; the security mode's refused specs
+	// expect it to fail.
+	probe func(ctx context.Context) error
 }
 
 type rec struct {
@@ -45,12 +50,15 @@ var bootstrap, topic, group, txnTopic string
 var extraClients = map[string]func() scenario{}
 
 func main() {
-	if len(os.Args) != 6 {
-		fmt.Fprintln(os.Stderr, "usage: goclients CLIENT BOOTSTRAP TOPIC GROUP TXN_TOPIC")
+	security := len(os.Args) >= 3 && os.Args[2] == "--security"
+	if len(os.Args) != 6 && !security {
+		fmt.Fprintln(os.Stderr, "usage: goclients CLIENT BOOTSTRAP TOPIC GROUP TXN_TOPIC | CLIENT --security SPEC...")
 		os.Exit(2)
 	}
 	client := os.Args[1]
-	bootstrap, topic, group, txnTopic = os.Args[2], os.Args[3], os.Args[4], os.Args[5]
+	if !security {
+		bootstrap, topic, group, txnTopic = os.Args[2], os.Args[3], os.Args[4], os.Args[5]
+	}
 	var s scenario
 	switch client {
 	case "franz-go":
@@ -67,6 +75,10 @@ func main() {
 		}
 		s = f()
 	}
+	if security {
+		runSecurity(s, os.Args[3:])
+		return
+	}
 	runScenario(s)
 }
 
@@ -79,6 +91,9 @@ func codecKeys(codec string) []string {
 }
 
 func valueFor(key string) string { return "v" + key[1:] }
+
+// errReported is what a step returns that printed its RESULT line itself.
+var errReported = errors.New("reported")
 
 func result(step string, fn func(ctx context.Context) error) {
 	resultWithin(step, 90*time.Second, fn)
@@ -96,6 +111,9 @@ func resultWithin(step string, d time.Duration, fn func(ctx context.Context) err
 	case err = <-done:
 	case <-time.After(d + 5*time.Second):
 		err = fmt.Errorf("step did not return in %s", d+5*time.Second)
+	}
+	if err == errReported {
+		return
 	}
 	if err != nil {
 		fmt.Printf("RESULT %s fail %s\n", step, strings.ReplaceAll(err.Error(), "\n", " "))

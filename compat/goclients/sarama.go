@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+	"github.com/xdg-go/scram"
 )
 
 func saramaConfig() *sarama.Config {
@@ -21,7 +22,54 @@ func saramaConfig() *sarama.Config {
 	cfg.Metadata.Retry.Max = 5
 	cfg.Consumer.Offsets.Initial = sarama.OffsetOldest
 	cfg.Consumer.Offsets.AutoCommit.Enable = false
+	if sec.tls() {
+		cfg.Net.TLS.Enable = true
+		cfg.Net.TLS.Config = sec.tlsConfig()
+	}
+	if sec.sasl() {
+		cfg.Net.SASL.Enable = true
+		cfg.Net.SASL.User, cfg.Net.SASL.Password = sec.user, sec.password
+		switch sec.mechanism {
+		case "PLAIN":
+			cfg.Net.SASL.Mechanism = sarama.SASLTypePlaintext
+		case "SCRAM-SHA-256":
+			cfg.Net.SASL.Mechanism = sarama.SASLTypeSCRAMSHA256
+			cfg.Net.SASL.SCRAMClientGeneratorFunc = func() sarama.SCRAMClient { return &xdgSCRAM{hash: scram.SHA256} }
+		case "SCRAM-SHA-512":
+			cfg.Net.SASL.Mechanism = sarama.SASLTypeSCRAMSHA512
+			cfg.Net.SASL.SCRAMClientGeneratorFunc = func() sarama.SCRAMClient { return &xdgSCRAM{hash: scram.SHA512} }
+		case "OAUTHBEARER":
+			cfg.Net.SASL.Mechanism = sarama.SASLTypeOAuth
+			cfg.Net.SASL.TokenProvider = saramaToken(sec.user)
+		}
+	}
 	return cfg
+}
+
+// xdgSCRAM is sarama's SCRAMClient over github.com/xdg-go/scram (sarama has none of
+// its own).
+type xdgSCRAM struct {
+	hash scram.HashGeneratorFcn
+	conv *scram.ClientConversation
+}
+
+func (x *xdgSCRAM) Begin(user, pass, authzID string) error {
+	c, err := x.hash.NewClient(user, pass, authzID)
+	if err != nil {
+		return err
+	}
+	x.conv = c.NewConversation()
+	return nil
+}
+
+func (x *xdgSCRAM) Step(challenge string) (string, error) { return x.conv.Step(challenge) }
+func (x *xdgSCRAM) Done() bool                            { return x.conv.Done() }
+
+// saramaToken hands sarama an unsecured JWS for sub.
+type saramaToken string
+
+func (t saramaToken) Token() (*sarama.AccessToken, error) {
+	return &sarama.AccessToken{Token: unsecuredJWS(string(t))}, nil
 }
 
 func saramaScenario() scenario {
@@ -40,7 +88,11 @@ func saramaScenario() scenario {
 			msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Key: sarama.StringEncoder(k), Value: sarama.StringEncoder(valueFor(k)),
 				Headers: []sarama.RecordHeader{{Key: []byte("codec"), Value: []byte(codecName(k))}, {Key: []byte("key"), Value: []byte(k)}}})
 		}
-		return p.SendMessages(msgs)
+		err = p.SendMessages(msgs)
+		if pe, ok := err.(sarama.ProducerErrors); ok && len(pe) > 0 {
+			return fmt.Errorf("%w: first: %v", err, pe[0].Err)
+		}
+		return err
 	}
 	return scenario{
 		createTopics: func(ctx context.Context) error {
@@ -109,6 +161,15 @@ func saramaScenario() scenario {
 			h.mu.Lock()
 			defer h.mu.Unlock()
 			return h.c.check()
+		},
+		probe: func(ctx context.Context) error {
+			cl, err := sarama.NewClient([]string{bootstrap}, saramaConfig())
+			if err != nil {
+				return err
+			}
+			defer cl.Close()
+			_, err = cl.Controller()
+			return err
 		},
 		txn: func(ctx context.Context) error {
 			cfg := saramaConfig()

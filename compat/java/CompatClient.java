@@ -2,12 +2,19 @@
 // against the fetched Kafka jars and reads its output).
 //
 //   java -cp classes:lib/* CompatClient BOOTSTRAP TOPIC GROUP TXN_TOPIC
+//   java -cp classes:lib/* CompatClient --security SPEC...
+//
+// The security mode runs one step per SPEC (see compat/goclients/security.go for the
+// format): a short produce and group consume over a secured listener, or, with
+// refused=1, a connection the broker must refuse.
 //
 // Each step prints one line: RESULT <step> ok | RESULT <step> fail <reason>.
 // Steps: create-topic, produce-<codec> for every codec, consume-group, resume,
 // idempotent, txn. A failed step does not stop the later ones.
 
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -37,6 +44,8 @@ public class CompatClient {
     static String bootstrap, topic, group, txnTopic;
     static final String[] CODECS = {"none", "gzip", "snappy", "lz4", "zstd"};
     static final int PER_CODEC = 10;
+    /** The security spec's client settings, added to every client's properties. */
+    static Properties security = new Properties();
 
     interface Step {
         void run() throws Exception;
@@ -97,6 +106,7 @@ public class CompatClient {
         p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "30000");
         p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "15000");
         p.put(ProducerConfig.LINGER_MS_CONFIG, "5");
+        p.putAll(security);
         return p;
     }
 
@@ -135,6 +145,7 @@ public class CompatClient {
         p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, isolation);
+        p.putAll(security);
         Map<String, ConsumerRecord<String, String>> got = new HashMap<>();
         try (KafkaConsumer<String, String> c = new KafkaConsumer<>(p)) {
             c.subscribe(List.of(t));
@@ -234,7 +245,91 @@ public class CompatClient {
         consume(List.of("committed-0", "committed-1", "committed-2"), group + "-txn", txnTopic, "read_committed");
     }
 
+    /** Kafka's client security settings for a spec (PEM files read inline). */
+    static Properties securityProps(Map<String, String> spec) throws Exception {
+        Properties p = new Properties();
+        String protocol = spec.get("protocol");
+        p.put("security.protocol", protocol);
+        if (protocol.endsWith("SSL")) {
+            p.put("ssl.truststore.type", "PEM");
+            p.put("ssl.truststore.location", spec.get("ca"));
+            if (spec.containsKey("cert")) {
+                p.put("ssl.keystore.type", "PEM");
+                p.put("ssl.keystore.certificate.chain", Files.readString(Path.of(spec.get("cert"))));
+                p.put("ssl.keystore.key", Files.readString(Path.of(spec.get("key"))));
+            }
+        }
+        if (protocol.startsWith("SASL_")) {
+            String mech = spec.get("mechanism");
+            p.put("sasl.mechanism", mech);
+            String user = spec.get("user"), pass = spec.get("password");
+            switch (mech) {
+                case "PLAIN":
+                    p.put("sasl.jaas.config", "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"" + user + "\" password=\"" + pass + "\";");
+                    break;
+                case "OAUTHBEARER":
+                    // Kafka's unsecured login: an unsecured JWS with this sub claim.
+                    p.put("sasl.jaas.config", "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub=\"" + user + "\";");
+                    break;
+                default:
+                    p.put("sasl.jaas.config", "org.apache.kafka.common.security.scram.ScramLoginModule required username=\"" + user + "\" password=\"" + pass + "\";");
+            }
+        }
+        return p;
+    }
+
+    static void runSecurity(String[] specs) {
+        for (String raw : specs) {
+            Map<String, String> spec = new HashMap<>();
+            for (String kv : raw.split(",")) {
+                int i = kv.indexOf('=');
+                spec.put(kv.substring(0, i), kv.substring(i + 1));
+            }
+            String name = spec.get("name");
+            try {
+                bootstrap = spec.get("bootstrap");
+                topic = spec.get("topic");
+                group = spec.get("group");
+                security = securityProps(spec);
+            } catch (Exception e) {
+                result(name, () -> { throw e; });
+                continue;
+            }
+            if ("1".equals(spec.get("refused"))) {
+                Properties p = new Properties();
+                p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+                p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "15000");
+                p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
+                p.putAll(security);
+                try (Admin admin = Admin.create(p)) {
+                    admin.listTopics().names().get(20, TimeUnit.SECONDS);
+                    System.out.println("RESULT " + name + " fail the broker let the client in");
+                } catch (Throwable e) {
+                    Throwable root = e;
+                    while (root.getCause() != null && root != root.getCause()) {
+                        root = root.getCause();
+                    }
+                    System.out.println("RESULT " + name + " ok refused: " + (root.getClass().getSimpleName() + ": " + root.getMessage()).replace('\n', ' '));
+                }
+                System.out.flush();
+                continue;
+            }
+            result(name, () -> {
+                List<String> keys = new ArrayList<>();
+                for (int i = 0; i < 5; i++) {
+                    keys.add("k-sec-" + i);
+                }
+                produce("none", keys, false);
+                consume(keys, group, topic, "read_uncommitted");
+            });
+        }
+    }
+
     public static void main(String[] args) {
+        if (args.length > 0 && args[0].equals("--security")) {
+            runSecurity(java.util.Arrays.copyOfRange(args, 1, args.length));
+            System.exit(0);
+        }
         bootstrap = args[0];
         topic = args[1];
         group = args[2];

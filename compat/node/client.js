@@ -1,6 +1,11 @@
 // kafkajs scenario for the compat suite (compat/clients.go reads its output).
 //
 //   node client.js BOOTSTRAP TOPIC GROUP TXN_TOPIC
+//   node client.js --security SPEC...
+//
+// The security mode runs one step per SPEC (see compat/goclients/security.go for the
+// format): a short produce and group consume over a secured listener, or, with
+// refused=1, a connection the broker must refuse.
 //
 // Each step prints one line: RESULT <step> ok | RESULT <step> fail <reason>.
 // Steps: create-topic, produce-<codec> for every codec, consume-group, resume,
@@ -13,7 +18,10 @@ const lz4 = require('lz4js')
 const xxh32 = require('lz4js/xxh32')
 const { ZstdCodec } = require('zstd-codec')
 
-const [BOOTSTRAP, TOPIC, GROUP, TXN_TOPIC] = process.argv.slice(2)
+const fs = require('fs')
+
+const SECURITY = process.argv[2] === '--security'
+let [BOOTSTRAP, TOPIC, GROUP, TXN_TOPIC] = process.argv.slice(2)
 const CODECS = { none: CompressionTypes.None, gzip: CompressionTypes.GZIP, snappy: CompressionTypes.Snappy, lz4: CompressionTypes.LZ4, zstd: CompressionTypes.ZSTD }
 const PER_CODEC = 10
 
@@ -39,13 +47,44 @@ CompressionCodecs[CompressionTypes.ZSTD] = () => ({
   decompress: async (buffer) => Buffer.from((await zstdReady).decompress(buffer)),
 })
 
-const kafka = new Kafka({
-  clientId: 'gokafkad-compat',
-  brokers: [BOOTSTRAP],
-  logLevel: logLevel.ERROR,
-  requestTimeout: 15000,
-  retry: { retries: 4 },
-})
+function newKafka (security = {}) {
+  return new Kafka({
+    clientId: 'gokafkad-compat',
+    brokers: [BOOTSTRAP],
+    logLevel: logLevel.ERROR,
+    requestTimeout: 15000,
+    retry: { retries: 4 },
+    ...security,
+  })
+}
+let kafka = SECURITY ? null : newKafka()
+
+// unsecuredJWS is an unsecured JWS (alg "none", no signature) for sub, which Kafka's
+// default OAUTHBEARER validator accepts.
+function unsecuredJWS (sub) {
+  const enc = (o) => Buffer.from(JSON.stringify(o)).toString('base64url')
+  const now = Math.floor(Date.now() / 1000)
+  return enc({ alg: 'none' }) + '.' + enc({ sub, iat: now, exp: now + 3600 }) + '.'
+}
+
+// securityOptions are kafkajs's ssl and sasl options for a spec.
+function securityOptions (spec) {
+  const o = {}
+  if (spec.protocol.endsWith('SSL')) {
+    o.ssl = { ca: [fs.readFileSync(spec.ca)] }
+    if (spec.cert) {
+      o.ssl.cert = fs.readFileSync(spec.cert)
+      o.ssl.key = fs.readFileSync(spec.key)
+    }
+  }
+  if (spec.protocol.startsWith('SASL_')) {
+    const mechanism = spec.mechanism.toLowerCase()
+    o.sasl = mechanism === 'oauthbearer'
+      ? { mechanism, oauthBearerProvider: async () => ({ value: unsecuredJWS(spec.user) }) }
+      : { mechanism, username: spec.user, password: spec.password }
+  }
+  return o
+}
 
 function withTimeout (p, ms, what) {
   let t
@@ -159,7 +198,36 @@ async function txn () {
   await consume([0, 1, 2].map((i) => `committed-${i}`), { groupId: GROUP + '-txn', topic: TXN_TOPIC })
 }
 
+async function runSecurity (specs) {
+  for (const raw of specs) {
+    const spec = Object.fromEntries(raw.split(',').map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]))
+    BOOTSTRAP = spec.bootstrap
+    TOPIC = spec.topic
+    GROUP = spec.group
+    kafka = newKafka({ ...securityOptions(spec), retry: { retries: spec.refused ? 1 : 4 } })
+    if (spec.refused === '1') {
+      const admin = kafka.admin()
+      try {
+        await withTimeout(admin.connect().then(() => admin.listTopics()), 20000, 'connecting')
+        console.log(`RESULT ${spec.name} fail the broker let the client in`)
+      } catch (e) {
+        const cause = e.cause ? ` (${e.cause.name}: ${e.cause.message})` : ''
+        console.log(`RESULT ${spec.name} ok refused: ${(e.name || 'Error') + ': ' + String(e.message || e).replace(/\n/g, ' ')}${cause}`)
+      } finally {
+        await admin.disconnect().catch(() => {})
+      }
+      continue
+    }
+    await result(spec.name, async () => {
+      const keys = Array.from({ length: 5 }, (_, i) => `k-sec-${i}`)
+      await produce('none', keys)
+      await consume(keys)
+    })
+  }
+}
+
 async function main () {
+  if (SECURITY) return runSecurity(process.argv.slice(3))
   await result('create-topic', createTopic)
   for (const codec of Object.keys(CODECS)) await result('produce-' + codec, () => produce(codec, codecKeys(codec)))
   await result('consume-group', consumeGroup)
