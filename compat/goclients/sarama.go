@@ -17,7 +17,10 @@ func saramaConfig() *sarama.Config {
 	cfg.ClientID = "gokafkad-compat"
 	cfg.Producer.RequiredAcks = sarama.WaitForAll
 	cfg.Producer.Return.Successes = true
-	cfg.Producer.Retry.Max = 3
+	// A topic created a moment ago may not be led yet where metadata says (Kafka
+	// answers CreateTopics before every broker knows): retry as a patient user would.
+	cfg.Producer.Retry.Max = 10
+	cfg.Producer.Retry.Backoff = 250 * time.Millisecond
 	cfg.Net.DialTimeout = 10 * time.Second
 	cfg.Metadata.Retry.Max = 5
 	cfg.Consumer.Offsets.Initial = sarama.OffsetOldest
