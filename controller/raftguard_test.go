@@ -181,9 +181,9 @@ func TestRaftPanicRecovered(t *testing.T) {
 	}
 	termBefore := f.Term()
 	forged := raftpb.Message{Type: raftpb.MsgHeartbeat, From: raftID(active.NodeID()), To: f.raftID, Term: 1 << 60, Commit: 1 << 60}
-	done := make(chan error, 1)
-	f.toLoop(func() { done <- f.stepRecovered(forged) })
-	if err := <-done; err != nil {
+	var err error
+	f.onLoop(func() { err = f.stepRecovered(forged) })
+	if err != nil {
 		t.Fatalf("raft member not restarted: %v", err)
 	}
 	if f.RaftPanicsRecovered() != 1 {
