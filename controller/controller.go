@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -471,6 +472,21 @@ func (c *Controller) broadcast() {
 // message is checked against a log that Raft and ms agree on.
 func (c *Controller) run() {
 	defer close(c.loopDone)
+	defer func() {
+		// Whatever stops the loop (a failed write, or a panic while applying what
+		// Raft committed), this member stops taking part; the broker beside it and
+		// the rest of the quorum go on.
+		if r := recover(); r != nil {
+			c.guard.recovered.Add(1)
+			c.log.Error().Str("panic", fmt.Sprint(r)).Bytes("stack", debug.Stack()).
+				Msg("controller's Ready loop panicked; controller stops")
+		}
+		c.leaderID.Store(-1)
+		if c.activeFrom.Swap(0) != 0 && !c.closed.Load() {
+			c.failWaiters(ErrNotController)
+		}
+		c.broadcast()
+	}()
 	ticker := time.NewTicker(c.cfg.TickInterval)
 	defer ticker.Stop()
 	for {
