@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -115,10 +116,19 @@ type Controller struct {
 	wal  *raftLog // only the Ready loop uses it
 	rcfg raft.Config
 
-	recvc   chan raftpb.Message
-	propc   chan proposal
-	reportc chan func()
-	statusc chan chan raft.Status
+	recvc chan raftpb.Message
+	propc chan proposal
+	loopc chan func() // runs a function on the Ready loop (onLoop)
+	// reports are the transport's delivery reports, coalesced per peer so that
+	// reporting never blocks (the transport reports from inside the Ready loop too)
+	// and never loses a snapshot's outcome (Raft waits for it); reportKick wakes the
+	// loop to hand them to Raft.
+	reportMu struct {
+		sync.Mutex
+		unreachable map[uint64]bool
+		snapshot    map[uint64]raft.SnapshotStatus
+	}
+	reportKick chan struct{}
 
 	guard raftGuard
 
@@ -211,8 +221,8 @@ func Open(cfg Config) (*Controller, error) {
 		cfg: cfg, log: cfg.Logger, ms: ms, wal: wal, raftID: raftID(cfg.NodeID),
 		notify: make(chan struct{}), pub: make(chan pubItem, 256), pubDone: make(chan struct{}),
 		waiters: map[uint64]chan error{}, stop: make(chan struct{}), loopDone: make(chan struct{}),
-		recvc: make(chan raftpb.Message, 1024), propc: make(chan proposal), reportc: make(chan func(), 1024),
-		statusc: make(chan chan raft.Status), fenceKick: make(chan struct{}, 1),
+		recvc: make(chan raftpb.Message, 1024), propc: make(chan proposal), reportKick: make(chan struct{}, 1),
+		loopc: make(chan func()), fenceKick: make(chan struct{}, 1),
 	}
 	c.guard.init(cfg.Logger)
 	c.heartbeats.init()
@@ -364,24 +374,57 @@ func (c *Controller) Step(ctx context.Context, m raftpb.Message) error {
 	}
 }
 
-// toLoop runs fn on the Ready loop (reports from the transport); dropped once the
-// loop has stopped.
-func (c *Controller) toLoop(fn func()) {
+// report queues a delivery report for the Ready loop without blocking.
+func (c *Controller) report(id uint64, unreachable bool, snap *raft.SnapshotStatus) {
+	c.reportMu.Lock()
+	if c.reportMu.unreachable == nil {
+		c.reportMu.unreachable = map[uint64]bool{}
+		c.reportMu.snapshot = map[uint64]raft.SnapshotStatus{}
+	}
+	if unreachable {
+		c.reportMu.unreachable[id] = true
+	}
+	if snap != nil {
+		c.reportMu.snapshot[id] = *snap
+	}
+	c.reportMu.Unlock()
 	select {
-	case c.reportc <- fn:
+	case c.reportKick <- struct{}{}:
+	default:
+	}
+}
+
+// deliverReports hands the queued reports to Raft. Ready loop only.
+func (c *Controller) deliverReports() {
+	c.reportMu.Lock()
+	unreachable, snapshot := c.reportMu.unreachable, c.reportMu.snapshot
+	c.reportMu.unreachable, c.reportMu.snapshot = nil, nil
+	c.reportMu.Unlock()
+	for id, st := range snapshot {
+		c.rn.ReportSnapshot(id, st)
+	}
+	for id := range unreachable {
+		c.rn.ReportUnreachable(id)
+	}
+}
+
+// onLoop runs fn on the Ready loop and waits for it; false once the loop has stopped.
+func (c *Controller) onLoop(fn func()) bool {
+	done := make(chan struct{})
+	select {
+	case c.loopc <- func() { fn(); close(done) }:
+		<-done
+		return true
 	case <-c.loopDone:
+		return false
 	}
 }
 
 // status is Raft's full status, read on the Ready loop.
 func (c *Controller) status() (raft.Status, bool) {
-	ch := make(chan raft.Status, 1)
-	select {
-	case c.statusc <- ch:
-		return <-ch, true
-	case <-c.loopDone:
-		return raft.Status{}, false
-	}
+	var st raft.Status
+	ok := c.onLoop(func() { st = c.rn.Status() })
+	return st, ok
 }
 
 // Voters returns the quorum's voters.
@@ -393,12 +436,12 @@ func (c *Controller) ReportSnapshot(nodeID int32, ok bool) {
 	if !ok {
 		st = raft.SnapshotFailure
 	}
-	c.toLoop(func() { c.rn.ReportSnapshot(raftID(nodeID), st) })
+	c.report(raftID(nodeID), false, &st)
 }
 
 // ReportUnreachable tells Raft a voter could not be reached.
 func (c *Controller) ReportUnreachable(nodeID int32) {
-	c.toLoop(func() { c.rn.ReportUnreachable(raftID(nodeID)) })
+	c.report(raftID(nodeID), true, nil)
 }
 
 // Close stops the Raft member and closes the metadata log.
@@ -443,6 +486,21 @@ func (c *Controller) broadcast() {
 // message is checked against a log that Raft and ms agree on.
 func (c *Controller) run() {
 	defer close(c.loopDone)
+	defer func() {
+		// Whatever stops the loop (a failed write, or a panic while applying what
+		// Raft committed), this member stops taking part; the broker beside it and
+		// the rest of the quorum go on.
+		if r := recover(); r != nil {
+			c.guard.recovered.Add(1)
+			c.log.Error().Str("panic", fmt.Sprint(r)).Bytes("stack", debug.Stack()).
+				Msg("controller's Ready loop panicked; controller stops")
+		}
+		c.leaderID.Store(-1)
+		if c.activeFrom.Swap(0) != 0 && !c.closed.Load() {
+			c.failWaiters(ErrNotController)
+		}
+		c.broadcast()
+	}()
 	ticker := time.NewTicker(c.cfg.TickInterval)
 	defer ticker.Stop()
 	for {
@@ -456,10 +514,10 @@ func (c *Controller) run() {
 			}
 		case p := <-c.propc:
 			p.err <- c.rn.Propose(p.data)
-		case fn := <-c.reportc:
+		case <-c.reportKick:
+			c.deliverReports()
+		case fn := <-c.loopc:
 			fn()
-		case ch := <-c.statusc:
-			ch <- c.rn.Status()
 		case <-c.stop:
 			return
 		}

@@ -82,6 +82,11 @@ func checkRaftMessage(m *raftpb.Message, v *raftView) error {
 	if m.Snapshot != nil && m.Type != raftpb.MsgSnap {
 		return refuse("carries a snapshot")
 	}
+	if len(m.Context) > 0 {
+		// Contexts carry read-index requests and leadership transfers (a vote
+		// forced past the leader's lease); this quorum uses neither.
+		return refuse("with a context")
+	}
 	switch m.Type {
 	case raftpb.MsgHeartbeat:
 		// A leader sends min(match, commit): never past what this node holds.
@@ -117,11 +122,6 @@ func checkRaftMessage(m *raftpb.Message, v *raftView) error {
 	case raftpb.MsgVote, raftpb.MsgPreVote:
 		if m.LogTerm > m.Term || m.Index > maxRaftIndex {
 			return refuse("last entry (%d, term %d) at term %d", m.Index, m.LogTerm, m.Term)
-		}
-		if len(m.Context) > 0 {
-			// The only context is a leadership transfer's, which forces the vote
-			// past the leader's lease; we never transfer leadership.
-			return refuse("with a context")
 		}
 	case raftpb.MsgSnap:
 		if err := checkSnapshot(m, v); err != nil {

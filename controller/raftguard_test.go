@@ -98,6 +98,8 @@ func TestCheckRaftMessage(t *testing.T) {
 		{"append ack past the log end", raftpb.Message{Type: raftpb.MsgAppResp, From: 3, Term: 5, Index: 13}, false},
 		{"rejection hint past the log end", raftpb.Message{Type: raftpb.MsgAppResp, From: 3, Term: 5, Index: 12, Reject: true, RejectHint: 1 << 40}, false},
 		{"heartbeat response", raftpb.Message{Type: raftpb.MsgHeartbeatResp, From: 3, Term: 5}, true},
+		{"heartbeat with a read-index context", raftpb.Message{Type: raftpb.MsgHeartbeat, From: 3, Term: 5, Commit: 10, Context: []byte("x")}, false},
+		{"heartbeat response with a read-index context", raftpb.Message{Type: raftpb.MsgHeartbeatResp, From: 3, Term: 5, Context: []byte("x")}, false},
 
 		{"vote request", raftpb.Message{Type: raftpb.MsgVote, From: 3, Term: 6, Index: 12, LogTerm: 5}, true},
 		{"pre-vote request", raftpb.Message{Type: raftpb.MsgPreVote, From: 3, Term: 6, Index: 12, LogTerm: 5}, true},
@@ -184,9 +186,9 @@ func TestRaftPanicRecovered(t *testing.T) {
 	}
 	termBefore := f.Term()
 	forged := raftpb.Message{Type: raftpb.MsgHeartbeat, From: raftID(active.NodeID()), To: f.raftID, Term: 1 << 60, Commit: 1 << 60}
-	done := make(chan error, 1)
-	f.toLoop(func() { done <- f.stepRecovered(forged) })
-	if err := <-done; err != nil {
+	var err error
+	f.onLoop(func() { err = f.stepRecovered(forged) })
+	if err != nil {
 		t.Fatalf("raft member not restarted: %v", err)
 	}
 	if f.RaftPanicsRecovered() != 1 {
