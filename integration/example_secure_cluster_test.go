@@ -7,7 +7,6 @@ import (
 	"encoding/pem"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -23,7 +22,6 @@ import (
 
 	"github.com/gokafkad/gokafkad/config"
 	"github.com/gokafkad/gokafkad/security"
-	"github.com/gokafkad/gokafkad/security/securitytest"
 	"github.com/gokafkad/gokafkad/server"
 )
 
@@ -35,19 +33,7 @@ import (
 // brokers' SSL listener, makes a SCRAM user and grants it the topic and a group, and
 // that user produces acks=all and consumes in the group over SASL_SSL.
 func TestExampleSecureCluster(t *testing.T) {
-	if _, err := exec.LookPath("openssl"); err != nil {
-		t.Skip("openssl not installed")
-	}
-	dir := t.TempDir()
-	script, err := os.ReadFile("../examples/secure/gen-certs.sh")
-	if err != nil {
-		t.Fatal(err)
-	}
-	securitytest.Write(t, dir, "gen-certs.sh", script)
-	if out, err := exec.Command("sh", filepath.Join(dir, "gen-certs.sh")).CombinedOutput(); err != nil {
-		t.Fatalf("gen-certs.sh: %v\n%s", err, out)
-	}
-	certs := filepath.Join(dir, "certs")
+	dir, certs := exampleCerts(t)
 
 	// The example's fixed ports become free ones, everywhere they appear.
 	ports := map[string]string{}

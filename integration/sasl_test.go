@@ -17,7 +17,6 @@ import (
 	"math/big"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -518,28 +517,8 @@ func TestSASLPrincipalsAndACLs(t *testing.T) {
 // temporary directory), the admin of its JAAS entry logs in with PLAIN and makes
 // alice's SCRAM user, and alice produces and consumes with SCRAM-SHA-512 over TLS.
 func TestExampleSecureSASL(t *testing.T) {
-	if _, err := exec.LookPath("openssl"); err != nil {
-		t.Skip("openssl not installed")
-	}
-	dir := t.TempDir()
-	script, err := os.ReadFile("../examples/secure/gen-certs.sh")
-	if err != nil {
-		t.Fatal(err)
-	}
-	securitytest.Write(t, dir, "gen-certs.sh", script)
-	if out, err := exec.Command("sh", filepath.Join(dir, "gen-certs.sh")).CombinedOutput(); err != nil {
-		t.Fatalf("gen-certs.sh: %v\n%s", err, out)
-	}
-	props, err := config.ReadPropertiesFile("../examples/secure/sasl.properties")
-	if err != nil {
-		t.Fatal(err)
-	}
-	certs := filepath.Join(dir, "certs")
-	for k, v := range props {
-		if strings.HasPrefix(v, "examples/secure/certs/") {
-			props[k] = filepath.Join(certs, strings.TrimPrefix(v, "examples/secure/certs/"))
-		}
-	}
+	dir, certs := exampleCerts(t)
+	props := exampleProps(t, "examples/secure/sasl.properties", certs)
 	cport := freePort(t)
 	props["listeners"] = fmt.Sprintf("SASL_SSL://127.0.0.1:0,CONTROLLER://127.0.0.1:%d", cport)
 	props["controller.quorum.voters"] = fmt.Sprintf("1@127.0.0.1:%d", cport)

@@ -7,7 +7,6 @@ import (
 	"crypto/x509/pkix"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -389,28 +388,8 @@ func TestCombinedQuorumOverSSL(t *testing.T) {
 // (and named User:alice by the example's mapping rules) and a client without one is
 // not.
 func TestExampleSecure(t *testing.T) {
-	if _, err := exec.LookPath("openssl"); err != nil {
-		t.Skip("openssl not installed")
-	}
-	dir := t.TempDir()
-	script, err := os.ReadFile("../examples/secure/gen-certs.sh")
-	if err != nil {
-		t.Fatal(err)
-	}
-	securitytest.Write(t, dir, "gen-certs.sh", script)
-	if out, err := exec.Command("sh", filepath.Join(dir, "gen-certs.sh")).CombinedOutput(); err != nil {
-		t.Fatalf("gen-certs.sh: %v\n%s", err, out)
-	}
-	props, err := config.ReadPropertiesFile("../examples/secure/server.properties")
-	if err != nil {
-		t.Fatal(err)
-	}
-	certs := filepath.Join(dir, "certs")
-	for k, v := range props {
-		if strings.HasPrefix(v, "examples/secure/certs/") {
-			props[k] = filepath.Join(certs, strings.TrimPrefix(v, "examples/secure/certs/"))
-		}
-	}
+	dir, certs := exampleCerts(t)
+	props := exampleProps(t, "examples/secure/server.properties", certs)
 	cport := freePort(t)
 	props["listeners"] = fmt.Sprintf("SSL://127.0.0.1:0,CONTROLLER://127.0.0.1:%d", cport)
 	props["controller.quorum.voters"] = fmt.Sprintf("1@127.0.0.1:%d", cport)
