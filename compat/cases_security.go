@@ -107,6 +107,9 @@ func tlsHandshake(addr string, cs *certSet) error {
 
 // clientConfig writes a Java client config file into dir and returns its path.
 func clientConfig(dir, name string, lines ...string) (string, error) {
+	// kafka-broker-api-versions' own request timeout is 5 s, too short for a JVM's
+	// first TLS handshake on a loaded two-core machine; 30 s is the other tools' default.
+	lines = append(lines, "request.timeout.ms=30000")
 	p := filepath.Join(dir, name)
 	return p, os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o600)
 }
