@@ -85,7 +85,7 @@ def consume(want, group=_DEFAULT, topic=None, isolation="read_uncommitted", sett
     c = KafkaConsumer(topic, bootstrap_servers=BOOTSTRAP, group_id=group, auto_offset_reset="earliest",
                       enable_auto_commit=False, isolation_level=isolation, consumer_timeout_ms=500, **SEC)
     got = {}
-    deadline = time.time() + 45
+    deadline = time.time() + 90  # a loaded two-core machine can take most of a minute to join a group
     done_at = None
     try:
         while time.time() < deadline:
