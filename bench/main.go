@@ -89,7 +89,19 @@ func progress(format string, args ...any) {
 }
 
 func run() error {
-	var err error
+	scenarios, err := parseOnly(*only)
+	if err != nil {
+		return err
+	}
+	codecs, err := parseCodecs(*codecsFlag)
+	if err != nil {
+		return err
+	}
+	counts, err := parseCounts(*countsFlag)
+	if err != nil {
+		return err
+	}
+
 	if gokafkadBin, err = filepath.Abs(*binFlag); err != nil {
 		return err
 	}
@@ -124,19 +136,6 @@ func run() error {
 		if err := os.MkdirAll(*pprofDir, 0o755); err != nil {
 			return err
 		}
-	}
-
-	scenarios, err := parseOnly(*only)
-	if err != nil {
-		return err
-	}
-	codecs, err := parseCodecs(*codecsFlag)
-	if err != nil {
-		return err
-	}
-	counts, err := parseCounts(*countsFlag)
-	if err != nil {
-		return err
 	}
 
 	ctx := context.Background()

@@ -187,14 +187,20 @@ func kindName(kind string) string {
 }
 
 // compression produces -records JSON-like values of -size bytes with each codec on a
-// running three-broker deployment, reads them back, and compares what each broker
-// stored with what was sent.
+// running three-broker deployment and reads them back; how much each broker stored
+// goes into a note (both keep the producer's batches, so it should match).
 func (b *bench) compression(cs map[string]*cluster, codecs []codec) error {
 	if len(codecs) == 0 {
 		return nil
 	}
 	values := compressibleValues()
 	rss := loadRSS{}
+	var onDisk []string
+	defer func() {
+		if len(onDisk) > 0 {
+			b.rep.notes = append(b.rep.notes, "Compressed batches on disk (the topic's segment files on one broker ÷ the bytes produced): "+strings.Join(onDisk, ", ")+".")
+		}
+	}()
 	for _, cd := range codecs {
 		err := b.each(cs, rss, "compress-"+cd.name, 3, func(c *cluster, t string) error {
 			cpu0 := cpuSeconds(c.pids())
@@ -207,7 +213,9 @@ func (b *bench) compression(cs map[string]*cluster, codecs []codec) error {
 			b.rep.set(groupCompression, "produce, "+cd.name, "MB/s", false, false, c.kind, r.mbps)
 			b.rep.set(groupCompression, "produce, "+cd.name+": broker CPU time per GB produced", "s", true, false, c.kind, cpu/gbProduced())
 			if stored := logBytes(c, t); stored > 0 {
-				b.rep.set(groupCompression, "produce, "+cd.name+": log bytes on disk per broker ÷ bytes produced", "%", true, false, c.kind, 100*float64(stored)/(gbProduced()*1e9))
+				pct := 100 * float64(stored) / (gbProduced() * 1e9)
+				raw("%s %s: %d log bytes on broker 1, %.1f %% of the bytes produced", c.kind, cd.name, stored, pct)
+				onDisk = append(onDisk, fmt.Sprintf("%s %s %.1f %%", cd.name, kindName(c.kind), pct))
 			}
 			mbps, err := franzConsume(c, t, *records+1)
 			if err != nil {
@@ -269,8 +277,8 @@ func logBytes(c *cluster, topic string) int64 {
 // kind in turn (only one running at a time, so the other's idle replication of many
 // partitions does not take the CPU): the time to create one topic of that many
 // partitions with replication factor 3 until every partition has a leader, franz-go's
-// peak produce to it and the brokers' CPU time per GB, and per broker the resident
-// memory (peak while producing) and the open files after it.
+// peak produce to it and the brokers' CPU time per GB, per broker the resident memory
+// (peak while producing) and the open files after it, and consuming it from the start.
 func (b *bench) partitionCounts(counts []int) error {
 	name := func(what string, n int) string { return fmt.Sprintf("%s partitions: %s", commas(float64(n)), what) }
 	// Rows by measure, then count.
@@ -281,6 +289,7 @@ func (b *bench) partitionCounts(counts []int) error {
 	rows := []row{
 		{"produce", "MB/s", false},
 		{"broker CPU time per GB produced", "s", true},
+		{"consume from the start", "MB/s", false},
 		{"topic created → every partition has a leader", "ms", true},
 		{"resident memory per broker under load (largest peak)", "MB", true},
 		{"open files per broker after the produce (largest)", "files", true},
@@ -340,5 +349,10 @@ func (b *bench) measurePartitions(c *cluster, n int, set func(what string, v flo
 	set("topic created → every partition has a leader", ms(created))
 	set("resident memory per broker under load (largest peak)", peak)
 	set("open files per broker after the produce (largest)", float64(files))
+	mbps, err := franzConsume(c, topic, *records+1)
+	if err != nil {
+		return err
+	}
+	set("consume from the start", mbps)
 	return nil
 }
