@@ -232,7 +232,7 @@ func franzConsume(c *cluster, topic string, n int) (float64, error) {
 		return 0, err
 	}
 	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	got, bytes := 0, 0
 	start := time.Now()
