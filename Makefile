@@ -38,11 +38,12 @@ SOAKTIME ?= 10m
 soak:
 	GOKAFKAD_SOAK=$(SOAKTIME) $(GO) test -count=1 -v -timeout 60m -run '^TestSoak$$' ./integration
 
-## bench: gokafkad and Apache Kafka side by side (throughput, latency, start-up, memory);
-## writes BENCHMARKS.md, bench/results/raw.txt and the README's bench block (needs Java 17+
-## and Maven for Kafka's jars; BENCHARGS=-kafka=false measures gokafkad alone, writing nothing)
+## bench: gokafkad and Apache Kafka side by side (throughput, latency, start-up, memory, TLS,
+## compression, partitions); writes BENCHMARKS.md, bench/results/raw.txt and the README's
+## bench block (needs Java 17+ and Maven for Kafka's jars; BENCHARGS=-kafka=false measures
+## gokafkad alone, and BENCHARGS='-only tls,compression' some of the scenarios, writing nothing)
 bench: build
-	cd bench && $(GO) run . -bin ../bin/gokafkad $(if $(filter -kafka=false,$(BENCHARGS)),,-out ../BENCHMARKS.md -readme ../README.md) $(BENCHARGS)
+	cd bench && $(GO) run . -bin ../bin/gokafkad $(if $(filter -kafka=false -only%,$(BENCHARGS)),,-out ../BENCHMARKS.md -readme ../README.md) $(BENCHARGS)
 
 ## compat: Kafka's CLI tools and stock clients against gokafkad and a reference Apache
 ## Kafka, side by side; writes COMPATIBILITY.md (needs Java 17+, Maven, kcat, node, python3)

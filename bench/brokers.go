@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/base64"
 	"fmt"
 	"net"
@@ -61,8 +62,24 @@ type cluster struct {
 	kind    string // gokafkad or kafka
 	dir     string
 	seeds   []string
-	brokers []*node // brokers[i] has node.id i+1
-	ctrl    *node   // the separate controller, nil for a combined node
+	brokers []*node     // brokers[i] has node.id i+1
+	ctrl    *node       // the separate controller, nil for a combined node
+	tls     *tls.Config // the clients' TLS settings when the listeners are SSL, else nil
+}
+
+// clientOpts are a franz-go client's options for this cluster (seed brokers, and TLS
+// when its listeners are SSL), followed by extra.
+func (c *cluster) clientOpts(extra ...kgo.Opt) []kgo.Opt {
+	return c.clientOptsFor(c.seeds, extra...)
+}
+
+// clientOptsFor is clientOpts with other seed brokers.
+func (c *cluster) clientOptsFor(seeds []string, extra ...kgo.Opt) []kgo.Opt {
+	opts := []kgo.Opt{kgo.SeedBrokers(seeds...)}
+	if c.tls != nil {
+		opts = append(opts, kgo.DialTLSConfig(c.tls.Clone()))
+	}
+	return append(opts, extra...)
 }
 
 func (c *cluster) stop() {
@@ -95,6 +112,26 @@ func freePort() int {
 }
 
 type props [][2]string
+
+// set replaces the value of key, or appends key=value.
+func (p props) set(key, value string) props {
+	for i := range p {
+		if p[i][0] == key {
+			p[i][1] = value
+			return p
+		}
+	}
+	return append(p, [2]string{key, value})
+}
+
+func (p props) get(key string) string {
+	for _, kv := range p {
+		if kv[0] == key {
+			return kv[1]
+		}
+	}
+	return ""
+}
 
 func (p props) write(path string) error {
 	var sb strings.Builder
@@ -250,9 +287,19 @@ func startSingle(l launcher, dir string) (*cluster, error) {
 	return c, nil
 }
 
-// startThree starts a controller (node 100) and brokers 1..3, and returns once a topic
-// with replication factor 3 takes acks=all writes.
+// startThree starts a controller (node 100) and brokers 1..3 on PLAINTEXT listeners,
+// and returns once a topic with replication factor 3 takes acks=all writes.
 func startThree(l launcher, dir string) (*cluster, error) {
+	return startThreeSecured(l, dir, nil)
+}
+
+// startThreeTLS is startThree with every listener SSL (see securedProps).
+func startThreeTLS(certs *benchCerts) func(l launcher, dir string) (*cluster, error) {
+	return func(l launcher, dir string) (*cluster, error) { return startThreeSecured(l, dir, certs) }
+}
+
+// startThreeSecured is startThree, with every listener on SSL when certs is not nil.
+func startThreeSecured(l launcher, dir string, certs *benchCerts) (*cluster, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -260,11 +307,16 @@ func startThree(l launcher, dir string) (*cluster, error) {
 	voters := fmt.Sprintf("100@127.0.0.1:%d", cport)
 	id := newClusterID()
 	c := &cluster{kind: l.kind, dir: dir}
-	p := nodeProps(l.kind, 3, props{
+	secure := func(p props) props { return p }
+	if certs != nil {
+		c.tls = certs.client
+		secure = certs.secure
+	}
+	p := secure(nodeProps(l.kind, 3, props{
 		{"process.roles", "controller"},
 		{"controller.quorum.voters", voters},
 		{"listeners", fmt.Sprintf("CONTROLLER://127.0.0.1:%d", cport)},
-	})
+	}))
 	ctrl, err := l.start(dir, 100, p, id)
 	if err != nil {
 		return nil, err
@@ -272,12 +324,12 @@ func startThree(l launcher, dir string) (*cluster, error) {
 	c.ctrl = ctrl
 	for i := 1; i <= 3; i++ {
 		port := freePort()
-		p := nodeProps(l.kind, 3, props{
+		p := secure(nodeProps(l.kind, 3, props{
 			{"process.roles", "broker"},
 			{"controller.quorum.voters", voters},
 			{"listeners", fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", port)},
 			{"advertised.listeners", fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", port)},
-		})
+		}))
 		n, err := l.start(dir, i, p, id)
 		if err != nil {
 			c.stop()
@@ -292,7 +344,7 @@ func startThree(l launcher, dir string) (*cluster, error) {
 		c.stop()
 		return nil, err
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.seeds...), kgo.RequiredAcks(kgo.AllISRAcks()))
+	cl, err := kgo.NewClient(c.clientOpts(kgo.RequiredAcks(kgo.AllISRAcks()))...)
 	if err != nil {
 		c.stop()
 		return nil, err
@@ -376,6 +428,16 @@ func rssMB(pid int) float64 {
 		}
 	}
 	return 0
+}
+
+// openFiles is how many file descriptors a process holds (entries of /proc/<pid>/fd):
+// segment and index files, sockets, and for a JVM its jars.
+func openFiles(pid int) int {
+	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		return 0
+	}
+	return len(ents)
 }
 
 // cpuSeconds is the CPU time (user and system, all threads) the processes have used.

@@ -18,7 +18,7 @@ import (
 func controlPlane(c *cluster) (usable, election time.Duration, err error) {
 	var per []*kgo.Client
 	for _, s := range c.seeds {
-		cl, err := kgo.NewClient(kgo.SeedBrokers(s))
+		cl, err := kgo.NewClient(c.clientOptsFor([]string{s})...)
 		if err != nil {
 			return 0, 0, err
 		}

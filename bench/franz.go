@@ -19,14 +19,19 @@ import (
 // createTopic creates a topic with -partitions partitions and waits until every broker's
 // metadata shows a leader for each of them.
 func createTopic(ctx context.Context, c *cluster, topic string, rf int16) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.seeds...))
+	return createTopicN(ctx, c, topic, *partitions, rf)
+}
+
+// createTopicN is createTopic with n partitions.
+func createTopicN(ctx context.Context, c *cluster, topic string, n int, rf int16) error {
+	cl, err := kgo.NewClient(c.clientOpts()...)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
 	for {
-		r, err := adm.CreateTopic(ctx, int32(*partitions), rf, nil, topic)
+		r, err := adm.CreateTopic(ctx, int32(n), rf, nil, topic)
 		if err == nil {
 			err = r.Err
 		}
@@ -41,14 +46,14 @@ func createTopic(ctx context.Context, c *cluster, topic string, rf int16) error 
 	for {
 		md, err := adm.Metadata(ctx, topic)
 		if err == nil {
-			if t, ok := md.Topics[topic]; ok && t.Err == nil && len(t.Partitions) == *partitions {
+			if t, ok := md.Topics[topic]; ok && t.Err == nil && len(t.Partitions) == n {
 				led := 0
 				for _, p := range t.Partitions {
 					if p.Leader >= 0 && p.Err == nil {
 						led++
 					}
 				}
-				if led == *partitions {
+				if led == n {
 					return nil
 				}
 			}
@@ -96,8 +101,14 @@ func (r produceResult) String() string {
 // at the same time and measures end-to-end latency (the first 8 bytes of each value are
 // its send time).
 func franzProduce(c *cluster, topic string, acks kgo.Acks, n int, rate float64) (produceResult, error) {
-	opts := []kgo.Opt{kgo.SeedBrokers(c.seeds...), kgo.RequiredAcks(acks), kgo.DefaultProduceTopic(topic),
-		kgo.ProducerBatchCompression(kgo.NoCompression())}
+	return franzProduceValues(c, topic, acks, n, rate, randomValues(), kgo.NoCompression())
+}
+
+// franzProduceValues is franzProduce with the given values (cycled; at least 8 bytes
+// each) and batch compression.
+func franzProduceValues(c *cluster, topic string, acks kgo.Acks, n int, rate float64, values [][]byte, codec kgo.CompressionCodec) (produceResult, error) {
+	opts := c.clientOpts(kgo.RequiredAcks(acks), kgo.DefaultProduceTopic(topic),
+		kgo.ProducerBatchCompression(codec))
 	if acks != kgo.AllISRAcks() {
 		opts = append(opts, kgo.DisableIdempotentWrite())
 	}
@@ -120,11 +131,6 @@ func franzProduce(c *cluster, topic string, acks kgo.Acks, n int, rate float64) 
 		started := make(chan struct{})
 		go func() { consumed <- consumeE2E(ctx, c, topic, n, &e2e, started) }()
 		<-started
-	}
-	values := make([][]byte, 1024)
-	for i := range values {
-		values[i] = make([]byte, *size)
-		rand.Read(values[i])
 	}
 	lat := make(latencies, n)
 	var wg sync.WaitGroup
@@ -164,18 +170,32 @@ func franzProduce(c *cluster, topic string, acks kgo.Acks, n int, rate float64) 
 	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	sort.Slice(e2e, func(i, j int) bool { return e2e[i] < e2e[j] })
+	bytes := 0
+	for i := 0; i < n; i++ {
+		bytes += len(values[i%len(values)])
+	}
 	return produceResult{
-		mbps:       float64(n) * float64(*size) / el.Seconds() / 1e6,
+		mbps:       float64(bytes) / el.Seconds() / 1e6,
 		recsPerSec: float64(n) / el.Seconds(),
 		lat:        lat,
 		e2e:        e2e,
 	}, nil
 }
 
+// randomValues are 1,024 values of -size random bytes: what no codec can shrink.
+func randomValues() [][]byte {
+	values := make([][]byte, 1024)
+	for i := range values {
+		values[i] = make([]byte, max(*size, 8))
+		rand.Read(values[i])
+	}
+	return values
+}
+
 // consumeE2E reads the topic from its start until n timed records arrived.
 func consumeE2E(ctx context.Context, c *cluster, topic string, n int, out *latencies, started chan<- struct{}) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.seeds...), kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(500*time.Millisecond))
+	cl, err := kgo.NewClient(c.clientOpts(kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(500*time.Millisecond))...)
 	if err != nil {
 		close(started)
 		return err
@@ -206,13 +226,13 @@ func consumeE2E(ctx context.Context, c *cluster, topic string, n int, out *laten
 
 // franzConsume reads n records of the topic from its start and returns MB/s.
 func franzConsume(c *cluster, topic string, n int) (float64, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.seeds...), kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxBytes(64<<20))
+	cl, err := kgo.NewClient(c.clientOpts(kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxBytes(64<<20))...)
 	if err != nil {
 		return 0, err
 	}
 	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	got, bytes := 0, 0
 	start := time.Now()

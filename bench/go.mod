@@ -5,14 +5,16 @@ go 1.26.8
 replace github.com/gokafkad/gokafkad => ../
 
 require (
+	github.com/gokafkad/gokafkad v0.0.0-00010101000000-000000000000
 	github.com/twmb/franz-go v1.22.3
-	github.com/twmb/franz-go/pkg/kadm v1.18.0
+	github.com/twmb/franz-go/pkg/kadm v1.20.0
 	github.com/twmb/franz-go/pkg/kfake v0.0.0-20260918054303-01f206a7e32c
 	github.com/twmb/franz-go/pkg/kmsg v1.15.1
 )
 
 require (
-	github.com/klauspost/compress v1.20.3 // indirect
+	github.com/klauspost/compress v1.20.4 // indirect
 	github.com/pierrec/lz4/v4 v4.1.33 // indirect
 	golang.org/x/crypto v0.51.0 // indirect
+	software.sslmate.com/src/go-pkcs12 v0.7.4 // indirect
 )

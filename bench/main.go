@@ -3,9 +3,24 @@
 // Kafka's own kafka-producer-perf-test / kafka-consumer-perf-test, produce and
 // end-to-end latency at half the lower peak, time from process start to the first
 // acknowledged produce, and resident memory idle and under load — for a single node
-// and for three brokers with replication factor 3, min.insync.replicas=2, acks=all.
+// and for three brokers with replication factor 3, min.insync.replicas=2, acks=all —
+// and, on three brokers, the same over TLS, compressed batches, and how cost grows
+// with the number of partitions.
 //
-//	go run ./bench [-records N] [-size BYTES] [-bin path/to/gokafkad] [-kafka=false]
+//	go run ./bench [-only LIST] [-records N] [-size BYTES] [-bin path/to/gokafkad] [-kafka=false]
+//
+// -only takes a comma-separated list of scenarios (all when empty):
+//
+//	startup      exec to first acknowledged produce, idle memory
+//	single       one combined node, acks=1 and acks=all (runs startup too)
+//	three        three brokers, RF 3, acks=all, then leader election after a SIGKILL
+//	tls          three brokers with every listener (clients, brokers, controller) on SSL
+//	compression  three brokers, franz-go batches compressed with each of -codecs
+//	partitions   three brokers, one topic of each of -partition-counts partitions
+//
+// -records sets the record count of every run (200,000; lower it to check that a
+// scenario runs, not to measure); without -out nothing is written but a raw log in a
+// temporary directory.
 //
 // Apache Kafka's jars come from Maven Central (compat/kafka/pom.xml) into the cache
 // make compat uses.
@@ -36,7 +51,9 @@ var (
 	withKafka    = flag.Bool("kafka", true, "measure Apache Kafka too (false: gokafkad only)")
 	starts       = flag.Int("starts", 5, "start-up measurements for gokafkad")
 	kafkaStarts  = flag.Int("kafka-starts", 3, "start-up measurements for Apache Kafka")
-	only         = flag.String("only", "", "run one scenario: startup, single (with startup) or three")
+	only         = flag.String("only", "", "comma-separated scenarios to run: startup, single (with startup), three, tls, compression, partitions (default all)")
+	codecsFlag   = flag.String("codecs", "lz4,zstd", "franz-go batch codecs of the compression scenario (gzip, snappy, lz4, zstd)")
+	countsFlag   = flag.String("partition-counts", "10,100,1000", "partition counts of the partitions scenario")
 	outFlag      = flag.String("out", "", "write BENCHMARKS.md here (and results/raw.txt next to bench/)")
 	readmeFlag   = flag.String("readme", "", "update the bench block of this README")
 	pprofDir     = flag.String("pprof", "", "write gokafkad CPU profiles (one per node and scenario) into this directory")
@@ -72,7 +89,19 @@ func progress(format string, args ...any) {
 }
 
 func run() error {
-	var err error
+	scenarios, err := parseOnly(*only)
+	if err != nil {
+		return err
+	}
+	codecs, err := parseCodecs(*codecsFlag)
+	if err != nil {
+		return err
+	}
+	counts, err := parseCounts(*countsFlag)
+	if err != nil {
+		return err
+	}
+
 	if gokafkadBin, err = filepath.Abs(*binFlag); err != nil {
 		return err
 	}
@@ -131,12 +160,12 @@ func run() error {
 
 	b := &bench{rep: &report{}, kinds: kinds, work: work}
 	began := time.Now()
-	if *only == "" || *only == "single" || *only == "startup" {
+	if scenarios["single"] || scenarios["startup"] {
 		if err := b.startup(); err != nil {
 			return err
 		}
 	}
-	if *only == "" || *only == "single" {
+	if scenarios["single"] {
 		if err := b.single(); err != nil {
 			return err
 		}
@@ -144,8 +173,21 @@ func run() error {
 			return err
 		}
 	}
-	if *only == "" || *only == "three" {
-		if err := b.three(); err != nil {
+	if scenarios["three"] || scenarios["compression"] {
+		if !scenarios["compression"] {
+			codecs = nil
+		}
+		if err := b.three(scenarios["three"], codecs); err != nil {
+			return err
+		}
+	}
+	if scenarios["tls"] {
+		if err := b.tls(); err != nil {
+			return err
+		}
+	}
+	if scenarios["partitions"] {
+		if err := b.partitionCounts(counts); err != nil {
 			return err
 		}
 	}
@@ -229,33 +271,40 @@ func (b *bench) startup() error {
 func (b *bench) startAll(scenario string, start func(launcher, string) (*cluster, error)) (map[string]*cluster, error) {
 	cs := map[string]*cluster{}
 	for _, kind := range b.kinds {
-		progress("starting %s (%s)", kind, scenario)
-		c, err := start(b.launcher(kind, scenario), b.dir(kind+"-"+scenario))
+		c, err := b.startOne(kind, scenario, start)
 		if err != nil {
-			for _, c := range cs {
-				c.stop()
-			}
+			stopAll(cs)
 			return nil, err
 		}
 		cs[kind] = c
-		// Warm up (not measured): a JVM compiles its hot paths in the first seconds of
-		// load, and the first measurement should not pay for that.
-		t := "bench-warmup"
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		err = createTopic(ctx, c, t, int16(len(c.brokers)))
-		cancel()
-		if err == nil {
-			_, err = franzProduce(c, t, kgo.AllISRAcks(), *records/2, 0)
-		}
-		if err == nil {
-			_, err = franzConsume(c, t, *records/2+1)
-		}
-		if err != nil {
-			stopAll(cs)
-			return nil, fmt.Errorf("%s warm-up: %w", kind, err)
-		}
 	}
 	return cs, nil
+}
+
+// startOne starts a deployment of one broker kind and warms it up.
+func (b *bench) startOne(kind, scenario string, start func(launcher, string) (*cluster, error)) (*cluster, error) {
+	progress("starting %s (%s)", kind, scenario)
+	c, err := start(b.launcher(kind, scenario), b.dir(kind+"-"+scenario))
+	if err != nil {
+		return nil, err
+	}
+	// Warm up (not measured): a JVM compiles its hot paths in the first seconds of
+	// load, and the first measurement should not pay for that.
+	t := "bench-warmup"
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	err = createTopic(ctx, c, t, int16(len(c.brokers)))
+	cancel()
+	if err == nil {
+		_, err = franzProduce(c, t, kgo.AllISRAcks(), *records/2, 0)
+	}
+	if err == nil {
+		_, err = franzConsume(c, t, *records/2+1)
+	}
+	if err != nil {
+		c.stop()
+		return nil, fmt.Errorf("%s warm-up: %w", kind, err)
+	}
+	return c, nil
 }
 
 func stopAll(cs map[string]*cluster) {
@@ -332,7 +381,7 @@ func (b *bench) throughputAndLatency(group string, cs map[string]*cluster, rss l
 		raw("%s %s franz-go peak: %s", c.kind, prefix, r)
 		franzPeak[c.kind] = r.recsPerSec
 		b.rep.set(group, prefix+", franz-go", "MB/s", false, headline, c.kind, r.mbps)
-		b.rep.set(group, prefix+", franz-go: broker CPU time per GB produced", "s", true, false, c.kind, cpu/(float64(*records)*float64(*size)/1e9))
+		b.rep.set(group, prefix+", franz-go: broker CPU time per GB produced", "s", true, false, c.kind, cpu/gbProduced())
 		if c.kind == gokafkad && acksName == "1" && group == groupSingle {
 			b.rep.kfake[0] = r.mbps
 		}
@@ -354,7 +403,6 @@ func (b *bench) throughputAndLatency(group string, cs map[string]*cluster, rss l
 		return err
 	}
 	// Latency at half the lower peak, for at most about 20 seconds a run.
-	latencyRecords := func(rate float64) int { return min(*records, max(int(rate*20), 10000)) }
 	rate := halfLowest(franzPeak)
 	name := fmt.Sprintf("p50 / p99 / p99.9%s at %s rec/s (half the lower peak), franz-go", acksLabel, commas(rate))
 	err = b.each(cs, rss, "franz-rate-acks"+acksName, rf, func(c *cluster, t string) error {
@@ -434,12 +482,18 @@ func (b *bench) single() error {
 	return nil
 }
 
-func (b *bench) three() error {
+// three runs the three-broker scenario (when rows) and the compression scenario (for
+// each of codecs) on one pair of three-broker deployments; the leader-election
+// measurement, which kills a broker, comes last.
+func (b *bench) three(rows bool, codecs []codec) error {
 	cs, err := b.startAll("three", startThree)
 	if err != nil {
 		return err
 	}
 	defer stopAll(cs)
+	if !rows {
+		return b.compression(cs, codecs)
+	}
 	idle := map[string]float64{}
 	for _, kind := range b.kinds {
 		for _, pid := range cs[kind].pids() {
@@ -456,6 +510,9 @@ func (b *bench) three() error {
 	for _, kind := range b.kinds {
 		b.rep.set(groupThree, "resident memory per broker, idle (largest)", "MB", true, false, kind, idle[kind])
 		b.rep.set(groupThree, "resident memory per broker under load (largest peak)", "MB", true, false, kind, rss[kind])
+	}
+	if err := b.compression(cs, codecs); err != nil {
+		return err
 	}
 	for _, kind := range b.kinds {
 		usable, election, err := controlPlane(cs[kind])
