@@ -189,7 +189,7 @@ func (c *Cluster) WaitLeader(topic string, p int32) int32 {
 }
 
 // WaitISR waits until the ISR of partition p of topic is exactly ids (in any order)
-// in the metadata of every running broker, with a serving leader (see WaitLeader).
+// in the metadata of every running broker (but paused ones), with a serving leader (see WaitLeader).
 // The test fails after the wait timeout.
 func (c *Cluster) WaitISR(topic string, p int32, ids ...int32) {
 	c.t.Helper()
@@ -229,11 +229,12 @@ func (c *Cluster) WaitHighWatermark(topic string, p int32, hw int64) {
 	}, func() string { return fmt.Sprintf("high watermark %d of %s-%d (now %+v)", hw, topic, p, snap) })
 }
 
-// everyBroker reports whether cond holds for the image every running broker serves.
+// everyBroker reports whether cond holds for the image every running broker serves
+// (a paused one excepted: it learns nothing until it resumes).
 func (c *Cluster) everyBroker(cond func(*controller.MetadataImage) bool) bool {
 	for _, id := range c.ids {
 		n := c.nodes[id]
-		if !n.broker {
+		if !n.broker || c.Controls().isPaused(id) {
 			continue
 		}
 		if b := n.running(); b != nil && !cond(b.Image()) {
