@@ -57,11 +57,12 @@ type ruleSpec struct {
 	fromClients bool
 	fromNodes   []int32
 	times       int64 // 0: until removed
+	timesSet    bool
 }
 
 // Times makes the rule apply to the next n matching requests only (n ≥ 1); then it
 // removes itself. By default a rule applies until Remove.
-func Times(n int) RuleOption { return func(s *ruleSpec) { s.times = int64(n) } }
+func Times(n int) RuleOption { return func(s *ruleSpec) { s.times, s.timesSet = int64(n), true } }
 
 // Once is Times(1).
 func Once() RuleOption { return Times(1) }
@@ -194,7 +195,7 @@ func (k *Controls) AddRule(key kmsg.Key, act Action, opts ...RuleOption) (*Rule,
 		return nil, fmt.Errorf("Intercept(%s): negative Delay %v", name, act.Delay)
 	case n == 0 && act.Delay == 0:
 		return nil, fmt.Errorf("Intercept(%s): an Action needs Err, Respond, Drop or a Delay", name)
-	case spec.times < 0:
+	case spec.timesSet && spec.times < 1:
 		return nil, fmt.Errorf("Intercept(%s): Times(%d): must be at least 1", name, spec.times)
 	case spec.fromClients && len(spec.fromNodes) > 0:
 		return nil, fmt.Errorf("Intercept(%s): FromClients and FromNodes exclude each other", name)
