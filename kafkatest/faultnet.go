@@ -100,6 +100,15 @@ func (f *faultNet) now(id int32) time.Time {
 	return time.Now()
 }
 
+// reachable reports whether clients can reach node id: it is not paused and the
+// link from the clients to it is not cut.
+func (f *faultNet) reachable(id int32) bool {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	_, paused := f.paused[id]
+	return !paused && !f.cut[link{Clients, id}]
+}
+
 // holds reports whether bytes from→to are held now (a cut, or either end paused),
 // and otherwise how long after it was sent a byte is due; changed is closed at the
 // next change of that.

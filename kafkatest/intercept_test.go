@@ -24,7 +24,10 @@ func TestFailProduceTwiceIsRetried(t *testing.T) {
 	if !r.Active() || r.ID() != 1 {
 		t.Fatalf("new rule %v", r)
 	}
-	produce(t, c, "t", "v")
+	cl := client(t, c, kgo.MetadataMinAge(100*time.Millisecond)) // it refreshes metadata before retrying
+	if err := cl.ProduceSync(ctx(t), &kgo.Record{Topic: "t", Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
 	if r.Fired() != 2 || r.Active() {
 		t.Fatalf("after the produce: %v, active %v", r, r.Active())
 	}

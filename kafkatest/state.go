@@ -143,15 +143,15 @@ func (c *Cluster) Partition(topic string, p int32) PartitionSnapshot {
 }
 
 // leader returns the partition's serving leader: the leader of the newest image when
-// that broker runs and has applied leadership at the image's leader epoch (-1
-// otherwise).
+// that broker runs, has applied leadership at the image's leader epoch, and clients
+// can reach it — it is not paused, nor cut off from them (-1 otherwise).
 func (c *Cluster) leader(topic string, p int32) (int32, PartitionSnapshot) {
 	snap := c.Partition(topic, p)
 	if snap.Leader < 0 {
 		return -1, snap
 	}
 	for _, r := range snap.ReplicaStates {
-		if r.Broker == snap.Leader && r.Running && r.IsLeader && r.LeaderEpoch == snap.LeaderEpoch {
+		if r.Broker == snap.Leader && r.Running && r.IsLeader && r.LeaderEpoch == snap.LeaderEpoch && c.net.reachable(r.Broker) {
 			return snap.Leader, snap
 		}
 	}
@@ -175,8 +175,9 @@ func (c *Cluster) waitFor(cond func() bool, what func() string) {
 
 // WaitLeader waits until partition p of topic has a leader that serves it — the
 // metadata names a running broker, which has applied leadership at the metadata's
-// leader epoch — and returns it. After a Kill this is the newly elected leader once
-// the controller fenced the old one. The test fails after the wait timeout.
+// leader epoch, and which is neither paused nor cut off from the clients — and
+// returns it. After a Kill, Pause or Isolate this is the newly elected leader once the
+// controller fenced the old one. The test fails after the wait timeout.
 func (c *Cluster) WaitLeader(topic string, p int32) int32 {
 	c.t.Helper()
 	var id int32
