@@ -1,8 +1,8 @@
 // Package kafkatest starts gokafkad clusters inside Go tests, as net/http/httptest
 // starts HTTP servers: real brokers with real sockets, disk logs and replication,
-// running in the test's process on random loopback ports, with controls to break them
-// (Kill, Shutdown, Restart), helpers that wait for what a test is about to assert
-// (WaitLeader, WaitISR, WaitHighWatermark) and a look at every replica's offsets
+// running in the test's process on random loopback ports, with controls to break them,
+// helpers that wait for what a test is about to assert (WaitLeader, WaitISR,
+// WaitHighWatermark, WaitActiveController) and a look at every replica's offsets
 // (Partition).
 //
 //	c := kafkatest.NewCluster(t, kafkatest.WithBrokers(3), kafkatest.WithTopic("orders", 1, 3))
@@ -16,8 +16,31 @@
 // 3000, 3001, … as in Apache Kafka's KafkaClusterTestKit. In combined mode (the
 // default) the first voters brokers are also the metadata quorum's voters.
 //
+// # Breaking it
+//
+//   - Processes: Kill (as SIGKILL), Shutdown (controlled, as SIGTERM), Restart (same
+//     ports and data), Pause and Resume (as SIGSTOP and SIGCONT: sockets open, nothing
+//     read or answered, timers stopped).
+//   - The network between any nodes and the clients (Clients stands for every client
+//     connection): Cut (both ways), CutOneWay, Isolate, Delay and DelayOneWay (added
+//     latency), Heal. A cut holds the bytes of open connections (no reset, no close:
+//     the other end's reads time out) and makes new connections between nodes hang.
+//   - Requests: Intercept adds a rule that sees each request of a key on the nodes
+//     (optionally only on some brokers, for a topic or partition, from a client id,
+//     from clients or from given nodes) and answers it with an error (Fail), delays it
+//     (DelayRequests), drops its connection (DropConnections), answers it with the
+//     test's response (Respond) or lets it pass; once, Times(n), or until Remove; its
+//     Fired counts the requests it applied to.
+//
+// Every node's connections go through a fault layer for this (the server's Hooks:
+// the TCP dial of its outbound connections, a wrapper on the ones it accepts, a look
+// at each decoded request), so the bytes of a cluster's connections are copied
+// through queues rather than sent with sendfile.
+//
 // The methods that wait or control nodes report failures with t.Fatalf and so must be
-// called from the test's goroutine, as testing requires of Fatalf.
+// called from the test's goroutine, as testing requires of Fatalf. Controls returns
+// the same controls as methods that return errors, for use from any goroutine (or a
+// control API).
 package kafkatest
 
 import (

@@ -335,8 +335,9 @@ func (c *Cluster) Resume(id int32) {
 // Cut partitions the network between a and b (node ids, or Clients for every client
 // connection), both ways: the bytes of their open connections stop flowing — held,
 // not refused, so a connection hangs and its reads time out as under a real partition,
-// with no reset and no close — and new connections between them hang until their dial
-// timeout. Heal restores the link; what was held is then delivered. Links between the
+// with no reset and no close — and new connections between nodes hang until their
+// dial timeout (a client's new connection opens, as the kernel accepts it, but carries
+// nothing). Heal restores the link; what was held is then delivered. Links between the
 // nodes include the controller ones (heartbeats, metadata, Raft) and the replica
 // fetchers'; a combined node's broker and controller share a process and are never
 // cut from each other.

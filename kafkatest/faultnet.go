@@ -344,12 +344,12 @@ func (c *faultConn) paused() (bool, chan struct{}) {
 
 // readPump moves bytes from the socket into in, up to queueLimit.
 func (c *faultConn) readPump() {
+	buf := make([]byte, 64<<10)
 	for {
-		buf := make([]byte, 32<<10)
 		n, err := c.inner.Read(buf)
 		c.mu.Lock()
 		if n > 0 {
-			c.in = append(c.in, chunk{b: buf[:n], at: time.Now()})
+			c.in = append(c.in, chunk{b: slices.Clone(buf[:n]), at: time.Now()})
 			c.inLen += n
 		}
 		if err != nil {
