@@ -12,8 +12,9 @@ package kafkatest
 // dialing node, and the node listening on the address dialed), so links between nodes
 // are applied there, both ways. A connection a node accepts is a client's unless its
 // remote address is one a node's dial made (looked up when its first byte arrives, by
-// which time the dial registered it); a node's connection is then left alone on the
-// accepting side. Clients are one party, Clients.
+// which time the dial registered it); on a node's, the accepting side applies cuts and
+// pauses too (so that neither its writes' errors nor its peer's close cross a cut) but
+// not delays, which the dialing side adds once. Clients are one party, Clients.
 //
 // A paused node's own reads, writes and dials wait, ignoring their deadlines (its
 // goroutines are stopped: its timers do not fire), and nothing it sent is delivered;
@@ -173,11 +174,11 @@ func (f *faultNet) dialer(id int32) func(ctx context.Context, addr string) (net.
 		}
 		local := nc.LocalAddr().String()
 		f.update(func() { f.dialed[local] = id })
-		return newFaultConn(f, nc, id, local, func() int32 {
+		return newFaultConn(f, nc, id, local, func() (int32, bool) {
 			if to, ok := f.addrs[addr]; ok {
-				return to
+				return to, true
 			}
-			return outside
+			return outside, true
 		}), nil
 	}
 }
@@ -198,11 +199,11 @@ func (a stringAddr) String() string  { return string(a) }
 func (f *faultNet) acceptor(id int32) func(string, net.Conn) net.Conn {
 	return func(_ string, nc net.Conn) net.Conn {
 		remote := nc.RemoteAddr().String()
-		return newFaultConn(f, nc, id, "", func() int32 {
-			if _, ok := f.dialed[remote]; ok {
-				return outside // a node's: its dialing side applies the link
+		return newFaultConn(f, nc, id, "", func() (int32, bool) {
+			if from, ok := f.dialed[remote]; ok {
+				return from, false // a node's: its dialing side adds the delays
 			}
-			return Clients
+			return Clients, true
 		})
 	}
 }
@@ -252,16 +253,17 @@ type faultConn struct {
 	local int32
 	// dialedAs is the local address a node's dial registered ("" when accepted).
 	dialedAs string
-	// peerFn resolves the other end (a node, Clients, or outside), under f.mu's read
-	// lock; see peerLocked.
-	peerFn func() int32
+	// peerFn resolves the other end (a node, Clients, or outside) and whether this
+	// side adds the link's delays, under f.mu's read lock; see peerLocked.
+	peerFn func() (int32, bool)
 
 	mu sync.Mutex
 	// wake is closed (and replaced) when anything below changes.
-	wake     chan struct{}
-	peer     int32
-	resolved bool
-	in, out  []chunk
+	wake      chan struct{}
+	peer      int32
+	delayHere bool
+	resolved  bool
+	in, out   []chunk
 	// inLen and outLen are the bytes in in and out.
 	inLen, outLen int
 	rdl, wdl      time.Time
@@ -270,7 +272,7 @@ type faultConn struct {
 	outErr        error
 }
 
-func newFaultConn(f *faultNet, nc net.Conn, local int32, dialedAs string, peerFn func() int32) *faultConn {
+func newFaultConn(f *faultNet, nc net.Conn, local int32, dialedAs string, peerFn func() (int32, bool)) *faultConn {
 	c := &faultConn{inner: nc, f: f, local: local, dialedAs: dialedAs, peerFn: peerFn, peer: outside, wake: make(chan struct{})}
 	f.mu.Lock()
 	f.conns[c] = struct{}{}
@@ -287,13 +289,12 @@ func (c *faultConn) signalLocked() {
 }
 
 // peerLocked is the other end: for a dialed connection the node listening on the
-// address (looked up until known), for an accepted one Clients or, when a node
-// dialed it, outside (its dialing side applies the link) — decided once, when the
-// first byte has arrived. c.mu must be held.
+// address (looked up until known), for an accepted one Clients or the node that
+// dialed it — decided once, when the first byte has arrived. c.mu must be held.
 func (c *faultConn) peerLocked() int32 {
 	if !c.resolved {
 		c.f.mu.RLock()
-		c.peer = c.peerFn()
+		c.peer, c.delayHere = c.peerFn()
 		c.f.mu.RUnlock()
 		c.resolved = c.dialedAs == "" || c.peer != outside
 	}
@@ -307,6 +308,9 @@ func (c *faultConn) dueLocked(from, to int32, at time.Time) (ok bool, until time
 	held, delay, changed := c.f.holds(from, to)
 	if held {
 		return false, time.Time{}, changed
+	}
+	if !c.delayHere {
+		delay = 0
 	}
 	if due := at.Add(delay); delay > 0 && time.Now().Before(due) {
 		return false, due, changed
