@@ -221,6 +221,21 @@ func (k *Controls) Rules() []*Rule {
 	return slices.Clone(k.c.rules.list)
 }
 
+// RemoveRule removes the rule numbered id (Rule.ID); an unknown id, or a rule used up
+// or removed already, is an error.
+func (k *Controls) RemoveRule(id int64) error {
+	rs := k.c.rules
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	for _, r := range rs.list {
+		if r.id == id {
+			r.removeLocked()
+			return nil
+		}
+	}
+	return fmt.Errorf("RemoveRule(%d): no such rule in force", id)
+}
+
 // RemoveRules removes every rule.
 func (k *Controls) RemoveRules() {
 	rs := k.c.rules

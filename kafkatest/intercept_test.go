@@ -238,6 +238,12 @@ func TestInterceptRefuses(t *testing.T) {
 	if got := k.Rules(); len(got) != 2 || got[0] != a || got[1] != b {
 		t.Fatalf("Rules() = %v", got)
 	}
+	if err := k.RemoveRule(a.ID()); err != nil || a.Active() {
+		t.Fatalf("RemoveRule(%d): %v", a.ID(), err)
+	}
+	if err := k.RemoveRule(a.ID()); err == nil || !strings.Contains(err.Error(), "no such rule") {
+		t.Fatalf("RemoveRule of a removed rule: %v", err)
+	}
 	k.RemoveRules()
 	if len(k.Rules()) != 0 || a.Active() || b.Active() {
 		t.Fatal("RemoveRules left rules")

@@ -308,10 +308,11 @@ func (c *Cluster) createTopics() error {
 	return nil
 }
 
-// activeController returns the running voter whose controller is active (-1: none).
+// activeController returns the running voter whose controller is active (-1: none);
+// a paused one is not (it may not know yet that it lost its quorum).
 func (c *Cluster) activeController() int32 {
 	for _, id := range c.ids {
-		if n := c.nodes[id]; n.voter {
+		if n := c.nodes[id]; n.voter && !c.Controls().isPaused(id) {
 			if b := n.running(); b != nil && b.Controller() != nil && b.Controller().IsActive() {
 				return id
 			}
