@@ -2,6 +2,7 @@ package kafkatest_test
 
 import (
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -249,4 +250,55 @@ func TestInterceptRefuses(t *testing.T) {
 		t.Fatal("RemoveRules left rules")
 	}
 	produce(t, c, "t", "handled as usual again")
+}
+
+// fill gives every slice field of the struct v one element, recursively (depth
+// levels), so that ErrorResponse has items to mirror.
+func fill(v reflect.Value, depth int) {
+	if depth == 0 || v.Kind() != reflect.Struct {
+		return
+	}
+	for i := range v.NumField() {
+		f := v.Field(i)
+		if f.Kind() != reflect.Slice || !f.CanSet() {
+			continue
+		}
+		s := reflect.MakeSlice(f.Type(), 1, 1)
+		if e := s.Index(0); e.Kind() == reflect.Struct {
+			if d, ok := e.Addr().Interface().(interface{ Default() }); ok {
+				d.Default()
+			}
+			fill(e, depth-1)
+		}
+		f.Set(s)
+	}
+}
+
+// TestErrorResponseEveryKey: a Fail rule on any key, at any version, answers or
+// finds nowhere to put the code — never a panic in the broker's read loop — and an
+// answer encodes.
+func TestErrorResponseEveryKey(t *testing.T) {
+	for key := int16(0); key <= kmsg.MaxKey; key++ {
+		req := kmsg.RequestForKey(key)
+		if req == nil {
+			continue
+		}
+		for v := int16(0); v <= req.MaxVersion(); v++ {
+			for _, filled := range []bool{false, true} {
+				r := kmsg.RequestForKey(key)
+				r.SetVersion(v)
+				if filled {
+					fill(reflect.ValueOf(r).Elem(), 4)
+				}
+				resp := kafkatest.ErrorResponse(r, kerr.UnknownServerError)
+				if resp == nil {
+					continue
+				}
+				if resp.Key() != key || resp.GetVersion() != v {
+					t.Fatalf("%s v%d: response %s v%d", kmsg.NameForKey(key), v, kmsg.NameForKey(resp.Key()), resp.GetVersion())
+				}
+				resp.AppendTo(nil)
+			}
+		}
+	}
 }

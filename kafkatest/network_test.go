@@ -189,6 +189,18 @@ func TestDelay(t *testing.T) {
 		t.Fatalf("a round trip took %v with %v added each way", took, d)
 	}
 	c.Delay(kafkatest.Clients, leader, 0)
+	c.DelayOneWay(leader, kafkatest.Clients, d) // the answers only
+	start = time.Now()
+	if err := raw.ask(30 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took < d {
+		t.Fatalf("a round trip took %v with %v added to the answer", took, d)
+	}
+	if got := c.Controls().Links(); len(got) != 1 || got[0] != (kafkatest.LinkFault{From: leader, To: kafkatest.Clients, Delay: d}) {
+		t.Fatalf("Links() = %+v", got)
+	}
+	c.DelayOneWay(leader, kafkatest.Clients, 0)
 
 	cl := client(t, c, kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err := cl.ProduceSync(ctx(t), &kgo.Record{Topic: "t", Value: []byte("a")}).FirstErr(); err != nil {
