@@ -3,6 +3,7 @@ package kafkatest_test
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"slices"
@@ -59,7 +60,8 @@ func apiVersionsFrame() []byte {
 }
 
 // TestPauseFollowerLeavesISRAndRejoins: a paused follower stops fetching; the leader
-// drops it from the ISR after replica.lag.time.max.ms while acks=all produces go on
+// drops it from the ISR after replica.lag.time.max.ms while acks=all produces (one
+// more producer writing all along) go on
 // with the other two, its session (10 s here) not yet over, so it is not fenced. A
 // client's connection to the paused broker stays open and its request gets no
 // answer until Resume. Resumed, the follower catches up and is back in the ISR.
@@ -90,6 +92,27 @@ func TestPauseFollowerLeavesISRAndRejoins(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
+
+	// A producer that keeps writing, acks=all, through the pause and the resume.
+	stop, bgDone := make(chan struct{}), make(chan struct{})
+	var acked []string
+	var bgErr error
+	bgCtx := ctx(t)
+	go func() {
+		defer close(bgDone)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			v := fmt.Sprintf("bg-%d", i)
+			if bgErr = cl.ProduceSync(bgCtx, &kgo.Record{Topic: "orders", Value: []byte(v)}).FirstErr(); bgErr != nil {
+				return
+			}
+			acked = append(acked, v)
+		}
+	}()
 
 	c.Pause(f)
 	if got := c.Controls().Paused(); !slices.Equal(got, []int32{f}) {
@@ -125,14 +148,34 @@ func TestPauseFollowerLeavesISRAndRejoins(t *testing.T) {
 		t.Fatalf("answer with correlation id %d", corr)
 	}
 	c.WaitISR("orders", 0, 0, 1, 2)
-	c.WaitHighWatermark("orders", 0, 3)
-	for _, r := range c.Partition("orders", 0).ReplicaStates {
-		if r.LogEndOffset != 3 {
-			t.Fatalf("replica %+v after the resume, want LEO 3", r)
+	close(stop)
+	<-bgDone
+	if bgErr != nil {
+		t.Fatalf("the background producer: %v", bgErr)
+	}
+	// Every acknowledged record is on every replica.
+	n := int64(3 + len(acked))
+	c.WaitHighWatermark("orders", 0, n)
+	c.WaitISR("orders", 0, 0, 1, 2)
+	got := consume(t, c, "orders", int(n))
+	for _, v := range append([]string{"before", "during", "during-2"}, acked...) {
+		if !slices.Contains(got, v) {
+			t.Fatalf("acknowledged %q is missing from %v", v, got)
 		}
 	}
-	if got := consume(t, c, "orders", 3); !slices.Equal(got, []string{"before", "during", "during-2"}) {
-		t.Fatalf("consumed %v", got)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ok := true
+		for _, r := range c.Partition("orders", 0).ReplicaStates {
+			ok = ok && r.LogEndOffset == n
+		}
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replicas after the resume: %+v, want LEO %d", c.Partition("orders", 0).ReplicaStates, n)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
