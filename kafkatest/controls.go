@@ -340,7 +340,8 @@ func (c *Cluster) Resume(id int32) {
 // nothing). Heal restores the link; what was held is then delivered. Links between the
 // nodes include the controller ones (heartbeats, metadata, Raft) and the replica
 // fetchers'; a combined node's broker and controller share a process and are never
-// cut from each other.
+// cut from each other. A node restarted while cut off from the controllers cannot
+// register: Restart then fails after initial.broker.registration.timeout.ms.
 func (c *Cluster) Cut(a, b int32) {
 	c.t.Helper()
 	c.must(c.Controls().Cut(a, b))

@@ -110,6 +110,12 @@ type Rule struct {
 // ID is the rule's number in its cluster (1, 2, …, in the order rules were added).
 func (r *Rule) ID() int64 { return r.id }
 
+// Key is the request key the rule applies to.
+func (r *Rule) Key() kmsg.Key { return r.key }
+
+// Action is what the rule does to the requests it matches.
+func (r *Rule) Action() Action { return r.act }
+
 // Fired returns how many requests the rule has applied to.
 func (r *Rule) Fired() int64 {
 	r.rs.mu.Lock()
