@@ -1,8 +1,8 @@
 // Package kafkatest starts gokafkad clusters inside Go tests, as net/http/httptest
 // starts HTTP servers: real brokers with real sockets, disk logs and replication,
-// running in the test's process on random loopback ports, with controls to break them
-// (Kill, Shutdown, Restart), helpers that wait for what a test is about to assert
-// (WaitLeader, WaitISR, WaitHighWatermark) and a look at every replica's offsets
+// running in the test's process on random loopback ports, with controls to break them,
+// helpers that wait for what a test is about to assert (WaitLeader, WaitISR,
+// WaitHighWatermark, WaitActiveController) and a look at every replica's offsets
 // (Partition).
 //
 //	c := kafkatest.NewCluster(t, kafkatest.WithBrokers(3), kafkatest.WithTopic("orders", 1, 3))
@@ -16,8 +16,31 @@
 // 3000, 3001, … as in Apache Kafka's KafkaClusterTestKit. In combined mode (the
 // default) the first voters brokers are also the metadata quorum's voters.
 //
+// # Breaking it
+//
+//   - Processes: Kill (as SIGKILL), Shutdown (controlled, as SIGTERM), Restart (same
+//     ports and data), Pause and Resume (as SIGSTOP and SIGCONT: sockets open, nothing
+//     read or answered, timers stopped).
+//   - The network between any nodes and the clients (Clients stands for every client
+//     connection): Cut (both ways), CutOneWay, Isolate, Delay and DelayOneWay (added
+//     latency), Heal. A cut holds the bytes of open connections (no reset, no close:
+//     the other end's reads time out) and makes new connections between nodes hang.
+//   - Requests: Intercept adds a rule that sees each request of a key on the nodes
+//     (optionally only on some brokers, for a topic or partition, from a client id,
+//     from clients or from given nodes) and answers it with an error (Fail), delays it
+//     (DelayRequests), drops its connection (DropConnections), answers it with the
+//     test's response (Respond) or lets it pass; once, Times(n), or until Remove; its
+//     Fired counts the requests it applied to.
+//
+// Every node's connections go through a fault layer for this (the server's Hooks:
+// the TCP dial of its outbound connections, a wrapper on the ones it accepts, a look
+// at each decoded request), so the bytes of a cluster's connections are copied
+// through queues rather than sent with sendfile.
+//
 // The methods that wait or control nodes report failures with t.Fatalf and so must be
-// called from the test's goroutine, as testing requires of Fatalf.
+// called from the test's goroutine, as testing requires of Fatalf. Controls returns
+// the same controls as methods that return errors, for use from any goroutine (or a
+// control API).
 package kafkatest
 
 import (
@@ -168,11 +191,16 @@ type Cluster struct {
 	// ids are every node's id: brokers first, then separate controllers.
 	ids   []int32
 	nodes map[int32]*node
+	// net is the fault layer every node's connections go through (faultnet.go).
+	net *faultNet
+	// rules are the request interception rules (intercept.go).
+	rules *rules
 }
 
 // node is one broker or controller of the cluster.
 type node struct {
 	id     int32
+	net    *faultNet
 	broker bool
 	voter  bool
 	// cfg is the node's config; its Listen becomes the bound client address after
@@ -289,16 +317,16 @@ func freePort() (int, error) {
 // start lays out the nodes in a fresh data dir and starts them: separate controllers
 // first, then every broker at once (combined voters need each other for a quorum).
 func start(t TB, o options) (*Cluster, error) {
-	c := &Cluster{t: t, opts: o, nodes: map[int32]*node{}}
+	c := &Cluster{t: t, opts: o, nodes: map[int32]*node{}, net: newFaultNet(), rules: newRules()}
 	dir := t.TempDir()
 	for i := 0; i < o.brokers; i++ {
 		c.ids = append(c.ids, int32(i))
-		c.nodes[int32(i)] = &node{id: int32(i), broker: true, voter: o.controllers == 0 && i < o.voters}
+		c.nodes[int32(i)] = &node{id: int32(i), net: c.net, broker: true, voter: o.controllers == 0 && i < o.voters}
 	}
 	for i := 0; i < o.controllers; i++ {
 		id := int32(SeparateControllerIDBase + i)
 		c.ids = append(c.ids, id)
-		c.nodes[id] = &node{id: id, voter: true}
+		c.nodes[id] = &node{id: id, net: c.net, voter: true}
 	}
 	ports := map[int32]int{}
 	var voters []string
@@ -310,6 +338,7 @@ func start(t TB, o options) (*Cluster, error) {
 			}
 			ports[id] = p
 			voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", id, p))
+			c.net.addAddr(fmt.Sprintf("127.0.0.1:%d", p), id)
 		}
 	}
 	for _, id := range c.ids {
@@ -342,6 +371,8 @@ func start(t TB, o options) (*Cluster, error) {
 			}
 		}
 		cfg.Logger = o.logger.With().Int32("node", id).Logger()
+		cfg.Hooks = &server.Hooks{Dial: c.net.dialer(id), Accept: c.net.acceptor(id), Request: c.rules.hook(c, id)}
+		cfg.Now = func() time.Time { return c.net.now(id) }
 		n.cfg = cfg
 	}
 	var controllers, brokers []int32
@@ -389,6 +420,7 @@ func (n *node) start() error {
 	if n.broker {
 		n.addr = b.Addr()
 		n.cfg.Listen = n.addr
+		n.net.addAddr(n.addr, n.id)
 	}
 	return nil
 }
@@ -398,6 +430,10 @@ func (n *node) start() error {
 // brokers, with none left to take their leaderships, would wait out the session
 // timeout.
 func (c *Cluster) close() {
+	// Paused nodes resume and the network heals first, so that nothing waits on a
+	// fault while the nodes stop; the sockets left over close last.
+	c.net.update(c.net.clearLocked)
+	defer c.net.closeAll()
 	var wg sync.WaitGroup
 	stop := func(broker bool) {
 		for _, id := range c.ids {
@@ -484,41 +520,24 @@ func (c *Cluster) Running(id int32) bool {
 	return c.node(id).running() != nil
 }
 
-// stop takes node id out of the cluster with stopFn (Kill or Close); a stopped node
-// fails the test.
-func (c *Cluster) stop(what string, id int32, stopFn func(*server.Broker)) {
-	c.t.Helper()
-	n := c.node(id)
-	n.mu.Lock()
-	b := n.b
-	n.b = nil
-	n.mu.Unlock()
-	if b == nil {
-		c.t.Fatalf("kafkatest: %s(%d): the node is not running", what, id)
-	}
-	stopFn(b)
-}
-
 // Kill stops node id as SIGKILL would: its sockets close at once, no controlled
 // shutdown tells the controller (its leaderships move only once its session times out,
 // broker.session.timeout.ms: 2 s unless WithBrokerConfig changes it), and its logs are
 // left as they were, without a final flush, checkpoint or clean-shutdown marker, so
-// Restart recovers them as after a crash. Killing a stopped node fails the test.
+// Restart recovers them as after a crash. A paused node can be killed (it stays
+// paused no longer). Killing a stopped node fails the test.
 func (c *Cluster) Kill(id int32) {
 	c.t.Helper()
-	c.stop("Kill", id, (*server.Broker).Kill)
+	c.must(c.Controls().Kill(id))
 }
 
 // Shutdown stops node id cleanly, as SIGTERM stops Kafka: a controlled shutdown first
-// (the controller moves its leaderships away), then its logs are closed cleanly.
+// (the controller moves its leaderships away), then its logs are closed cleanly. A
+// paused node is resumed first (a stopped process handles SIGTERM once it continues).
 // Shutting down a stopped node fails the test.
 func (c *Cluster) Shutdown(id int32) {
 	c.t.Helper()
-	c.stop("Shutdown", id, func(b *server.Broker) {
-		if err := b.Close(); err != nil {
-			c.t.Fatalf("kafkatest: Shutdown(%d): %v", id, err)
-		}
-	})
+	c.must(c.Controls().Shutdown(id))
 }
 
 // Restart starts node id again with the same config, ports and data dir, and returns
@@ -527,12 +546,14 @@ func (c *Cluster) Shutdown(id int32) {
 // rejoined it only once it caught up: wait for that with WaitISR.
 func (c *Cluster) Restart(id int32) {
 	c.t.Helper()
-	n := c.node(id)
-	if n.running() != nil {
-		c.Shutdown(id)
-	}
-	if err := n.start(); err != nil {
-		c.t.Fatalf("kafkatest: Restart(%d): %v", id, err)
+	c.must(c.Controls().Restart(id))
+}
+
+// must fails the test with err, if any.
+func (c *Cluster) must(err error) {
+	c.t.Helper()
+	if err != nil {
+		c.t.Fatalf("kafkatest: %v", err)
 	}
 }
 

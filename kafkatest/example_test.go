@@ -2,12 +2,15 @@ package kafkatest_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gokafkad/gokafkad/kafkatest"
 )
@@ -149,4 +152,139 @@ func ExampleCluster_WaitActiveController() {
 	// Output:
 	// controllers: [3000 3001 3002] brokers: [0]
 	// failed over: true
+}
+
+// Pause a follower as SIGSTOP would: it stops fetching with its connections open,
+// so the leader drops it from the ISR after replica.lag.time.max.ms and acks=all
+// produces go on with the others; resumed, it catches up and rejoins.
+func ExampleCluster_Pause() {
+	t := &exampleT{}
+	defer t.finish()
+
+	c := kafkatest.NewCluster(t, kafkatest.WithBrokers(3), kafkatest.WithTopic("orders", 1, 3),
+		kafkatest.WithBrokerConfig(map[string]string{"min.insync.replicas": "2", "replica.lag.time.max.ms": "1000"}))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addrs()...), kgo.RequiredAcks(kgo.AllISRAcks()))
+	if err != nil {
+		panic(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	produce := func(v string) {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "orders", Value: []byte(v)}).FirstErr(); err != nil {
+			panic(err)
+		}
+	}
+	produce("a") // the client now knows the leader
+	c.WaitISR("orders", 0, 0, 1, 2)
+	leader := c.WaitLeader("orders", 0)
+	follower := (leader + 1) % 3
+
+	c.Pause(follower)
+	produce("b") // answered once the leader has dropped the paused follower
+	fmt.Println("ISR while paused:", len(c.Partition("orders", 0).ISR))
+	c.Resume(follower)
+	c.WaitISR("orders", 0, 0, 1, 2)
+	fmt.Println("ISR after Resume:", len(c.Partition("orders", 0).ISR))
+	// Output:
+	// ISR while paused: 2
+	// ISR after Resume: 3
+}
+
+// Isolate the leader: its sockets stay open but carry nothing, so its heartbeats stop
+// reaching the controller, which fences it and elects another replica; Heal lets it
+// back, and it rejoins the ISR.
+func ExampleCluster_Isolate() {
+	t := &exampleT{}
+	defer t.finish()
+
+	c := kafkatest.NewCluster(t, kafkatest.WithBrokers(3), kafkatest.WithTopic("orders", 1, 3))
+	c.WaitISR("orders", 0, 0, 1, 2)
+	old := c.WaitLeader("orders", 0)
+
+	c.Isolate(old) // as c.Cut(old, x) for every other node x and kafkatest.Clients
+	fmt.Println("new leader elected:", c.WaitLeader("orders", 0) != old)
+	c.Heal()
+	c.WaitISR("orders", 0, 0, 1, 2)
+	fmt.Println("back in the ISR:", len(c.Partition("orders", 0).ISR))
+	// Output:
+	// new leader elected: true
+	// back in the ISR: 3
+}
+
+// Delay adds latency to a link, here between the clients and the broker.
+func ExampleCluster_Delay() {
+	t := &exampleT{}
+	defer t.finish()
+
+	c := kafkatest.NewCluster(t, kafkatest.WithTopic("t", 1, 1))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addrs()...))
+	if err != nil {
+		panic(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := cl.Ping(ctx); err != nil {
+		panic(err)
+	}
+
+	c.Delay(kafkatest.Clients, 0, 100*time.Millisecond) // each way
+	start := time.Now()
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "t", Value: []byte("v")}).FirstErr(); err != nil {
+		panic(err)
+	}
+	fmt.Println("at least a 200 ms round trip:", time.Since(start) >= 200*time.Millisecond)
+	// Output: at least a 200 ms round trip: true
+}
+
+// Fail the next two produces with a retriable error: the client retries, and the
+// record is written once.
+func ExampleCluster_Fail() {
+	t := &exampleT{}
+	defer t.finish()
+
+	c := kafkatest.NewCluster(t, kafkatest.WithTopic("t", 1, 1))
+	rule := c.Fail(kmsg.Produce, kerr.NotEnoughReplicas, kafkatest.Times(2))
+	// franz-go refreshes its metadata before it retries, at most every MetadataMinAge
+	// (5 s by default).
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addrs()...), kgo.MetadataMinAge(100*time.Millisecond))
+	if err != nil {
+		panic(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err = cl.ProduceSync(ctx, &kgo.Record{Topic: "t", Value: []byte("v")}).FirstErr()
+	fmt.Println("produce error:", err)
+	fmt.Println("rule fired:", rule.Fired(), "still active:", rule.Active())
+	// Output:
+	// produce error: <nil>
+	// rule fired: 2 still active: false
+}
+
+// Intercept combines a delay with an answer, or lets the request through after the
+// delay; rules can be narrowed to brokers, topics, partitions and clients.
+func ExampleCluster_Intercept() {
+	t := &exampleT{}
+	defer t.finish()
+
+	c := kafkatest.NewCluster(t, kafkatest.WithTopic("t", 1, 1), kafkatest.WithTopic("u", 1, 1))
+	rule := c.Intercept(kmsg.Produce, kafkatest.Action{Delay: 50 * time.Millisecond, Err: kerr.TopicAuthorizationFailed},
+		kafkatest.OnTopic("u"), kafkatest.FromClients())
+	defer rule.Remove()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		panic(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	fmt.Println("t:", cl.ProduceSync(ctx, &kgo.Record{Topic: "t", Value: []byte("v")}).FirstErr())
+	fmt.Println("u:", errors.Is(cl.ProduceSync(ctx, &kgo.Record{Topic: "u", Value: []byte("v")}).FirstErr(), kerr.TopicAuthorizationFailed))
+	fmt.Println(rule)
+	// Output:
+	// t: <nil>
+	// u: true
+	// rule 1: Produce → delay 50ms, then TOPIC_AUTHORIZATION_FAILED (fired 1)
 }

@@ -143,15 +143,15 @@ func (c *Cluster) Partition(topic string, p int32) PartitionSnapshot {
 }
 
 // leader returns the partition's serving leader: the leader of the newest image when
-// that broker runs and has applied leadership at the image's leader epoch (-1
-// otherwise).
+// that broker runs, has applied leadership at the image's leader epoch, and clients
+// can reach it — it is not paused, nor cut off from them (-1 otherwise).
 func (c *Cluster) leader(topic string, p int32) (int32, PartitionSnapshot) {
 	snap := c.Partition(topic, p)
 	if snap.Leader < 0 {
 		return -1, snap
 	}
 	for _, r := range snap.ReplicaStates {
-		if r.Broker == snap.Leader && r.Running && r.IsLeader && r.LeaderEpoch == snap.LeaderEpoch {
+		if r.Broker == snap.Leader && r.Running && r.IsLeader && r.LeaderEpoch == snap.LeaderEpoch && c.net.reachable(r.Broker) {
 			return snap.Leader, snap
 		}
 	}
@@ -175,8 +175,9 @@ func (c *Cluster) waitFor(cond func() bool, what func() string) {
 
 // WaitLeader waits until partition p of topic has a leader that serves it — the
 // metadata names a running broker, which has applied leadership at the metadata's
-// leader epoch — and returns it. After a Kill this is the newly elected leader once
-// the controller fenced the old one. The test fails after the wait timeout.
+// leader epoch, and which is neither paused nor cut off from the clients — and
+// returns it. After a Kill, Pause or Isolate this is the newly elected leader once the
+// controller fenced the old one. The test fails after the wait timeout.
 func (c *Cluster) WaitLeader(topic string, p int32) int32 {
 	c.t.Helper()
 	var id int32
@@ -189,7 +190,7 @@ func (c *Cluster) WaitLeader(topic string, p int32) int32 {
 }
 
 // WaitISR waits until the ISR of partition p of topic is exactly ids (in any order)
-// in the metadata of every running broker, with a serving leader (see WaitLeader).
+// in the metadata of every running broker (but paused ones), with a serving leader (see WaitLeader).
 // The test fails after the wait timeout.
 func (c *Cluster) WaitISR(topic string, p int32, ids ...int32) {
 	c.t.Helper()
@@ -229,11 +230,12 @@ func (c *Cluster) WaitHighWatermark(topic string, p int32, hw int64) {
 	}, func() string { return fmt.Sprintf("high watermark %d of %s-%d (now %+v)", hw, topic, p, snap) })
 }
 
-// everyBroker reports whether cond holds for the image every running broker serves.
+// everyBroker reports whether cond holds for the image every running broker serves
+// (a paused one excepted: it learns nothing until it resumes).
 func (c *Cluster) everyBroker(cond func(*controller.MetadataImage) bool) bool {
 	for _, id := range c.ids {
 		n := c.nodes[id]
-		if !n.broker {
+		if !n.broker || c.Controls().isPaused(id) {
 			continue
 		}
 		if b := n.running(); b != nil && !cond(b.Image()) {
@@ -306,10 +308,11 @@ func (c *Cluster) createTopics() error {
 	return nil
 }
 
-// activeController returns the running voter whose controller is active (-1: none).
+// activeController returns the running voter whose controller is active (-1: none);
+// a paused one is not (it may not know yet that it lost its quorum).
 func (c *Cluster) activeController() int32 {
 	for _, id := range c.ids {
-		if n := c.nodes[id]; n.voter {
+		if n := c.nodes[id]; n.voter && !c.Controls().isPaused(id) {
 			if b := n.running(); b != nil && b.Controller() != nil && b.Controller().IsActive() {
 				return id
 			}

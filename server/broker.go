@@ -46,6 +46,9 @@ type Config struct {
 	// the AlterConfigs APIs (Start sets the config package's when nil).
 	Configs ConfigDescriber
 
+	// Hooks, when set, are a test harness's seams for faults (kafkatest; hooks.go).
+	Hooks *Hooks
+
 	Logger zerolog.Logger
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
@@ -513,6 +516,7 @@ func (b *Broker) acceptLoop(l *listener) {
 		if !ok {
 			continue
 		}
+		nc = b.hookedAccept(l, nc)
 		b.wg.Add(1)
 		go func() {
 			defer leave()

@@ -243,6 +243,13 @@ func (c *conn) readLoop() error {
 				Int32("correlation_id", hdr.CorrelationID).Str("client_id", hdr.ClientID).Msg("request")
 		}
 		rq := &request{hdr: hdr, req: req, resp: r}
+		if c.b.cfg.Hooks != nil && c.b.cfg.Hooks.Request != nil {
+			if handled, err := c.hookRequest(rq); err != nil {
+				return err
+			} else if handled {
+				continue
+			}
+		}
 		if c.b.authz != nil && !c.authorizeRequest(hdr.APIKey, rq) {
 			continue
 		}

@@ -92,6 +92,9 @@ func (b *Broker) newOutbound() (outbound, error) {
 	clientID := "gokafkad-broker-" + strconv.Itoa(int(b.cfg.NodeID))
 	mk := func(name, mech string) (replication.DialFunc, error) {
 		d, err := b.tlsOutbound(name)
+		if d == nil {
+			d = b.hookedDialer() // plain TCP (nil) unless a test harness dials
+		}
 		if err != nil || !isSASLProtocol(b.cfg.ListenerSecurityProtocolMap[name]) {
 			return d, err
 		}
@@ -128,6 +131,9 @@ func (b *Broker) tlsOutbound(name string) (replication.DialFunc, error) {
 	tc, err := security.ClientConfig(s, store)
 	if err != nil {
 		return nil, fmt.Errorf("server: outbound connections on listener %s: %w", name, err)
+	}
+	if base := b.hookedDialer(); base != nil {
+		return tlsOver(base, tc), nil
 	}
 	return tlsDialer(tc), nil
 }
