@@ -259,8 +259,17 @@ func TestClientThatStopsReadingIsClosed(t *testing.T) {
 		f.Topics = append(f.Topics, ft)
 		c.send(f)
 	}
-	// Not reading for four times connections.max.idle.ms is the scenario.
-	<-time.After(2 * time.Second)
+	// Not reading until the broker has given up on the connection is the scenario
+	// (at least four times connections.max.idle.ms; on a loaded machine the answers
+	// may take longer than that to be written up to the full socket buffers). Only the
+	// writer's connection stays.
+	notReading := time.Now()
+	waitFor(t, 60*time.Second, "the broker to close the connection that does not read", func() bool {
+		q := b.limits.brokerConns
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		return q.total <= 1 && time.Since(notReading) >= 2*time.Second
+	})
 	nc.SetReadDeadline(time.Now().Add(10 * time.Second))
 	total, buf := 0, make([]byte, 64<<10)
 	for {
