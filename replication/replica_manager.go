@@ -72,7 +72,8 @@ func (rm *ReplicaManager) Partitions() []*partition.Partition {
 
 // ApplyImage brings the hosted partitions in line with next: partitions whose replica
 // set includes this broker get a log and their state; topics that are gone (or whose id
-// changed) have their logs deleted; changed topic configs reach the logs.
+// changed), and partitions reassigned away from this broker, have their logs deleted;
+// changed topic configs reach the logs.
 func (rm *ReplicaManager) ApplyImage(prev, next *controller.MetadataImage) {
 	rm.image.Store(next)
 	rm.mu.Lock()
@@ -96,7 +97,13 @@ func (rm *ReplicaManager) applyImageLocked(prev, next *controller.MetadataImage)
 	for tp, p := range rm.mu.partitions {
 		t := next.Topics[tp.Topic]
 		if t != nil && t.ID == p.TopicID && int(tp.Partition) < len(t.Partitions) {
-			continue
+			if hosts(t.Partitions[tp.Partition].Replicas, rm.nodeID) {
+				continue
+			}
+			// A reassignment moved the partition off this broker: stop the replica
+			// and delete its copy (Kafka's StopReplica with deletePartition).
+			rm.logger.Info().Str("topic", tp.Topic).Int32("partition", tp.Partition).
+				Msg("no longer a replica: stopping it and deleting the log")
 		}
 		unfollow = append(unfollow, tp)
 		delete(rm.mu.partitions, tp)
