@@ -1,0 +1,234 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// hasLogDir reports whether node keeps a live log directory for topic-0.
+func hasLogDir(t *testing.T, p *Process, topic string) bool {
+	t.Helper()
+	_, err := os.Stat(filepath.Join(p.Dir, "data", topic+"-0"))
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	return err == nil
+}
+
+// reassigning lists topic-0's reassignment through adm (ok false when none).
+func reassigning(ctx context.Context, t *testing.T, adm *kadm.Client, topic string) (kadm.ListPartitionReassignmentsResponse, bool) {
+	t.Helper()
+	rs, err := adm.ListPartitionReassignments(ctx, kadm.TopicsSet{topic: {0: {}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, ok := rs[topic][0]
+	return r, ok
+}
+
+// TestReassignmentMovesPartitionUnderLoad is kafka-reassign-partitions --execute on
+// real processes: partition move-0 goes from brokers {1,2} (led by 1) to {2,3} while
+// an acks=all producer writes. Broker 3 joins, catches up and enters the ISR; the move
+// then completes: replicas 2,3, leader 2 with a new leader epoch, broker 1 deletes its
+// copy, and every acknowledged record is there to read.
+func TestReassignmentMovesPartitionUnderLoad(t *testing.T) {
+	c, b1 := threeBrokers(t, map[string]string{"replica.fetch.wait.max.ms": "100", "auto.leader.rebalance.enable": "false"})
+	createAssigned(t, b1, "move", 1, 2)
+	ctx := Ctx(t, 120*time.Second)
+	b2 := NewClient(t, c.Nodes[2].Addr)
+	var before partition
+	WaitFor(t, 10*time.Second, "move-0 led by 1 with ISR 1,2", func() bool {
+		var ok bool
+		before, _, ok = partitionState(ctx, b2, "move")
+		return ok && before.Leader == 1 && len(before.ISR) == 2
+	})
+	if !hasLogDir(t, c.Nodes[1], "move") {
+		t.Fatal("broker 1 has no move-0 log before the move")
+	}
+
+	// The producer retries (idempotently) through the leader change.
+	prod := NewClient(t, c.Seeds()[0], kgo.SeedBrokers(c.Seeds()...), kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(0))
+	var (
+		mu    sync.Mutex
+		acked []string
+	)
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			v := fmt.Sprintf("v%d", i)
+			if _, err := send(ctx, prod, "move", v); err != nil {
+				done <- fmt.Errorf("produce %s: %w", v, err)
+				return
+			}
+			mu.Lock()
+			acked = append(acked, v)
+			mu.Unlock()
+		}
+	}()
+	WaitFor(t, 20*time.Second, "some records acknowledged", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(acked) >= 50
+	})
+
+	adm := kadm.NewClient(NewClient(t, c.Nodes[3].Addr, kgo.SeedBrokers(c.Seeds()...)))
+	var req kadm.AlterPartitionAssignmentsReq
+	req.Assign("move", 0, []int32{2, 3})
+	rs, err := adm.AlterPartitionAssignments(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rs["move"][0]; r.Err != nil {
+		t.Fatalf("reassigning move-0: %v %s", r.Err, r.ErrMessage)
+	}
+	var after partition
+	WaitFor(t, 60*time.Second, "the move to complete: replicas 2,3 led by 2", func() bool {
+		if _, ok := reassigning(ctx, t, adm, "move"); ok {
+			return false
+		}
+		var ok bool
+		after, _, ok = partitionState(ctx, b2, "move")
+		return ok && slices.Equal(after.Replicas, []int32{2, 3}) && after.Leader == 2 && slices.Equal(isrOf(t, b2, "move"), []int32{2, 3})
+	})
+	if after.LeaderEpoch <= before.LeaderEpoch {
+		t.Fatalf("leader epoch %d after the move, was %d", after.LeaderEpoch, before.LeaderEpoch)
+	}
+	WaitFor(t, 20*time.Second, "broker 1 to delete its copy of move-0", func() bool {
+		return !hasLogDir(t, c.Nodes[1], "move")
+	})
+	if !hasLogDir(t, c.Nodes[3], "move") {
+		t.Fatal("broker 3 has no move-0 log after the move")
+	}
+
+	// More writes acknowledged by the new leader, then everything is read back.
+	mu.Lock()
+	n0 := len(acked)
+	mu.Unlock()
+	WaitFor(t, 30*time.Second, "records acknowledged after the move", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(acked) >= n0+20
+	})
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	want := slices.Clone(acked)
+	mu.Unlock()
+	consumer := NewClient(t, c.Nodes[3].Addr, kgo.SeedBrokers(c.Seeds()...),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"move": {0: kgo.NewOffset().AtStart()}}))
+	got := map[string]bool{}
+	for len(got) < len(want) {
+		fs := consumer.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("read back %d of %d records: %v", len(got), len(want), err)
+		}
+		fs.EachRecord(func(r *kgo.Record) { got[string(r.Value)] = true })
+	}
+	for _, v := range want {
+		if !got[v] {
+			t.Fatalf("acknowledged record %s lost (%d acknowledged)", v, len(want))
+		}
+	}
+}
+
+// TestReassignmentCancelMidway is kafka-reassign-partitions --cancel: move-0 goes from
+// {1,2} to {1,3} while broker 3 is frozen, so it cannot catch up and the move stays in
+// progress: Metadata shows replicas 1,3,2 (the target, then the replica being
+// removed) and ListPartitionReassignments 3 adding, 2 removing. Cancelling reverts to
+// replicas 1,2 with the ISR and leader intact; broker 3, thawed, keeps no copy.
+func TestReassignmentCancelMidway(t *testing.T) {
+	c, b1 := threeBrokers(t, map[string]string{"replica.fetch.wait.max.ms": "100", "auto.leader.rebalance.enable": "false"})
+	createAssigned(t, b1, "undo", 1, 2)
+	ctx := Ctx(t, 90*time.Second)
+	all := producer(t, c, "all")
+	for i := range 5 {
+		if _, err := send(ctx, all, "undo", fmt.Sprintf("r%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Nodes[3].Pause()
+	defer c.Nodes[3].Resume()
+
+	adm := kadm.NewClient(NewClient(t, c.Nodes[2].Addr, kgo.SeedBrokers(c.Seeds()...)))
+	var req kadm.AlterPartitionAssignmentsReq
+	req.Assign("undo", 0, []int32{1, 3})
+	rs, err := adm.AlterPartitionAssignments(ctx, req)
+	if err != nil || rs["undo"][0].Err != nil {
+		t.Fatalf("reassigning undo-0: %v %+v", err, rs)
+	}
+	r, ok := reassigning(ctx, t, adm, "undo")
+	if !ok || !slices.Equal(r.Replicas, []int32{1, 3, 2}) || !slices.Equal(r.AddingReplicas, []int32{3}) || !slices.Equal(r.RemovingReplicas, []int32{2}) {
+		t.Fatalf("listed %+v (%v), want replicas 1,3,2, adding 3, removing 2", r, ok)
+	}
+	b2 := NewClient(t, c.Nodes[2].Addr)
+	WaitFor(t, 10*time.Second, "metadata to show replicas 1,3,2", func() bool {
+		p, _, ok := partitionState(ctx, b2, "undo")
+		return ok && slices.Equal(p.Replicas, []int32{1, 3, 2}) && p.Leader == 1
+	})
+	if _, err := send(ctx, all, "undo", "during"); err != nil {
+		t.Fatalf("write during the move: %v", err)
+	}
+
+	var cancel kadm.AlterPartitionAssignmentsReq
+	cancel.CancelAssign("undo", 0)
+	rs, err = adm.AlterPartitionAssignments(ctx, cancel)
+	if err != nil || rs["undo"][0].Err != nil {
+		t.Fatalf("cancelling: %v %+v", err, rs)
+	}
+	if r, ok := reassigning(ctx, t, adm, "undo"); ok {
+		t.Fatalf("still reassigning after the cancel: %+v", r)
+	}
+	WaitFor(t, 10*time.Second, "metadata to show replicas 1,2 led by 1", func() bool {
+		p, _, ok := partitionState(ctx, b2, "undo")
+		return ok && slices.Equal(p.Replicas, []int32{1, 2}) && p.Leader == 1 && slices.Equal(isrOf(t, b2, "undo"), []int32{1, 2})
+	})
+	// A second cancel has nothing to cancel.
+	rs, err = adm.AlterPartitionAssignments(ctx, cancel)
+	if err != nil || rs["undo"][0].Err == nil {
+		t.Fatalf("second cancel: %v %+v, want NO_REASSIGNMENT_IN_PROGRESS", err, rs)
+	}
+	if _, err := send(ctx, all, "undo", "after"); err != nil {
+		t.Fatalf("write after the cancel: %v", err)
+	}
+
+	c.Nodes[3].Resume()
+	b3 := NewClient(t, c.Nodes[3].Addr)
+	WaitFor(t, 20*time.Second, "broker 3 serving metadata with replicas 1,2", func() bool {
+		p, _, ok := partitionState(ctx, b3, "undo")
+		return ok && slices.Equal(p.Replicas, []int32{1, 2})
+	})
+	WaitFor(t, 10*time.Second, "broker 3 without a copy of undo-0", func() bool {
+		return !hasLogDir(t, c.Nodes[3], "undo")
+	})
+	consumer := NewClient(t, c.Nodes[2].Addr, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"undo": {0: kgo.NewOffset().AtStart()}}))
+	var got []string
+	for len(got) < 7 {
+		fs := consumer.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("read back %v: %v", got, err)
+		}
+		fs.EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
+	}
+	if want := []string{"r0", "r1", "r2", "r3", "r4", "during", "after"}; !slices.Equal(got, want) {
+		t.Fatalf("read back %v, want %v", got, want)
+	}
+}
