@@ -2,10 +2,12 @@ package integration
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -230,5 +232,120 @@ func TestReassignmentCancelMidway(t *testing.T) {
 	}
 	if want := []string{"r0", "r1", "r2", "r3", "r4", "during", "after"}; !slices.Equal(got, want) {
 		t.Fatalf("read back %v, want %v", got, want)
+	}
+}
+
+// logBytes is the size of node's copy of topic-0 (its .log segments).
+func logBytes(t *testing.T, p *Process, topic string) int64 {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(p.Dir, "data", topic+"-0", "*.log"))
+	var n int64
+	for _, f := range files {
+		if fi, err := os.Stat(f); err == nil {
+			n += fi.Size()
+		}
+	}
+	return n
+}
+
+// alterConfigs applies one incremental config change and fails on any error.
+func alterConfigs(t *testing.T, ctx context.Context, adm *kadm.Client, topic bool, op kadm.IncrementalOp, kv map[string]string, names ...string) {
+	t.Helper()
+	var cfgs []kadm.AlterConfig
+	for k, v := range kv {
+		v := v
+		c := kadm.AlterConfig{Op: op, Name: k}
+		if op != kadm.DeleteConfig {
+			c.Value = &v
+		}
+		cfgs = append(cfgs, c)
+	}
+	var rs kadm.AlterConfigsResponses
+	var err error
+	if topic {
+		rs, err = adm.AlterTopicConfigs(ctx, cfgs, names...)
+	} else {
+		var ids []int32
+		for _, n := range names {
+			id, _ := strconv.Atoi(n)
+			ids = append(ids, int32(id))
+		}
+		rs, err = adm.AlterBrokerConfigs(ctx, cfgs, ids...)
+	}
+	for _, r := range rs {
+		if err == nil && r.Err != nil {
+			err = fmt.Errorf("%s: %w %s", r.Name, r.Err, r.ErrMessage)
+		}
+	}
+	if err != nil {
+		t.Fatalf("altering configs %v of %v: %v", kv, names, err)
+	}
+}
+
+// TestReassignmentThrottled is kafka-reassign-partitions --execute --throttle: the
+// rates (leader.replication.throttled.rate on the leader, follower... on the new
+// replica) at 10 kB/s and the moving replicas listed in the topic's
+// *.replication.throttled.replicas. A 3 MB partition moving from broker 1 to 2 gets
+// one fetch's worth (at most replica.fetch.max.bytes) and is then held while the rate
+// is above the bound, so the move is still in progress with broker 2 well behind; once
+// the throttle is cleared (what --verify does), it completes.
+func TestReassignmentThrottled(t *testing.T) {
+	c, b1 := threeBrokers(t, map[string]string{"replica.fetch.wait.max.ms": "100", "auto.leader.rebalance.enable": "false"})
+	createAssigned(t, b1, "slow", 1)
+	ctx := Ctx(t, 120*time.Second)
+	one := producer(t, c, "1")
+	for i := range 3000 {
+		value := make([]byte, 1000)
+		rand.Read(value) // incompressible
+		one.Produce(ctx, &kgo.Record{Topic: "slow", Partition: 0, Value: value}, func(_ *kgo.Record, err error) {
+			if err != nil {
+				t.Errorf("produce %d: %v", i, err)
+			}
+		})
+	}
+	if err := one.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	total := logBytes(t, c.Nodes[1], "slow")
+	if total < 3_000_000 {
+		t.Fatalf("broker 1 holds %d bytes, want at least 3 MB", total)
+	}
+	adm := kadm.NewClient(NewClient(t, c.Nodes[1].Addr, kgo.SeedBrokers(c.Seeds()...)))
+	rates := map[string]string{"leader.replication.throttled.rate": "10000", "follower.replication.throttled.rate": "10000"}
+	alterConfigs(t, ctx, adm, false, kadm.SetConfig, rates, "1", "2")
+	alterConfigs(t, ctx, adm, true, kadm.SetConfig, map[string]string{
+		"leader.replication.throttled.replicas": "0:1", "follower.replication.throttled.replicas": "0:2"}, "slow")
+
+	var req kadm.AlterPartitionAssignmentsReq
+	req.Assign("slow", 0, []int32{2})
+	if rs, err := adm.AlterPartitionAssignments(ctx, req); err != nil || rs["slow"][0].Err != nil {
+		t.Fatalf("reassigning slow-0: %v %+v", err, rs)
+	}
+	WaitFor(t, 30*time.Second, "broker 2 to get its first throttled fetch", func() bool {
+		return logBytes(t, c.Nodes[2], "slow") > 0
+	})
+	// One fetch is at most 1 MiB; the next waits until the 11 s measuring span has
+	// let it go: for the next 3 s the move stays in progress, broker 2 behind.
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); <-tick.C {
+		if got := logBytes(t, c.Nodes[2], "slow"); got >= total {
+			t.Fatalf("broker 2 has all %d bytes despite the throttle", got)
+		}
+		if _, ok := reassigning(ctx, t, adm, "slow"); !ok {
+			t.Fatal("the throttled move is not in progress")
+		}
+	}
+
+	alterConfigs(t, ctx, adm, false, kadm.DeleteConfig, rates, "1", "2")
+	WaitFor(t, 60*time.Second, "the move to complete once unthrottled", func() bool {
+		if _, ok := reassigning(ctx, t, adm, "slow"); ok {
+			return false
+		}
+		p, _, ok := partitionState(ctx, b1, "slow")
+		return ok && slices.Equal(p.Replicas, []int32{2}) && p.Leader == 2
+	})
+	if got := logBytes(t, c.Nodes[2], "slow"); got != total {
+		t.Fatalf("broker 2 has %d bytes, broker 1 had %d", got, total)
 	}
 }

@@ -34,6 +34,9 @@ type ReplicaManager struct {
 	Fetchers *FetcherManager
 	// AlterPartitions carries ISR proposals to the controller (nil: none reachable).
 	AlterPartitions *AlterPartitionManager
+	// Throttle is this broker's replication throttles (throttle.go; nil: none),
+	// updated from every image.
+	Throttle *ReplicationThrottle
 
 	// image is the last metadata image applied; eligibility reads it live.
 	image atomic.Pointer[controller.MetadataImage]
@@ -76,6 +79,9 @@ func (rm *ReplicaManager) Partitions() []*partition.Partition {
 // changed topic configs reach the logs.
 func (rm *ReplicaManager) ApplyImage(prev, next *controller.MetadataImage) {
 	rm.image.Store(next)
+	if rm.Throttle != nil {
+		rm.Throttle.Update(next)
+	}
 	rm.mu.Lock()
 	follow, unfollow, wake := rm.applyImageLocked(prev, next)
 	rm.mu.Unlock()
