@@ -64,7 +64,9 @@ func TestReplicationThrottleFromImage(t *testing.T) {
 	if th.Leader.Bound() != 50 || th.Follower.Bound() != 200 {
 		t.Fatalf("bounds %d/%d, want 50 (this broker's) and 200 (the cluster default)", th.Leader.Bound(), th.Follower.Bound())
 	}
-	tp := func(topic string, p int32) storage.TopicPartition { return storage.TopicPartition{Topic: topic, Partition: p} }
+	tp := func(topic string, p int32) storage.TopicPartition {
+		return storage.TopicPartition{Topic: topic, Partition: p}
+	}
 	for _, c := range []struct {
 		tp               storage.TopicPartition
 		leader, follower bool
