@@ -104,11 +104,12 @@ func reassignJSON(dir, name, topic string, moves map[int][]int) (string, error) 
 // reassignSuite drives kafka-reassign-partitions against a two-broker cluster of each
 // kind (the brokers under test are single nodes): --generate, --execute, --verify
 // (which clears the throttles once done), --execute --throttle of a move large enough
-// to stay in progress, --list, kafka-topics --describe during the move, and --cancel.
+// to stay in progress, --list, kafka-topics --describe and kafka-configs during the
+// move, and --cancel. The last row stops the cluster.
 func reassignSuite() Suite {
 	return Suite{Name: "reassign", Steps: func(x *X) []Step {
 		suffix := strconv.FormatInt(time.Now().UnixNano()%1e6, 10)
-		moved := "ra-" + suffix
+		moved, slow := "ra-"+suffix, "rb-"+suffix
 		var nodes []*Broker
 		var bs string // node 1's address
 		up := func() error {
@@ -245,6 +246,117 @@ func reassignSuite() Suite {
 				}
 				if n := len(regexp.MustCompile(`(?m)^m\d+$`).FindAllString(r.Stdout, -1)); n != 10 {
 					return errf("read %d records back, want 10", n)
+				}
+				return nil
+			}},
+			{Client: client, Feature: "--execute --throttle holds a large move in progress (--list, --verify, kafka-topics --describe)", Timeout: 3 * time.Minute, Run: func(x *X) error {
+				if _, err := tool(x, "topics", "--create", "--topic", slow, "--replica-assignment", "1"); err != nil {
+					return err
+				}
+				// 16 MB: a throttled move gets one fetch (1 MiB) per 11 s measuring span,
+				// so it stays in progress for minutes, well past this row and the next.
+				if _, err := x.MustTool("", "producer-perf-test", "--topic", slow, "--num-records", "16000", "--record-size", "1000",
+					"--throughput", "-1", "--producer-props", "bootstrap.servers="+bs, "acks=1"); err != nil {
+					return err
+				}
+				path, err := reassignJSON(x.Dir(), "slow.json", slow, map[int][]int{0: {2}})
+				if err != nil {
+					return err
+				}
+				r, err := tool(x, "reassign-partitions", "--execute", "--reassignment-json-file", path, "--throttle", "10000")
+				if err != nil {
+					return err
+				}
+				if err := want(r.Stdout, "The inter-broker throttle limit was set to 10000 B/s"); err != nil {
+					return err
+				}
+				if err := want(r.Stdout, "Successfully started partition reassignment for "+slow+"-0"); err != nil {
+					return err
+				}
+				if r, err = tool(x, "reassign-partitions", "--list"); err != nil {
+					return err
+				}
+				if err := want(r.Stdout, slow+"-0: replicas: 2,1. adding: 2. removing: 1."); err != nil {
+					return err
+				}
+				if r, err = tool(x, "reassign-partitions", "--verify", "--reassignment-json-file", path); err != nil {
+					return err
+				}
+				if err := want(r.Stdout, "Reassignment of partition "+slow+"-0 is still in progress."); err != nil {
+					return err
+				}
+				if strings.Contains(r.Stdout, "Clearing") {
+					return errf("--verify cleared the throttles of a move in progress:\n%s", r.Stdout)
+				}
+				out, parts, err := describe(x, slow)
+				if err != nil {
+					return err
+				}
+				if parts[0].Replicas != "2,1" || parts[0].Leader != "1" || !regexp.MustCompile(`Adding Replicas: 2\s+Removing Replicas: 1`).MatchString(out) {
+					return errf("during the move: %+v\n%s", parts, out)
+				}
+				r, err = tool(x, "configs", "--describe", "--entity-type", "brokers", "--entity-name", "1")
+				if err != nil {
+					return err
+				}
+				for _, c := range []string{"leader.replication.throttled.rate=10000", "follower.replication.throttled.rate=10000"} {
+					if err := want(r.Stdout, c); err != nil {
+						return err
+					}
+				}
+				r, err = tool(x, "configs", "--describe", "--entity-type", "topics", "--entity-name", slow)
+				if err != nil {
+					return err
+				}
+				for _, c := range []string{"leader.replication.throttled.replicas=0:1", "follower.replication.throttled.replicas=0:2"} {
+					if err := want(r.Stdout, c); err != nil {
+						return err
+					}
+				}
+				return nil
+			}},
+			{Client: client, Feature: "--cancel reverts the throttled move and clears the throttles", Timeout: 3 * time.Minute, Run: func(x *X) error {
+				defer func() { // the last row: the cluster is not needed after it
+					for i := len(nodes) - 1; i >= 0; i-- { // the broker first, while its controller runs
+						nodes[i].Stop()
+					}
+				}()
+				r, err := tool(x, "reassign-partitions", "--cancel", "--reassignment-json-file", filepath.Join(x.Dir(), "slow.json"))
+				if err != nil {
+					return err
+				}
+				if err := want(r.Stdout, "Successfully cancelled partition reassignment for: "+slow+"-0"); err != nil {
+					return err
+				}
+				if err := want(r.Stdout, "Clearing broker-level throttles on brokers 1,2"); err != nil {
+					return err
+				}
+				out, parts, err := describe(x, slow)
+				if err != nil {
+					return err
+				}
+				if parts[0].Replicas != "1" || parts[0].Leader != "1" || strings.Contains(out, "Adding Replicas") {
+					return errf("after the cancel: %+v\n%s", parts, out)
+				}
+				if r, err = tool(x, "reassign-partitions", "--list"); err != nil {
+					return err
+				}
+				if err := want(r.Stdout, "No partition reassignments found."); err != nil {
+					return err
+				}
+				r, err = tool(x, "configs", "--describe", "--entity-type", "brokers", "--entity-name", "1")
+				if err != nil {
+					return err
+				}
+				if strings.Contains(r.Stdout, "throttled.rate") {
+					return errf("broker throttles left after the cancel:\n%s", r.Stdout)
+				}
+				r, err = tool(x, "configs", "--describe", "--entity-type", "topics", "--entity-name", slow)
+				if err != nil {
+					return err
+				}
+				if strings.Contains(r.Stdout, "throttled.replicas") {
+					return errf("topic throttles left after the cancel:\n%s", r.Stdout)
 				}
 				return nil
 			}},
