@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,7 +14,10 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/gokafkad/gokafkad/acl"
 )
 
 // hasLogDir reports whether node keeps a live log directory for topic-0.
@@ -347,5 +351,33 @@ func TestReassignmentThrottled(t *testing.T) {
 	})
 	if got := logBytes(t, c.Nodes[2], "slow"); got != total {
 		t.Fatalf("broker 2 has %d bytes, broker 1 had %d", got, total)
+	}
+}
+
+// TestPartitionReassignmentsNeedClusterACLs: AlterPartitionReassignments needs ALTER
+// on the cluster and ListPartitionReassignments DESCRIBE, else
+// CLUSTER_AUTHORIZATION_FAILED (kadm reports an AuthError); with them they run.
+func TestPartitionReassignmentsNeedClusterACLs(t *testing.T) {
+	b := StartBroker(t, withAuthorizer)
+	adminTopic(t, b, "t")
+	adm := kadm.NewClient(b.Client())
+	ctx := Ctx(t, 20*time.Second)
+	var cancel kadm.AlterPartitionAssignmentsReq
+	cancel.CancelAssign("t", 0)
+	var ae *kadm.AuthError
+	if _, err := adm.AlterPartitionAssignments(ctx, cancel); !errors.As(err, &ae) {
+		t.Fatalf("alter without ALTER on the cluster: %v, want an AuthError", err)
+	}
+	if _, err := adm.ListPartitionReassignments(ctx, kadm.TopicsSet{"t": {0: {}}}); !errors.As(err, &ae) {
+		t.Fatalf("list without DESCRIBE on the cluster: %v, want an AuthError", err)
+	}
+	adminACL(t, b, allow(acl.ResourceCluster, acl.ClusterName, acl.PatternLiteral, anonymous, acl.OpAlter))
+	rs, err := adm.AlterPartitionAssignments(ctx, cancel)
+	if err != nil || !errors.Is(rs["t"][0].Err, kerr.NoReassignmentInProgress) {
+		t.Fatalf("cancel with ALTER on the cluster: %v %+v", err, rs)
+	}
+	// ALTER implies DESCRIBE.
+	if l, err := adm.ListPartitionReassignments(ctx, kadm.TopicsSet{"t": {0: {}}}); err != nil || len(l) != 0 {
+		t.Fatalf("list with ALTER on the cluster: %v %+v", err, l)
 	}
 }
