@@ -130,7 +130,7 @@ func reassignSuite() Suite {
 		}
 		const client = "kafka-reassign-partitions"
 		return []Step{
-			{Client: client, Feature: "(cluster) a combined node and a broker-only node start", Timeout: 3 * time.Minute, Run: func(x *X) error {
+			{Client: client, Feature: "(cluster) a combined node and a broker-only node start", Timeout: 4 * time.Minute, Run: func(x *X) error {
 				var err error
 				if nodes, err = x.Env.twoNodeCluster(x.Ctx(), x.B.Name); err != nil {
 					return err
