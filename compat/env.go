@@ -270,6 +270,12 @@ func (e *Env) StartKafka(ctx context.Context) (*Broker, error) {
 // startKafka formats dir and starts Kafka in it with props (plus the share-group keys
 // a single node needs); addr is where it answers once up.
 func (e *Env) startKafka(ctx context.Context, name, dir string, props [][2]string, addr string) (*Broker, error) {
+	return e.startKafkaNode(ctx, name, dir, props, addr, newClusterID())
+}
+
+// startKafkaNode is startKafka formatting dir for cluster clusterID (the nodes of one
+// cluster share it).
+func (e *Env) startKafkaNode(ctx context.Context, name, dir string, props [][2]string, addr, clusterID string) (*Broker, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -281,7 +287,6 @@ func (e *Env) startKafka(ctx context.Context, name, dir string, props [][2]strin
 	if err := writeProps(propsPath, props); err != nil {
 		return nil, err
 	}
-	clusterID := newClusterID()
 	// controller.quorum.voters is set (static quorum), so no --standalone.
 	logf("formatting the reference Kafka %s (%s)", e.KafkaVersion, name)
 	if out, err := runIn(ctx, dir, "java", e.javaArgs("kafka.tools.StorageTool", "format", "-t", clusterID, "-c", propsPath)...); err != nil {
@@ -532,6 +537,7 @@ var toolClasses = map[string]string{
 	"storage":             "kafka.tools.StorageTool",
 	"acls":                "org.apache.kafka.tools.AclCommand",
 	"leader-election":     "org.apache.kafka.tools.LeaderElectionCommand",
+	"reassign-partitions": "org.apache.kafka.tools.reassign.ReassignPartitionsCommand",
 }
 
 func shellQuote(args []string) string {

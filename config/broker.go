@@ -118,6 +118,10 @@ type Broker struct {
 	ReplicaFetchBackoffMs                    int32
 	ReplicaSocketTimeoutMs                   int32
 	NumReplicaFetchers                       int32
+	LeaderReplicationThrottledRate           int64
+	FollowerReplicationThrottledRate         int64
+	ReplicationQuotaWindowNum                int32
+	ReplicationQuotaWindowSizeSeconds        int32
 	ReplicaHighWatermarkCheckpointIntervalMs int64
 	AutoLeaderRebalanceEnable                bool
 	LeaderImbalanceCheckIntervalSeconds      int64
@@ -507,6 +511,10 @@ func (b *Broker) fill(v map[string]any) error {
 	b.ReplicaFetchBackoffMs = i32("replica.fetch.backoff.ms")
 	b.ReplicaSocketTimeoutMs = i32("replica.socket.timeout.ms")
 	b.NumReplicaFetchers = i32("num.replica.fetchers")
+	b.LeaderReplicationThrottledRate = i64("leader.replication.throttled.rate")
+	b.FollowerReplicationThrottledRate = i64("follower.replication.throttled.rate")
+	b.ReplicationQuotaWindowNum = i32("replication.quota.window.num")
+	b.ReplicationQuotaWindowSizeSeconds = i32("replication.quota.window.size.seconds")
 	b.ReplicaHighWatermarkCheckpointIntervalMs = i64("replica.high.watermark.checkpoint.interval.ms")
 	b.AutoLeaderRebalanceEnable = bl("auto.leader.rebalance.enable")
 	b.LeaderImbalanceCheckIntervalSeconds = i64("leader.imbalance.check.interval.seconds")

@@ -229,6 +229,16 @@ var brokerDefs = append([]Def{
 		Doc: "Network timeout of follower fetches; at least replica.fetch.wait.max.ms."},
 	{Name: "num.replica.fetchers", Type: TypeInt, Default: "1", Importance: High, Dynamic: ClusterWide,
 		Doc: "Fetcher goroutines per source broker."},
+	// Replication throttles (Kafka's QuotaConfig, ReplicationQuotaManager), used by
+	// kafka-reassign-partitions --throttle.
+	{Name: "leader.replication.throttled.rate", Type: TypeLong, Default: maxLong, Importance: Medium, Valid: atLeast(0), Dynamic: ClusterWide,
+		Doc: "Upper bound (bytes/sec) on what this broker as leader sends to out-of-sync followers of the replicas its topics list in leader.replication.throttled.replicas."},
+	{Name: "follower.replication.throttled.rate", Type: TypeLong, Default: maxLong, Importance: Medium, Valid: atLeast(0), Dynamic: ClusterWide,
+		Doc: "Upper bound (bytes/sec) on what this broker as an out-of-sync follower fetches for the replicas its topics list in follower.replication.throttled.replicas."},
+	{Name: "replication.quota.window.num", Type: TypeInt, Default: "11", Importance: Low, Valid: atLeast(1),
+		Doc: "Number of samples the replication throttle rates are measured over."},
+	{Name: "replication.quota.window.size.seconds", Type: TypeInt, Default: "1", Importance: Low, Valid: atLeast(1),
+		Doc: "Time span of each replication throttle sample."},
 	{Name: "replica.high.watermark.checkpoint.interval.ms", Type: TypeLong, Default: "5000", Importance: High,
 		Doc: "How often high watermarks are written to replication-offset-checkpoint."},
 	{Name: "auto.leader.rebalance.enable", Type: TypeBoolean, Default: "true", Importance: High,

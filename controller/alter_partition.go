@@ -45,6 +45,7 @@ func (c *Controller) HandleAlterPartition(req *kmsg.AlterPartitionRequest) *kmsg
 		ti, pi int // index into resp.Topics / Partitions
 		t      *TopicImage
 		p      int32
+		moved  bool // the leadership moved: answered NEW_LEADER_ELECTED
 	}
 	var recs []Record
 	var changed []change
@@ -74,8 +75,21 @@ func (c *Controller) HandleAlterPartition(req *kmsg.AlterPartitionRequest) *kmsg
 				if code == 0 {
 					op.LeaderID, op.LeaderEpoch, op.ISR, op.PartitionEpoch = p.Leader, p.LeaderEpoch, p.ISR, p.PartitionEpoch
 					if !slices.Equal(isr, p.ISR) {
-						recs = append(recs, Record{PartitionChange: &PartitionChangeRecord{TopicID: t.ID, Partition: rp.Partition, ISR: isr}})
-						changed = append(changed, change{ti: len(resp.Topics), pi: len(ot.Partitions), t: t, p: rp.Partition})
+						// isrChange also completes a reassignment (reassign.go); when
+						// that moves the leadership away, the leader is told
+						// NEW_LEADER_ELECTED (FENCED_LEADER_EPOCH before v2) and learns
+						// the rest from the metadata, as Kafka's alterPartition answers.
+						ch := isrChange(img, t.ID, rp.Partition, p, isr)
+						recs = append(recs, Record{PartitionChange: ch})
+						moved := ch.Leader != nil && *ch.Leader != req.BrokerID
+						if moved {
+							op = kmsg.NewAlterPartitionResponseTopicPartition()
+							op.Partition, op.ErrorCode = rp.Partition, kerr.NewLeaderElected.Code
+							if req.Version <= 1 {
+								op.ErrorCode = kerr.FencedLeaderEpoch.Code
+							}
+						}
+						changed = append(changed, change{ti: len(resp.Topics), pi: len(ot.Partitions), t: t, p: rp.Partition, moved: moved})
 					}
 				}
 			}
@@ -93,7 +107,7 @@ func (c *Controller) HandleAlterPartition(req *kmsg.AlterPartitionRequest) *kmsg
 	img = c.Image()
 	for _, ch := range changed {
 		t := img.TopicsByID[ch.t.ID]
-		if t == nil || int(ch.p) >= len(t.Partitions) {
+		if ch.moved || t == nil || int(ch.p) >= len(t.Partitions) {
 			continue
 		}
 		p := t.Partitions[ch.p]

@@ -44,6 +44,10 @@ type PartitionImage struct {
 	Leader         int32   `json:"leader"`
 	LeaderEpoch    int32   `json:"leader_epoch"`
 	PartitionEpoch int32   `json:"partition_epoch"`
+	// AddingReplicas and RemovingReplicas are an ongoing reassignment's: Replicas is
+	// then the target followed by the replicas being removed (reassign.go).
+	AddingReplicas   []int32 `json:"adding_replicas,omitempty"`
+	RemovingReplicas []int32 `json:"removing_replicas,omitempty"`
 }
 
 // TopicImage is one topic.

@@ -56,6 +56,9 @@ type PartitionRecord struct {
 	Leader         int32   `json:"leader"`
 	LeaderEpoch    int32   `json:"leader_epoch"`
 	PartitionEpoch int32   `json:"partition_epoch"`
+	// AddingReplicas and RemovingReplicas are an ongoing reassignment's (reassign.go).
+	AddingReplicas   []int32 `json:"adding_replicas,omitempty"`
+	RemovingReplicas []int32 `json:"removing_replicas,omitempty"`
 }
 
 // PartitionChangeRecord changes a partition's leader and/or ISR; nil fields are unchanged.
@@ -65,7 +68,14 @@ type PartitionChangeRecord struct {
 	Partition int32   `json:"partition"`
 	Leader    *int32  `json:"leader,omitempty"`
 	ISR       []int32 `json:"isr,omitempty"`
-	Replicas  []int32 `json:"replicas,omitempty"`
+	// Replicas, when set, replaces the assignment together with AddingReplicas and
+	// RemovingReplicas (nil: none), as a reassignment moves them (reassign.go).
+	Replicas         []int32 `json:"replicas,omitempty"`
+	AddingReplicas   []int32 `json:"adding_replicas,omitempty"`
+	RemovingReplicas []int32 `json:"removing_replicas,omitempty"`
+	// BumpLeaderEpoch bumps the leader epoch even when the leader stays (Kafka's
+	// record naming the current leader: a reassignment that removes replicas).
+	BumpLeaderEpoch bool `json:"bump_leader_epoch,omitempty"`
 }
 
 // RemoveTopicRecord deletes a topic.
@@ -149,6 +159,7 @@ func apply(img *MetadataImage, r *Record) *MetadataImage {
 		t.Partitions[p.Partition] = PartitionImage{
 			Replicas: p.Replicas, ISR: p.ISR, Leader: p.Leader,
 			LeaderEpoch: p.LeaderEpoch, PartitionEpoch: p.PartitionEpoch,
+			AddingReplicas: p.AddingReplicas, RemovingReplicas: p.RemovingReplicas,
 		}
 		n.Topics[t.Name], n.TopicsByID[t.ID] = t, t
 	case r.PartitionChange != nil:
@@ -162,12 +173,14 @@ func apply(img *MetadataImage, r *Record) *MetadataImage {
 		if c.Leader != nil && *c.Leader != p.Leader {
 			p.Leader = *c.Leader
 			p.LeaderEpoch++
+		} else if c.BumpLeaderEpoch {
+			p.LeaderEpoch++
 		}
 		if c.ISR != nil {
 			p.ISR = c.ISR
 		}
 		if c.Replicas != nil {
-			p.Replicas = c.Replicas
+			p.Replicas, p.AddingReplicas, p.RemovingReplicas = c.Replicas, c.AddingReplicas, c.RemovingReplicas
 		}
 		p.PartitionEpoch++
 		t.Partitions[c.Partition] = p

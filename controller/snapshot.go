@@ -45,6 +45,7 @@ func ImageRecords(img *MetadataImage) []Record {
 			recs = append(recs, Record{Partition: &PartitionRecord{
 				TopicID: t.ID, Partition: int32(i), Replicas: p.Replicas, ISR: p.ISR, Leader: p.Leader,
 				LeaderEpoch: p.LeaderEpoch, PartitionEpoch: p.PartitionEpoch,
+				AddingReplicas: p.AddingReplicas, RemovingReplicas: p.RemovingReplicas,
 			}})
 		}
 	}

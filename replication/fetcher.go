@@ -38,6 +38,8 @@ type FetcherConfig struct {
 	// OnPanic, when set, is told of a panic recovered while a fetch response was
 	// processed (logged here with its stack; the fetcher reconnects and goes on).
 	OnPanic func()
+	// Throttle is the follower side of the replication throttles (nil: none).
+	Throttle *ReplicationThrottle
 }
 
 // FollowedPartition is a partition to replicate from its leader.
@@ -57,6 +59,9 @@ type fetchState struct {
 	// resetFailures counts failed out-of-range resets in a row (out_of_range.go):
 	// only the first is logged above debug.
 	resetFailures int
+	// caughtUp: the last answer's HW was within the local log (Kafka's
+	// PartitionFetchState.isReplicaInSync); a throttle never holds such a partition.
+	caughtUp bool
 }
 
 type fetcherKey struct {
@@ -310,6 +315,9 @@ func (f *fetcher) buildFetch() (*kmsg.FetchRequest, []*fetchState) {
 		if now.Before(st.delayedUntil) {
 			continue
 		}
+		if th := cfg.Throttle; th != nil && !st.caughtUp && th.FollowerThrottled(st.P.TP) && th.Follower.Exceeded(now) {
+			continue // throttled (throttle.go): left out until the rate falls under the bound
+		}
 		i, ok := byTopic[st.P.TP.Topic]
 		if !ok {
 			t := kmsg.NewFetchRequestTopic()
@@ -416,6 +424,10 @@ func (f *fetcher) processPartition(st *fetchState, rp *kmsg.FetchResponseTopicPa
 		}
 	}
 	st.fetchOffset = p.Log.LogEndOffset()
+	st.caughtUp = st.fetchOffset >= rp.HighWatermark
+	if th := f.m.cfg.Throttle; th != nil && th.FollowerThrottled(p.TP) {
+		th.Follower.Record(int64(len(records)), time.Now())
+	}
 	if p.HighWatermark() > hwBefore && f.m.onHWMoved != nil {
 		f.m.onHWMoved(p.TP)
 	}

@@ -34,6 +34,9 @@ type ReplicaManager struct {
 	Fetchers *FetcherManager
 	// AlterPartitions carries ISR proposals to the controller (nil: none reachable).
 	AlterPartitions *AlterPartitionManager
+	// Throttle is this broker's replication throttles (throttle.go; nil: none),
+	// updated from every image.
+	Throttle *ReplicationThrottle
 
 	// image is the last metadata image applied; eligibility reads it live.
 	image atomic.Pointer[controller.MetadataImage]
@@ -72,9 +75,13 @@ func (rm *ReplicaManager) Partitions() []*partition.Partition {
 
 // ApplyImage brings the hosted partitions in line with next: partitions whose replica
 // set includes this broker get a log and their state; topics that are gone (or whose id
-// changed) have their logs deleted; changed topic configs reach the logs.
+// changed), and partitions reassigned away from this broker, have their logs deleted;
+// changed topic configs reach the logs.
 func (rm *ReplicaManager) ApplyImage(prev, next *controller.MetadataImage) {
 	rm.image.Store(next)
+	if rm.Throttle != nil {
+		rm.Throttle.Update(next)
+	}
 	rm.mu.Lock()
 	follow, unfollow, wake := rm.applyImageLocked(prev, next)
 	rm.mu.Unlock()
@@ -96,7 +103,13 @@ func (rm *ReplicaManager) applyImageLocked(prev, next *controller.MetadataImage)
 	for tp, p := range rm.mu.partitions {
 		t := next.Topics[tp.Topic]
 		if t != nil && t.ID == p.TopicID && int(tp.Partition) < len(t.Partitions) {
-			continue
+			if hosts(t.Partitions[tp.Partition].Replicas, rm.nodeID) {
+				continue
+			}
+			// A reassignment moved the partition off this broker: stop the replica
+			// and delete its copy (Kafka's StopReplica with deletePartition).
+			rm.logger.Info().Str("topic", tp.Topic).Int32("partition", tp.Partition).
+				Msg("no longer a replica: stopping it and deleting the log")
 		}
 		unfollow = append(unfollow, tp)
 		delete(rm.mu.partitions, tp)

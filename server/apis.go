@@ -80,6 +80,8 @@ func init() {
 		{key: 42, min: 0, max: 3, handle: handleDeleteGroups},
 		{key: 43, min: 0, max: 2, handle: handleElectLeaders},
 		{key: 44, min: 0, max: 1, handle: handleIncrementalAlterConfigs},
+		{key: 45, min: 0, max: 1, handle: handleAlterPartitionReassignments},
+		{key: 46, min: 0, max: 0, handle: handleListPartitionReassignments},
 		{key: 47, min: 0, max: 0, handle: handleOffsetDelete},
 		{key: 48, min: 0, max: 1, handle: handleDescribeClientQuotas},
 		{key: 50, min: 0, max: 0, handle: handleDescribeUserScramCredentials},

@@ -204,6 +204,8 @@ var brokerAuthz = map[int16]authzRule{
 	42: inHandler("DELETE on each group"),
 	43: clusterOp(acl.OpAlter),
 	44: inHandler("ALTER_CONFIGS on the cluster (brokers), topic or group"),
+	45: clusterOp(acl.OpAlter),
+	46: clusterOp(acl.OpDescribe),
 	47: inHandler("DELETE on the group, READ on each topic"),
 	48: clusterOp(acl.OpDescribeConfigs),
 	50: clusterOp(acl.OpDescribe),
@@ -237,6 +239,10 @@ var controllerAuthz = map[int16]authzRule{
 	// or from clients directly (--bootstrap-controller).
 	43: clusterOp(acl.OpAlter, acl.OpClusterAction),
 	44: inHandler(forwardedRule),
+	// Alter- and ListPartitionReassignments come forwarded from brokers (which
+	// checked the client's ALTER / DESCRIBE), or from clients directly.
+	45: clusterOp(acl.OpAlter, acl.OpClusterAction),
+	46: clusterOp(acl.OpDescribe, acl.OpClusterAction),
 	// AlterUserScramCredentials comes forwarded from brokers (which checked the
 	// client's ALTER), or from clients directly.
 	51: clusterOp(acl.OpAlter, acl.OpClusterAction),
@@ -337,6 +343,10 @@ func clusterRefusal(req kmsg.Request, code int16) kmsg.Response {
 		for i := range out.Results {
 			out.Results[i].ErrorMessage = &msg
 		}
+	case *kmsg.AlterPartitionAssignmentsRequest:
+		return controller.AlterPartitionReassignmentsError(r, code, &msg)
+	case *kmsg.ListPartitionReassignmentsRequest:
+		return controller.ListPartitionReassignmentsError(r, code, &msg)
 	case *kmsg.FetchRequest:
 		out := fetchErrorResponse(r, code, true)
 		out.ErrorCode = code

@@ -10,7 +10,8 @@ package server
 //	                           UNKNOWN_TOPIC_OR_PARTITION
 //	CreateTopics 2-7, DeleteTopics 1-6, CreatePartitions 0-3, AlterConfigs 0-2,
 //	IncrementalAlterConfigs 0-1, CreateAcls 1-3, DeleteAcls 1-3,
-//	AlterUserScramCredentials 0, ElectLeaders 0-2
+//	AlterUserScramCredentials 0, ElectLeaders 0-2,
+//	AlterPartitionReassignments 0-1, ListPartitionReassignments 0
 //	                           forwarded by brokers as the client sent them
 //	                           (ElectLeaders at v2, so NOT_CONTROLLER always shows)
 //	DescribeAcls 1-3           this controller's ACLs (kafka-acls --bootstrap-controller)
@@ -64,6 +65,8 @@ var controllerAPIs = newAPITable([]apiHandler{
 	{key: 37, min: 0, max: 3, handle: controllerHandler},
 	{key: 43, min: 0, max: 2, handle: controllerHandler},
 	{key: 44, min: 0, max: 1, handle: controllerHandler},
+	{key: 45, min: 0, max: 1, handle: controllerHandler},
+	{key: 46, min: 0, max: 0, handle: controllerHandler},
 	{key: 51, min: 0, max: 0, handle: controllerHandler},
 	{key: 55, min: 0, max: 2, handle: controllerHandler},
 	{key: 56, min: 0, max: 3, handle: controllerHandler},
@@ -130,6 +133,10 @@ func handleControllerRequest(ctl *controller.Controller, req kmsg.Request) kmsg.
 		return ctl.CreatePartitions(r)
 	case *kmsg.ElectLeadersRequest:
 		return ctl.ElectLeaders(r)
+	case *kmsg.AlterPartitionAssignmentsRequest:
+		return ctl.AlterPartitionReassignments(r)
+	case *kmsg.ListPartitionReassignmentsRequest:
+		return ctl.ListPartitionReassignments(r)
 	case *kmsg.AlterConfigsRequest:
 		return ctl.LegacyAlterConfigs(r)
 	case *kmsg.IncrementalAlterConfigsRequest:
@@ -174,6 +181,10 @@ func notControllerResponse(req kmsg.Request, code int16) kmsg.Response {
 		return controller.DeleteTopicsError(r, code)
 	case *kmsg.ElectLeadersRequest:
 		return controller.ElectLeadersError(r, code, nil)
+	case *kmsg.AlterPartitionAssignmentsRequest:
+		return controller.AlterPartitionReassignmentsError(r, code, nil)
+	case *kmsg.ListPartitionReassignmentsRequest:
+		return controller.ListPartitionReassignmentsError(r, code, nil)
 	case *kmsg.CreatePartitionsRequest:
 		out := resp.(*kmsg.CreatePartitionsResponse)
 		for _, t := range r.Topics {

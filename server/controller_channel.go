@@ -24,7 +24,8 @@ import (
 // reaches the active controller for its registration and heartbeats, AlterPartition,
 // producer-id blocks, and the admin requests it forwards (CreateTopics, DeleteTopics,
 // CreatePartitions, AlterConfigs, IncrementalAlterConfigs, DescribeQuorum, CreateAcls,
-// DeleteAcls, AlterUserScramCredentials, ElectLeaders).
+// DeleteAcls, AlterUserScramCredentials, ElectLeaders, Alter- and
+// ListPartitionReassignments).
 //
 // Forwarding sends the client's request as is — same API key, same version — to the
 // controller listener of the active controller, and relays the answer (no Envelope:

@@ -9,6 +9,7 @@ package server
 
 import (
 	"errors"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -62,6 +63,7 @@ func (b *Broker) readForFollower(plan *fetchPlan, p *partition.Partition, cp *ca
 	}
 	rd.hw, rd.lso, rd.logStart = res.HighWatermark, res.LastStableOffset, res.LogStartOffset
 	rd.slice = res.Slice
+	b.maybeLeaderThrottle(p, f.replicaID, rd)
 	rd.diverged, rd.divergingEpoch, rd.divergingEnd = res.Diverged, res.DivergingEpoch, res.DivergingEndOffset
 	if res.Proposal != nil {
 		b.rm.SubmitISRChange(p, res.Proposal)
@@ -70,4 +72,22 @@ func (b *Broker) readForFollower(plan *fetchPlan, p *partition.Partition, cp *ca
 		b.rm.Purgatory.CheckAndComplete(storage.TopicPartition{Topic: p.TP.Topic, Partition: p.TP.Partition})
 	}
 	return 0
+}
+
+// maybeLeaderThrottle applies the leader side of the replication throttles
+// (replication/throttle.go, Kafka's ReplicaManager.shouldLeaderThrottle): a throttled
+// partition read for a follower outside the ISR while the leader's rate is exceeded is
+// answered without records (the fetch still counted as the follower's position);
+// otherwise what a throttled partition sends counts toward the rate.
+func (b *Broker) maybeLeaderThrottle(p *partition.Partition, replica int32, rd *partRead) {
+	th := b.rm.Throttle
+	if th == nil || !th.LeaderThrottled(p.TP) {
+		return
+	}
+	now := b.cfg.Now()
+	if !slices.Contains(p.State().ISR, replica) && th.Leader.Exceeded(now) {
+		rd.slice = storage.FileSlice{}
+		return
+	}
+	th.Leader.Record(rd.slice.Len, now)
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -22,6 +23,8 @@ func (b *Broker) startReplication() {
 		}
 		return b.lifecycle.epoch()
 	}
+	b.rm.Throttle = replication.NewReplicationThrottle(cfg.NodeID, cfg.LeaderReplicationThrottledRate, cfg.FollowerReplicationThrottledRate,
+		int(cfg.ReplicationQuotaWindowNum), time.Duration(cfg.ReplicationQuotaWindowSizeSeconds)*time.Second)
 	b.rm.Fetchers = replication.NewFetcherManager(replication.FetcherConfig{
 		LocalID:          cfg.NodeID,
 		NumFetchers:      int(cfg.NumReplicaFetchers),
@@ -35,6 +38,7 @@ func (b *Broker) startReplication() {
 		Dial:             b.out.interBroker,
 		Logger:           cfg.Logger.With().Str("component", "replica-fetcher").Logger(),
 		OnPanic:          func() { b.limits.panics.n.Add(1) },
+		Throttle:         b.rm.Throttle,
 	}, wake)
 	b.rm.AlterPartitions = replication.NewAlterPartitionManager(cfg.NodeID, brokerEpoch,
 		func(ctx context.Context, req *kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, error) {
