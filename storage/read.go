@@ -21,7 +21,8 @@ const MaxTimestampQuery = -3
 // whole batches are included, so Len is 0 when the first batch exceeds maxBytes and
 // minOneMessage is false.
 //
-// File is a read-only descriptor owned by the log: callers must not close it.
+// File is the segment's descriptor, owned by the log: callers only read it (ReadAt,
+// sendfile) and never close it.
 // The slice is read later without the log's lock. Segments deleted meanwhile (retention,
 // truncation) keep their file open for file.delete.delay.ms, so the bytes stay valid.
 // Truncating the active segment cuts its file in place: a slice over the cut bytes then
@@ -74,7 +75,7 @@ func (l *Log) Read(startOffset int64, maxBytes int32, maxOffset int64, minOneMes
 				return ReadResult{FirstOffset: first, NextOffset: first}, nil
 			}
 			next := min(maxOffset, seg.nextOffset)
-			return ReadResult{Slice: FileSlice{File: seg.reader, Pos: pos, Len: limit - pos}, FirstOffset: first, NextOffset: next}, nil
+			return ReadResult{Slice: FileSlice{File: seg.log, Pos: pos, Len: limit - pos}, FirstOffset: first, NextOffset: next}, nil
 		}
 		next := first
 		end := pos
@@ -96,7 +97,7 @@ func (l *Log) Read(startOffset int64, maxBytes int32, maxOffset int64, minOneMes
 		if end == pos {
 			return ReadResult{FirstOffset: first, NextOffset: first}, nil
 		}
-		return ReadResult{Slice: FileSlice{File: seg.reader, Pos: pos, Len: end - pos}, FirstOffset: first, NextOffset: next}, nil
+		return ReadResult{Slice: FileSlice{File: seg.log, Pos: pos, Len: end - pos}, FirstOffset: first, NextOffset: next}, nil
 	}
 	return empty, nil
 }

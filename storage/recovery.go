@@ -317,10 +317,10 @@ func newIndexVerifier(s *segment) *indexVerifier {
 		return []int{0, n - 1}
 	}
 	var allOffs, allTimes func() []int
-	if s.idx.mem != nil {
+	if s.idx.resident {
 		allOffs = func() []int { return seq(s.idx.n) }
 	}
-	if s.tidx.mem != nil {
+	if s.tidx.resident {
 		allTimes = func() []int { return seq(s.tidx.n) }
 	}
 	for _, i := range pick(s.idx.n, allOffs) {

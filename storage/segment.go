@@ -36,10 +36,10 @@ func segmentPath(dir string, base int64, suffix string) string {
 type segment struct {
 	base int64
 	dir  string
-	log  *os.File
-	// reader is a read-only descriptor of the same file: what FileSlices hand out, so
-	// no caller can write through them.
-	reader *os.File
+	// log is the segment's one descriptor (read-write), also what FileSlices hand out:
+	// callers only read through it (a second, read-only descriptor per segment would
+	// double the descriptors a broker holds, issue 15).
+	log    *os.File
 	idx    *offsetIndex
 	tidx   *timeIndex
 	// txn is the aborted-transaction index (.txnindex).
@@ -87,10 +87,6 @@ func createSegment(dir string, base int64, cfg LogConfig, now time.Time) (*segme
 		return nil, err
 	}
 	s := &segment{base: base, dir: dir, log: f, created: now}
-	if s.reader, err = os.Open(path); err != nil {
-		f.Close()
-		return nil, err
-	}
 	s.resetStats()
 	if s.idx, err = openOffsetIndex(segmentPath(dir, base, indexSuffix), base, cfg.SegmentIndexBytes, 0, true); err != nil {
 		s.closeFiles()
@@ -126,10 +122,6 @@ func openSegment(dir string, base int64, cfg LogConfig, now time.Time, resident 
 		return nil, false, err
 	}
 	s = &segment{base: base, dir: dir, log: f, size: fi.Size(), created: now}
-	if s.reader, err = os.Open(f.Name()); err != nil {
-		f.Close()
-		return nil, false, err
-	}
 	s.resetStats()
 	indexOK = true
 	for _, suf := range []string{indexSuffix, timeIndexSuffix} {
@@ -466,9 +458,6 @@ func (s *segment) closeFiles() {
 	}
 	if s.txn != nil {
 		s.txn.close()
-	}
-	if s.reader != nil {
-		s.reader.Close()
 	}
 	s.log.Close()
 }
