@@ -39,9 +39,9 @@ type segment struct {
 	// log is the segment's one descriptor (read-write), also what FileSlices hand out:
 	// callers only read through it (a second, read-only descriptor per segment would
 	// double the descriptors a broker holds, issue 15).
-	log    *os.File
-	idx    *offsetIndex
-	tidx   *timeIndex
+	log  *os.File
+	idx  *offsetIndex
+	tidx *timeIndex
 	// txn is the aborted-transaction index (.txnindex).
 	txn *txnIndex
 	// size is the number of valid bytes in log. Invariant: every byte below size is a
