@@ -1,0 +1,138 @@
+package storage
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// openFDs lists this process's open descriptors as the paths they point at (Linux:
+// /proc/self/fd), or nil where /proc is not available.
+func openFDs(t testing.TB) []string {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return nil
+	}
+	out := make([]string, 0, len(ents))
+	for _, e := range ents {
+		target, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name()))
+		if err != nil {
+			continue // the descriptor ReadDir itself used, closed meanwhile
+		}
+		out = append(out, target)
+	}
+	return out
+}
+
+// fdsUnder counts the descriptors whose path is under dir, by kind (the file's
+// extension, or its name when it has none).
+func fdsUnder(t testing.TB, dir string) (int, map[string]int) {
+	t.Helper()
+	kinds := map[string]int{}
+	n := 0
+	for _, p := range openFDs(t) {
+		if !strings.HasPrefix(p, dir+string(filepath.Separator)) {
+			continue
+		}
+		n++
+		kind := filepath.Ext(strings.TrimSuffix(p, " (deleted)"))
+		if kind == "" {
+			kind = filepath.Base(p)
+		}
+		kinds[kind]++
+	}
+	return n, kinds
+}
+
+func describeKinds(kinds map[string]int) string {
+	keys := make([]string, 0, len(kinds))
+	for k := range kinds {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, " %s=%d", k, kinds[k])
+	}
+	return b.String()
+}
+
+// TestDescriptorsPerPartition: a broker with many partitions must fit the default
+// 20,000-descriptor limit (issue 15: 5,000 partitions used to exhaust it). Measured
+// on open, after writes that give every log index entries and an aborted transaction,
+// after a roll (an inactive segment) and a read from it, and after a reopen; what a
+// user cares about is descriptors per partition at rest: one per segment (the .log;
+// indexes are mapped and closed, the .txnindex is opened only to write an entry),
+// plus the log dir's lock.
+func TestDescriptorsPerPartition(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("counts /proc/self/fd")
+	}
+	const n = 200
+	cfg := testLogConfig()
+	cfg.IndexIntervalBytes = 1 // an index entry per batch
+	cfg.SegmentBytes = 4 << 10
+	e := newEnv(t, cfg)
+	dir, err := filepath.EvalSymlinks(e.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(stage string, max float64) {
+		t.Helper()
+		for _, l := range e.m.Logs() {
+			l.flushes.Wait() // a background flush opens the files it fsyncs for a moment
+		}
+		got, kinds := fdsUnder(t, dir)
+		per := float64(got) / n
+		t.Logf("%s: %d descriptors under the log dir for %d partitions (%.2f per partition):%s", stage, got, n, per, describeKinds(kinds))
+		if per > max {
+			t.Errorf("%s: %.2f descriptors per partition, want at most %.2f:%s", stage, per, max, describeKinds(kinds))
+		}
+	}
+	logs := make([]*Log, n)
+	for i := range logs {
+		l, err := e.m.GetOrCreateLog(TopicPartition{Topic: "fds", Partition: int32(i)}, [16]byte{9}, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logs[i] = l
+	}
+	check("created", 1.01)
+	now := e.clock.Now()
+	for _, l := range logs {
+		appendN(t, l, 3, 2, 0, now.UnixMilli())
+	}
+	check("written", 1.01)
+	for _, l := range logs {
+		writeAbortedTxn(t, l, 7, now)
+	}
+	check("aborted transaction", 1.01)
+	for _, l := range logs {
+		for l.NumSegments() < 2 {
+			appendN(t, l, 1, 50, 0, now.UnixMilli())
+		}
+		if _, err := l.Read(0, 1<<20, l.LogEndOffset(), true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("rolled and read from the first segment", 2.01)
+	e.reopen()
+	check("reopened", 2.01)
+}
+
+// writeAbortedTxn writes a one-record transaction of pid and aborts it.
+func writeAbortedTxn(t *testing.T, l *Log, pid int64, now time.Time) {
+	t.Helper()
+	if _, err := l.AppendAsLeader(txnBatch(t, pid, 0, 0, 1), 0, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.AppendTxnMarker(pid, 0, 0, false, 0, now); err != nil {
+		t.Fatal(err)
+	}
+}
