@@ -7,8 +7,12 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gokafkad/gokafkad/internal/lograte"
+	"github.com/rs/zerolog"
 )
 
 // openFDs lists this process's open descriptors as the paths they point at (Linux:
@@ -134,5 +138,25 @@ func writeAbortedTxn(t *testing.T, l *Log, pid int64, now time.Time) {
 	}
 	if _, err := l.AppendTxnMarker(pid, 0, 0, false, 0, now); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestBackgroundFailuresAreLoggedBounded: a background task that fails on every tick
+// (checkpoints when no descriptor is left) logs its first failure, then at most one
+// line per minute, and one line when it succeeds again — not a line per tick or log.
+func TestBackgroundFailuresAreLoggedBounded(t *testing.T) {
+	e := newEnv(t, testLogConfig())
+	var buf strings.Builder
+	e.m.cfg.Logger = zerolog.New(&buf)
+	var lim lograte.Limiter
+	lim.Interval = time.Minute
+	for i := 0; i < 10000; i++ {
+		e.m.logFailure(&lim, syscall.EMFILE, "checkpoint")
+	}
+	e.m.logFailure(&lim, nil, "checkpoint")
+	e.m.logFailure(&lim, nil, "checkpoint")
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], "too many open files") || !strings.Contains(lines[1], `"failures":10000`) {
+		t.Fatalf("10,000 failures then two successes logged %d lines:\n%s", len(lines), buf.String())
 	}
 }
