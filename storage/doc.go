@@ -50,8 +50,17 @@
 // Inactive segments are loaded from their indexes alone when their largest timestamp is
 // older than producer.id.expiration.ms (as Kafka loads segments it does not recover);
 // the idempotent-producer state is rebuilt from the batch headers of the later
-// segments (gokafkad writes no .snapshot files yet). Only the active segment's index
-// entries are held in memory; others are binary-searched in their files.
+// segments (gokafkad writes no .snapshot files yet).
+//
+// Descriptors: a segment holds one, its .log (read-write; FileSlices hand it out for
+// reading). Index files are memory-mapped (MAP_SHARED) and their descriptors closed, as
+// Kafka's AbstractIndex: the active segment's read-write over its preallocated length
+// (an index entry is a copy into the page cache, which survives a kill -9 as a pwrite
+// did; fsync by path covers it), an inactive one's read-only over its entries. The
+// .txnindex is opened only to write an entry. So a partition at rest costs one
+// descriptor per segment and a log dir one more (.lock); each mapped index file is one
+// entry of the process's memory map (vm.max_map_count, Linux default 65530, bounds them
+// as it bounds Kafka's). Inactive segments' .log descriptors are not released yet.
 //
 // A rolled segment is fsynced in the background (as Kafka's flush after roll); the
 // recovery point moves once that is done. Nothing else is fsynced unless flush.messages
