@@ -23,9 +23,11 @@ import (
 // per-dir checkpoint files, every partition Log under it, and the background work
 // (retention, segment deletion after file.delete.delay.ms, checkpoint flushes).
 type LogManager struct {
-	cfg         LogManagerConfig
-	cfgFor      func(topic string) LogConfig
-	deleter     *deleter
+	cfg     LogManagerConfig
+	cfgFor  func(topic string) LogConfig
+	deleter *deleter
+	// handles bounds the inactive segments' open descriptors (handles.go).
+	handles     *handleCache
 	clusterID   string
 	directoryID string
 	// cleanShutdownEpoch is the broker epoch found in .kafka_cleanshutdown at open,
@@ -144,7 +146,8 @@ func OpenLogManager(cfg LogManagerConfig, cfgFor func(topic string) LogConfig) (
 		return nil, fmt.Errorf("%w: %v", ErrStorage, err)
 	}
 	m := &LogManager{cfg: cfg, cfgFor: cfgFor, deleter: newDeleter(), cleanShutdownEpoch: -1,
-		stop: make(chan struct{}), done: make(chan struct{}), cleanerDone: make(chan struct{})}
+		handles: newHandleCache(maxOpenInactiveSegments, inactiveHandleGrace, cfg.Now),
+		stop:    make(chan struct{}), done: make(chan struct{}), cleanerDone: make(chan struct{})}
 	m.mu.logs = make(map[TopicPartition]*Log)
 	m.mu.brokerEpoch = -1
 	lock, err := lockDir(cfg.Dir)
@@ -286,6 +289,7 @@ func (m *LogManager) openLog(tp TopicPartition, topicID [16]byte, cfg LogConfig,
 		now:               m.cfg.Now,
 		decompress:        m.cfg.Decompress,
 		deleter:           m.deleter,
+		handles:           m.handles,
 
 		producerExpirationMs: m.cfg.ProducerIDExpiration.Milliseconds(),
 	})
@@ -523,6 +527,7 @@ func (m *LogManager) background() {
 				first = fmt.Errorf("%d logs failed to flush, the first: %w", failed, first)
 			}
 			m.logFailure(&flushFailures, first, "flush")
+			m.handles.evict() // descriptors past their grace, when above the bound
 			m.logFailure(&checkpointFailures, m.Checkpoint(), "checkpoint")
 		}
 	}

@@ -75,7 +75,11 @@ func (l *Log) Read(startOffset int64, maxBytes int32, maxOffset int64, minOneMes
 				return ReadResult{FirstOffset: first, NextOffset: first}, nil
 			}
 			next := min(maxOffset, seg.nextOffset)
-			return ReadResult{Slice: FileSlice{File: seg.log, Pos: pos, Len: limit - pos}, FirstOffset: first, NextOffset: next}, nil
+			f, err := seg.sliceFile()
+			if err != nil {
+				return ReadResult{}, fmt.Errorf("read %s at %d: %w", l.dir, startOffset, err)
+			}
+			return ReadResult{Slice: FileSlice{File: f, Pos: pos, Len: limit - pos}, FirstOffset: first, NextOffset: next}, nil
 		}
 		next := first
 		end := pos
@@ -97,7 +101,11 @@ func (l *Log) Read(startOffset int64, maxBytes int32, maxOffset int64, minOneMes
 		if end == pos {
 			return ReadResult{FirstOffset: first, NextOffset: first}, nil
 		}
-		return ReadResult{Slice: FileSlice{File: seg.log, Pos: pos, Len: end - pos}, FirstOffset: first, NextOffset: next}, nil
+		f, err := seg.sliceFile()
+		if err != nil {
+			return ReadResult{}, fmt.Errorf("read %s at %d: %w", l.dir, startOffset, err)
+		}
+		return ReadResult{Slice: FileSlice{File: f, Pos: pos, Len: end - pos}, FirstOffset: first, NextOffset: next}, nil
 	}
 	return empty, nil
 }
@@ -202,7 +210,12 @@ func (l *Log) fetchMaxTimestampLocked() (TimestampOffset, bool, error) {
 // readBatch reads the whole batch whose header hdr was read at pos.
 func (l *Log) readBatch(seg *segment, pos int64, hdr protocol.Batch) (protocol.Batch, error) {
 	buf := make([]byte, protocol.BatchSize(hdr))
-	if _, err := seg.log.ReadAt(buf, pos); err != nil {
+	f, done, err := seg.use()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	if _, err := f.ReadAt(buf, pos); err != nil {
 		return nil, err
 	}
 	return buf, nil
