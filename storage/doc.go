@@ -61,10 +61,11 @@
 // inactive segment's .log is opened when read and closed by the LogManager's handle
 // cache: at most 256 stay open once unused for 60 s (least recently used closed
 // first; one handed out in a FileSlice or pinned by a storage operation is not
-// closed). Segments loaded at open hold none. So a partition at rest costs one
-// descriptor and a log dir one more (.lock); each mapped index file is one entry of
-// the process's memory map (vm.max_map_count, Linux default 65530, bounds them as it
-// bounds Kafka's).
+// closed). Segments loaded at open hold none, and their indexes are mapped on first
+// read (as Kafka's LazyIndex); an empty active index is mapped at its first entry. So
+// a partition at rest costs one descriptor and at most two mappings, and a log dir one
+// descriptor more (.lock); each mapped index file is one entry of the process's memory
+// map (vm.max_map_count, Linux default 65530, bounds them as it bounds Kafka's).
 //
 // A rolled segment is fsynced in the background (as Kafka's flush after roll); the
 // recovery point moves once that is done. Nothing else is fsynced unless flush.messages

@@ -56,6 +56,23 @@ func fdsUnder(t testing.TB, dir string) (int, map[string]int) {
 	return n, kinds
 }
 
+// mapsUnder counts this process's memory mappings of files under dir (Linux:
+// /proc/self/maps), each one entry of vm.max_map_count.
+func mapsUnder(t testing.TB, dir string) int {
+	t.Helper()
+	data, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, line := range strings.Split(string(data), "\n") {
+		if i := strings.Index(line, " /"); i >= 0 && strings.HasPrefix(strings.TrimSpace(line[i:]), dir+string(filepath.Separator)) {
+			n++
+		}
+	}
+	return n
+}
+
 func describeKinds(kinds map[string]int) string {
 	keys := make([]string, 0, len(kinds))
 	for k := range kinds {
@@ -97,7 +114,8 @@ func TestDescriptorsPerPartition(t *testing.T) {
 		}
 		got, kinds := fdsUnder(t, dir)
 		per := float64(got) / n
-		t.Logf("%s: %d descriptors under the log dir for %d partitions (%.2f per partition):%s", stage, got, n, per, describeKinds(kinds))
+		t.Logf("%s: %d descriptors under the log dir for %d partitions (%.2f per partition):%s; %d index mappings",
+			stage, got, n, per, describeKinds(kinds), mapsUnder(t, dir))
 		if per > max {
 			t.Errorf("%s: %.2f descriptors per partition, want at most %.2f:%s", stage, per, max, describeKinds(kinds))
 		}
@@ -111,6 +129,9 @@ func TestDescriptorsPerPartition(t *testing.T) {
 		logs[i] = l
 	}
 	check("created", 1.01)
+	if got := mapsUnder(t, dir); got != 0 {
+		t.Errorf("%d index files mapped for %d empty partitions, want none", got, n)
+	}
 	now := e.clock.Now()
 	for _, l := range logs {
 		appendN(t, l, 3, 2, 0, now.UnixMilli())
@@ -142,6 +163,15 @@ func TestDescriptorsPerPartition(t *testing.T) {
 	}
 	e.reopen()
 	check("reopened", 1.01)
+	// Only the active segments' two indexes are mapped; inactive ones when read.
+	if got := mapsUnder(t, dir); got > 2*n {
+		t.Errorf("%d index files mapped after reopening %d partitions of two segments, want at most %d", got, n, 2*n)
+	}
+	for _, l := range e.m.Logs() {
+		if got := len(readAll(t, l)); got == 0 {
+			t.Fatal("nothing read back after reopening")
+		}
+	}
 }
 
 // writeAbortedTxn writes a one-record transaction of pid and aborts it.

@@ -181,6 +181,9 @@ func (s *segment) releaseTo(c *handleCache, closeNow bool) {
 		s.f.Close()
 		s.f = nil
 		s.fmu.Unlock()
+		// Nobody reads it yet either: its indexes are mapped again when read.
+		s.idx.unmapUntilUsed()
+		s.tidx.unmapUntilUsed()
 		return
 	}
 	evict := c.added(s)

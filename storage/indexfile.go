@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
@@ -39,6 +40,11 @@ type indexFile struct {
 	// resident: every entry is checked on open (the active segment, or an index that
 	// was not trimmed), as the former in-memory copy was.
 	resident bool
+	// lazy: the entries are not mapped yet; the first access maps them (under
+	// lazyMu, as readers share the Log's lock), as Kafka's LazyIndex. Set on
+	// inactive segments loaded at open, so a broker maps only what it reads.
+	lazy   atomic.Bool
+	lazyMu sync.Mutex
 	// dirty: the file changed since the last sync. Atomic: a background flush
 	// (Log.flushUpTo) syncs without the log's lock.
 	dirty atomic.Bool
@@ -116,6 +122,7 @@ func (x *indexFile) mapFile(f *os.File, size int64, writable bool) error {
 }
 
 func (x *indexFile) unmap() {
+	x.lazy.Store(false)
 	if x.mm != nil {
 		unix.Munmap(x.mm)
 		x.mm, x.writable = nil, false
@@ -136,14 +143,16 @@ func (x *indexFile) setFile(fn func(f *os.File) error) error {
 	x.dirty.Store(true)
 	err = fn(f)
 	want := int64(x.n) * int64(x.entrySize)
-	if x.preallocated {
+	if x.preallocated && x.n > 0 {
+		// An empty index is mapped at its first entry (append's slow path): a
+		// partition that never got one holds no mapping.
 		want = int64(x.maxEntries) * int64(x.entrySize)
 	}
 	size := int64(0)
 	if fi, serr := f.Stat(); serr == nil {
 		size = min(want, fi.Size()-fi.Size()%int64(x.entrySize))
 	}
-	if merr := x.mapFile(f, size, x.preallocated && size == want); merr != nil && err == nil {
+	if merr := x.mapFile(f, size, x.preallocated && size > 0 && size == want); merr != nil && err == nil {
 		err = merr
 	}
 	x.n = min(x.n, len(x.mm)/x.entrySize)
@@ -163,9 +172,43 @@ func (x *indexFile) setLast() {
 	x.last = append(x.last[:0], e...)
 }
 
+// unmapUntilUsed drops the mapping of an inactive index until an entry is read again.
+// The Log's write lock must be held (or the log not yet shared).
+func (x *indexFile) unmapUntilUsed() {
+	if x.n == 0 || x.writable {
+		return
+	}
+	x.unmap()
+	x.lazy.Store(true)
+}
+
+// mapLazy maps an index unmapped by unmapUntilUsed.
+func (x *indexFile) mapLazy() {
+	x.lazyMu.Lock()
+	defer x.lazyMu.Unlock()
+	if !x.lazy.Load() {
+		return
+	}
+	if f, err := os.Open(x.path); err == nil {
+		if fi, err := f.Stat(); err == nil {
+			if size := min(int64(x.n)*int64(x.entrySize), fi.Size()-fi.Size()%int64(x.entrySize)); size > 0 {
+				if mm, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_SHARED); err == nil {
+					x.mm = mm // published to readers by the Store below
+				}
+			}
+		}
+		f.Close()
+	}
+	// On failure nothing is mapped: entry returns nil and callers scan the log.
+	x.lazy.Store(false)
+}
+
 // entry returns entry i (a view of the mapping: valid until the index changes), or nil
 // when it is not mapped (a failed resize left less than n entries mapped).
 func (x *indexFile) entry(i int) []byte {
+	if x.lazy.Load() {
+		x.mapLazy()
+	}
 	end := (i + 1) * x.entrySize
 	if i < 0 || end > len(x.mm) {
 		return nil
