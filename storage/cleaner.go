@@ -284,11 +284,11 @@ func groupSegments(segs []cleanSeg, cfg LogConfig) [][]cleanSeg {
 // only removed, and a removed one's file stays open file.delete.delay.ms; a read error
 // aborts the cleaning).
 func forEachBatch(c cleanSeg, fn func(b protocol.Batch) error) error {
-	f, done, err := c.s.use()
+	f, err := c.s.use()
 	if err != nil {
 		return fmt.Errorf("%w: open segment %d: %v", ErrCleanAborted, c.s.base, err)
 	}
-	defer done()
+	defer c.s.unpin()
 	br := bufio.NewReaderSize(io.NewSectionReader(f, 0, c.size), 256<<10)
 	var buf []byte
 	for pos := int64(0); pos < c.size; {

@@ -108,24 +108,26 @@ func (c *handleCache) evict() {
 }
 
 // use returns the segment's .log descriptor, reopening it if it was closed, pinned
-// until done is called (so it is not closed under the caller), and marks it used.
-// The active segment's descriptor is never closed; appends use s.f directly.
-func (s *segment) use() (f *os.File, done func(), err error) {
+// until the caller calls unpin (so it is not closed under the caller), and marks it
+// used. The active segment's descriptor is never closed; appends use s.f directly.
+func (s *segment) use() (*os.File, error) {
 	s.fmu.Lock()
-	defer s.fmu.Unlock()
 	evict := false
 	if s.f == nil {
 		if s.closed {
-			return nil, nil, os.ErrClosed
+			s.fmu.Unlock()
+			return nil, os.ErrClosed
 		}
 		path := segmentPath(s.dir, s.base, logSuffix)
 		if s.deleted {
 			path += deletedSuffix
 		}
-		if s.f, err = os.OpenFile(path, os.O_RDWR, 0o644); err != nil {
-			s.f = nil
-			return nil, nil, err
+		f, err := os.OpenFile(path, os.O_RDWR, 0o644)
+		if err != nil {
+			s.fmu.Unlock()
+			return nil, err
 		}
+		s.f = f
 		if s.handles != nil {
 			evict = s.handles.added(s)
 		}
@@ -134,12 +136,12 @@ func (s *segment) use() (f *os.File, done func(), err error) {
 		s.lastUsed.Store(s.handles.now().UnixNano())
 	}
 	s.pins++
-	f = s.f
+	f, h := s.f, s.handles
+	s.fmu.Unlock()
 	if evict {
-		h := s.handles
-		return f, func() { s.unpin(); h.evict() }, nil
+		h.evict() // f is pinned: not among the closed
 	}
-	return f, s.unpin, nil
+	return f, nil
 }
 
 func (s *segment) unpin() {
@@ -216,10 +218,10 @@ func (s *segment) makeActive() error {
 // sliceFile is the descriptor a FileSlice hands out: marked used now, so it stays
 // open for at least inactiveHandleGrace while the slice is sent.
 func (s *segment) sliceFile() (*os.File, error) {
-	f, done, err := s.use()
+	f, err := s.use()
 	if err != nil {
 		return nil, err
 	}
-	done()
+	s.unpin()
 	return f, nil
 }

@@ -210,11 +210,11 @@ func (l *Log) fetchMaxTimestampLocked() (TimestampOffset, bool, error) {
 // readBatch reads the whole batch whose header hdr was read at pos.
 func (l *Log) readBatch(seg *segment, pos int64, hdr protocol.Batch) (protocol.Batch, error) {
 	buf := make([]byte, protocol.BatchSize(hdr))
-	f, done, err := seg.use()
+	f, err := seg.use()
 	if err != nil {
 		return nil, err
 	}
-	defer done()
+	defer seg.unpin()
 	if _, err := f.ReadAt(buf, pos); err != nil {
 		return nil, err
 	}

@@ -201,11 +201,11 @@ const (
 // fails the checks of mode and returns its position as validBytes (the file length when
 // every batch is good); the caller decides whether to cut there. err is an I/O error.
 func (s *segment) scan(mode scanMode, indexInterval int64, rebuild bool, onBatch func(pos int64, b protocol.Batch)) (validBytes int64, err error) {
-	f, done, err := s.use()
+	f, err := s.use()
 	if err != nil {
 		return 0, err
 	}
-	defer done()
+	defer s.unpin()
 	fi, err := f.Stat()
 	if err != nil {
 		return 0, err
@@ -306,11 +306,11 @@ func (s *segment) scan(mode scanMode, indexInterval int64, rebuild bool, onBatch
 
 // truncateLogFile cuts the .log file to n bytes.
 func (s *segment) truncateLogFile(n int64) error {
-	f, done, err := s.use()
+	f, err := s.use()
 	if err != nil {
 		return err
 	}
-	defer done()
+	defer s.unpin()
 	if err := f.Truncate(n); err != nil {
 		return err
 	}
@@ -351,11 +351,11 @@ func (s *segment) readHeader(pos int64, hdr []byte) (protocol.Batch, error) {
 	if pos+protocol.BatchHeaderSize > s.size {
 		return nil, fmt.Errorf("%w: header at %d past segment end %d", ErrCorruptBatch, pos, s.size)
 	}
-	f, done, err := s.use()
+	f, err := s.use()
 	if err != nil {
 		return nil, err
 	}
-	defer done()
+	defer s.unpin()
 	if _, err := f.ReadAt(hdr, pos); err != nil {
 		return nil, err
 	}
@@ -447,12 +447,12 @@ func (s *segment) onBecomeInactive() error {
 
 // flush fsyncs the log and the indexes.
 func (s *segment) flush() error {
-	f, done, err := s.use()
+	f, err := s.use()
 	if err != nil {
 		return err
 	}
 	err = f.Sync()
-	done()
+	s.unpin()
 	if err != nil {
 		return err
 	}
@@ -518,11 +518,11 @@ func (s *segment) closeFiles() {
 // and last entries of both indexes are checked against the batches they name. ok is false
 // when anything disagrees; the caller then scans the whole segment.
 func (s *segment) quickLoad() (ok bool, err error) {
-	f, done, err := s.use()
+	f, err := s.use()
 	if err != nil {
 		return false, err
 	}
-	defer done()
+	defer s.unpin()
 	s.resetStats()
 	hdr := make([]byte, protocol.BatchHeaderSize)
 	batchAt := func(pos int64) (protocol.Batch, bool, error) {
