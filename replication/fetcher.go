@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gokafkad/gokafkad/internal/lograte"
 	"github.com/gokafkad/gokafkad/partition"
 	"github.com/gokafkad/gokafkad/protocol"
 	"github.com/gokafkad/gokafkad/storage"
@@ -177,6 +178,10 @@ type fetcher struct {
 
 	mu    sync.Mutex
 	parts map[storage.TopicPartition]*fetchState
+	// appendFailures bounds the lines of partitions whose appends keep failing (a
+	// storage error is sticky; each is retried every backoff): the first, then one
+	// per 10 s with a count (issue 15).
+	appendFailures lograte.Limiter
 }
 
 func newFetcher(m *FetcherManager, leader int32, id int) *fetcher {
@@ -414,7 +419,10 @@ func (f *fetcher) processPartition(st *fetchState, rp *kmsg.FetchResponseTopicPa
 	records := wholeBatches(rp.RecordBatches)
 	hwBefore := p.HighWatermark()
 	if _, err := p.AppendAsFollower(records, rp.HighWatermark); err != nil {
-		f.log.Error().Err(err).Str("partition", p.TP.String()).Int64("fetch_offset", st.fetchOffset).Msg("appending fetched records failed")
+		if ok, n := f.appendFailures.Fail(time.Now()); ok {
+			f.log.Error().Err(err).Str("partition", p.TP.String()).Int64("fetch_offset", st.fetchOffset).
+				Int("failures_not_logged", n).Msg("appending fetched records failed")
+		}
 		st.delayedUntil = time.Now().Add(backoff)
 		return
 	}

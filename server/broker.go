@@ -20,6 +20,7 @@ import (
 	"github.com/gokafkad/gokafkad/config"
 	"github.com/gokafkad/gokafkad/controller"
 	"github.com/gokafkad/gokafkad/coordinator"
+	"github.com/gokafkad/gokafkad/internal/lograte"
 	"github.com/gokafkad/gokafkad/protocol"
 	"github.com/gokafkad/gokafkad/replication"
 	"github.com/gokafkad/gokafkad/storage"
@@ -485,6 +486,9 @@ func (b *Broker) LogManager() *storage.LogManager { return b.logs }
 func (b *Broker) acceptLoop(l *listener) {
 	defer b.wg.Done()
 	var backoff time.Duration
+	// Failures (EMFILE when descriptors run out) are logged once per 10 s with how
+	// many there were, not once each (issue 15).
+	var failures lograte.Limiter
 	for {
 		nc, err := l.ln.Accept()
 		if err != nil {
@@ -503,7 +507,9 @@ func (b *Broker) acceptLoop(l *listener) {
 			} else if backoff *= 2; backoff > time.Second {
 				backoff = time.Second
 			}
-			b.log.Warn().Err(err).Dur("retry_in", backoff).Msg("accept failed")
+			if ok, n := failures.Fail(time.Now()); ok {
+				b.log.Warn().Err(err).Dur("retry_in", backoff).Int("failures_not_logged", n).Msg("accept failed")
+			}
 			select {
 			case <-time.After(backoff):
 			case <-b.closing:
@@ -512,6 +518,9 @@ func (b *Broker) acceptLoop(l *listener) {
 			continue
 		}
 		backoff = 0
+		if ended, n := failures.OK(); ended {
+			b.log.Info().Int("failures", n).Msg("accepting again")
+		}
 		leave, ok := b.admit(nc, l.apis)
 		if !ok {
 			continue

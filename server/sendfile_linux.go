@@ -27,12 +27,28 @@ func sendFile(nc net.Conn, s storage.FileSlice) error {
 	if err != nil {
 		return err
 	}
-	src := int(s.File.Fd())
+	// The file's descriptor is held (not merely its number read with Fd) for each
+	// sendfile call: storage may close an inactive segment's descriptor once it has
+	// not been handed out for a while, and a send still running then fails with
+	// "file already closed" instead of reading whatever file reuses the number.
+	src, err := s.File.SyscallConn()
+	if err != nil {
+		return err
+	}
 	off, remain := s.Pos, s.Len
 	var serr error
 	for remain > 0 && serr == nil {
 		werr := raw.Write(func(fd uintptr) bool {
-			n, err := unix.Sendfile(int(fd), src, &off, int(min(remain, 1<<30)))
+			var n int
+			var err error
+			// Control only adds a reference (Read would also serialize the
+			// connections sending from one file).
+			if rerr := src.Control(func(sfd uintptr) {
+				n, err = unix.Sendfile(int(fd), int(sfd), &off, int(min(remain, 1<<30)))
+			}); rerr != nil {
+				serr = rerr
+				return true
+			}
 			if n > 0 {
 				remain -= int64(n)
 			}

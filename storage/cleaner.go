@@ -284,16 +284,21 @@ func groupSegments(segs []cleanSeg, cfg LogConfig) [][]cleanSeg {
 // only removed, and a removed one's file stays open file.delete.delay.ms; a read error
 // aborts the cleaning).
 func forEachBatch(c cleanSeg, fn func(b protocol.Batch) error) error {
-	br := bufio.NewReaderSize(io.NewSectionReader(c.s.reader, 0, c.size), 256<<10)
+	f, err := c.s.use()
+	if err != nil {
+		return fmt.Errorf("%w: open segment %d: %v", ErrCleanAborted, c.s.base, err)
+	}
+	defer c.s.unpin()
+	br := bufio.NewReaderSize(io.NewSectionReader(f, 0, c.size), 256<<10)
 	var buf []byte
 	for pos := int64(0); pos < c.size; {
 		hdr := make([]byte, protocol.BatchHeaderSize)
 		if _, err := io.ReadFull(br, hdr); err != nil {
-			return fmt.Errorf("%w: read %s at %d: %v", ErrCleanAborted, c.s.reader.Name(), pos, err)
+			return fmt.Errorf("%w: read %s at %d: %v", ErrCleanAborted, f.Name(), pos, err)
 		}
 		size := protocol.BatchSize(hdr)
 		if size < protocol.BatchHeaderSize || pos+size > c.size {
-			return fmt.Errorf("%w: batch at %d of %s", ErrCorruptBatch, pos, c.s.reader.Name())
+			return fmt.Errorf("%w: batch at %d of %s", ErrCorruptBatch, pos, f.Name())
 		}
 		if int64(cap(buf)) < size {
 			buf = make([]byte, size)
@@ -301,7 +306,7 @@ func forEachBatch(c cleanSeg, fn func(b protocol.Batch) error) error {
 		buf = buf[:size]
 		copy(buf, hdr)
 		if _, err := io.ReadFull(br, buf[protocol.BatchHeaderSize:]); err != nil {
-			return fmt.Errorf("%w: read %s at %d: %v", ErrCleanAborted, c.s.reader.Name(), pos, err)
+			return fmt.Errorf("%w: read %s at %d: %v", ErrCleanAborted, f.Name(), pos, err)
 		}
 		if err := fn(protocol.Batch(buf)); err != nil {
 			return err
@@ -671,20 +676,13 @@ func (c *cleaner) cleanGroup(g []cleanSeg, aborted []AbortedTxn, gen uint64) (gr
 	if err := seg.txn.reset(meta.index); err != nil {
 		return fail(err)
 	}
-	if seg.txn.file == nil { // always create it: the swap renames all four files
-		f, err := os.OpenFile(seg.txn.path, os.O_RDWR|os.O_CREATE, 0o644)
-		if err != nil {
-			return fail(err)
-		}
-		seg.txn.file = f
+	if err := seg.txn.create(); err != nil { // always: the swap renames all four files
+		return fail(err)
 	}
 	if err := seg.onBecomeInactive(); err != nil {
 		return fail(err)
 	}
 	if err := seg.flush(); err != nil {
-		return fail(err)
-	}
-	if err := seg.txn.file.Sync(); err != nil {
 		return fail(err)
 	}
 	seg.closeFiles()
@@ -699,7 +697,7 @@ func createCleanedSegment(dir string, base int64, cfg LogConfig, now time.Time) 
 	if err != nil {
 		return nil, err
 	}
-	s := &segment{base: base, dir: dir, log: f, created: now}
+	s := &segment{base: base, dir: dir, f: f, created: now}
 	s.resetStats()
 	if s.idx, err = openOffsetIndex(segmentPath(dir, base, indexSuffix)+cleanedSuffix, base, cfg.SegmentIndexBytes, 0, true); err != nil {
 		s.closeFiles()
@@ -784,6 +782,7 @@ func (l *Log) swapCleaned(g []cleanSeg, gen uint64) error {
 	segs = append(segs, seg)
 	segs = append(segs, l.mu.segments[j+len(g):]...)
 	l.mu.segments = segs
+	seg.releaseTo(l.handles, true) // nobody reads it yet
 	delay := time.Duration(l.mu.cfg.FileDeleteDelayMs) * time.Millisecond
 	l.deleter.schedule(delay, func() {
 		for _, s := range old {

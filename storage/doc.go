@@ -50,8 +50,22 @@
 // Inactive segments are loaded from their indexes alone when their largest timestamp is
 // older than producer.id.expiration.ms (as Kafka loads segments it does not recover);
 // the idempotent-producer state is rebuilt from the batch headers of the later
-// segments (gokafkad writes no .snapshot files yet). Only the active segment's index
-// entries are held in memory; others are binary-searched in their files.
+// segments (gokafkad writes no .snapshot files yet).
+//
+// Descriptors (handles.go): the active segment holds one, its .log (read-write;
+// FileSlices hand it out for reading). Index files are memory-mapped (MAP_SHARED) and
+// their descriptors closed, as Kafka's AbstractIndex: the active segment's read-write
+// over its preallocated length (an index entry is a copy into the page cache, which
+// survives a kill -9 as a pwrite did; fsync by path covers it), an inactive one's
+// read-only over its entries. The .txnindex is opened only to write an entry. An
+// inactive segment's .log is opened when read and closed by the LogManager's handle
+// cache: at most 256 stay open once unused for 60 s (least recently used closed
+// first; one handed out in a FileSlice or pinned by a storage operation is not
+// closed). Segments loaded at open hold none, and their indexes are mapped on first
+// read (as Kafka's LazyIndex); an empty active index is mapped at its first entry. So
+// a partition at rest costs one descriptor and at most two mappings, and a log dir one
+// descriptor more (.lock); each mapped index file is one entry of the process's memory
+// map (vm.max_map_count, Linux default 65530, bounds them as it bounds Kafka's).
 //
 // A rolled segment is fsynced in the background (as Kafka's flush after roll); the
 // recovery point moves once that is done. Nothing else is fsynced unless flush.messages
@@ -71,7 +85,8 @@
 // file.delete.delay.ms later, so a FileSlice handed to a fetch stays readable meanwhile.
 //
 // Locks: LogManager.mu before Log.mu; Log.flushMu (background flushes) before Log.mu;
-// Log.cleanMu (one cleaning at a time) before Log.mu.
+// Log.cleanMu (one cleaning at a time) before Log.mu; Log.mu before segment.fmu before
+// handleCache.mu.
 // Log.mu is a RWMutex: reads share it, appends, truncation and retention take it
 // exclusively; no fsync of a whole segment happens under it except in Close and explicit
 // flushes.

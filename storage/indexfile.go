@@ -3,8 +3,11 @@ package storage
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
 )
 
 // errCorruptIndex reports an index file that fails its sanity check; the caller
@@ -12,20 +15,39 @@ import (
 var errCorruptIndex = errors.New("storage: corrupt index")
 
 // indexFile is the storage under offsetIndex and timeIndex: fixed-size entries in a
-// file. While its segment is active the entries are also kept in memory (resident), so
-// appends and lookups need no I/O; an inactive segment's index is read from the file
-// with pread (binary search, page cache) so a broker with many segments holds no index
-// in its heap, the role mmap plays in Kafka. Not safe for concurrent use: the owning
-// Log's mu guards it.
+// file, memory-mapped (MAP_SHARED) with no descriptor held, as Kafka's AbstractIndex:
+// a broker with N partitions holds no index descriptor at all (issue 15). While its
+// segment is active the file is preallocated and mapped read-write, so an append is a
+// copy into the page cache (what a pwrite did, minus the system call; it survives a
+// kill -9 the same way); an inactive segment's index is mapped read-only at its trimmed
+// length. A file with no entries that is not preallocated is not mapped. Operations that
+// change the file's length (trim, truncation, rebuild) open the file by path for the
+// call. Not safe for concurrent use: the owning Log's mu guards it.
+//
+// Each mapping is one entry of the process's memory map: vm.max_map_count (Linux
+// default 65530) bounds mapped index files as it bounds Kafka's.
 type indexFile struct {
 	path      string
-	file      *os.File
 	entrySize int
 	// n is the number of entries. Invariant: the file's first n*entrySize bytes are
 	// the entries; bytes after them, if any, are zero (preallocation).
 	n int
-	// mem holds the n entries while resident, else nil.
-	mem []byte
+	// mm is the mapping: the whole file (maxEntries entries while preallocated, else
+	// at least n entries); nil when nothing is mapped (n == 0 and not preallocated).
+	mm []byte
+	// writable: mm is mapped read-write (preallocated).
+	writable bool
+	// resident: every entry is checked on open (the active segment, or an index that
+	// was not trimmed), as the former in-memory copy was.
+	resident bool
+	// lazy: the entries are not mapped yet; the first access maps them (under
+	// lazyMu, as readers share the Log's lock), as Kafka's LazyIndex. Set on
+	// inactive segments loaded at open, so a broker maps only what it reads.
+	lazy   atomic.Bool
+	lazyMu sync.Mutex
+	// dirty: the file changed since the last sync. Atomic: a background flush
+	// (Log.flushUpTo) syncs without the log's lock.
+	dirty atomic.Bool
 	// last is a copy of the last entry (nil when n == 0).
 	last       []byte
 	maxEntries int
@@ -33,44 +55,41 @@ type indexFile struct {
 	preallocated bool
 }
 
-// openIndexFile opens (creating if needed) an index file. Trailing all-zero entries are
-// taken for the unused preallocated tail of an index that was not trimmed (crash): a
-// real offset entry never has position 0 (the first batch of a segment never gets one);
-// a real time entry (0, 0) is possible but only as the first entry, and losing it only
-// makes a timestamp lookup start at the segment's base, which is still correct.
+// openIndexFile opens (creating if needed) an index file, maps it and closes it.
+// Trailing all-zero entries are taken for the unused preallocated tail of an index that
+// was not trimmed (crash): a real offset entry never has position 0 (the first batch of
+// a segment never gets one); a real time entry (0, 0) is possible but only as the first
+// entry, and losing it only makes a timestamp lookup start at the segment's base, which
+// is still correct.
 func openIndexFile(path string, entrySize int, maxIndexBytes int64, resident bool) (*indexFile, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	x := &indexFile{path: path, file: f, entrySize: entrySize, maxEntries: int(maxIndexBytes / int64(entrySize))}
+	defer f.Close()
+	x := &indexFile{path: path, entrySize: entrySize, maxEntries: int(maxIndexBytes / int64(entrySize)), resident: resident}
 	fi, err := f.Stat()
 	if err != nil {
-		f.Close()
 		return nil, err
 	}
 	if fi.Size()%int64(entrySize) != 0 {
 		return x, fmt.Errorf("%w: %s has length %d", errCorruptIndex, path, fi.Size())
 	}
 	x.n = int(fi.Size() / int64(entrySize))
-	if x.n > 0 && !resident {
-		last := make([]byte, entrySize)
-		if _, err := f.ReadAt(last, int64(x.n-1)*int64(entrySize)); err != nil {
-			f.Close()
+	if x.n > 0 {
+		if err := x.mapFile(f, fi.Size(), false); err != nil {
 			return nil, err
 		}
-		if !isZero(last) {
-			x.last = last
-		} else {
-			resident = true // untrimmed: find the real end below
+		if isZero(x.mm[(x.n-1)*entrySize : x.n*entrySize]) {
+			// Untrimmed: the entries end at the first all-zero one.
+			x.resident = true
+			x.n = 0
+			for x.n < len(x.mm)/entrySize && !isZero(x.mm[x.n*entrySize:(x.n+1)*entrySize]) {
+				x.n++
+			}
 		}
 	}
-	if resident {
-		if err := x.makeResident(); err != nil {
-			f.Close()
-			return nil, err
-		}
-	}
+	x.setLast()
 	x.maxEntries = max(x.maxEntries, x.n)
 	return x, nil
 }
@@ -84,71 +103,117 @@ func isZero(b []byte) bool {
 	return true
 }
 
-// makeResident loads the entries into memory. It reads forward in chunks and stops at
-// the first all-zero entry, so the sparse preallocated tail of an untrimmed index (up to
-// segment.index.bytes) is neither read nor kept.
-func (x *indexFile) makeResident() error {
-	if x.mem != nil {
+// mapFile maps size bytes of f (replacing any mapping), read-write when writable.
+func (x *indexFile) mapFile(f *os.File, size int64, writable bool) error {
+	x.unmap()
+	if size == 0 {
 		return nil
 	}
-	const chunkEntries = 8192
-	mem := make([]byte, 0, min(x.n, chunkEntries)*x.entrySize)
-	buf := make([]byte, chunkEntries*x.entrySize)
-	n := 0
-	for n < x.n {
-		k := min(x.n-n, chunkEntries)
-		chunk := buf[:k*x.entrySize]
-		if _, err := x.file.ReadAt(chunk, int64(n)*int64(x.entrySize)); err != nil && !errors.Is(err, io.EOF) {
-			return err
-		}
-		stop := false
-		for i := 0; i < k; i++ {
-			e := chunk[i*x.entrySize : (i+1)*x.entrySize]
-			if isZero(e) {
-				stop = true
-				break
-			}
-			mem = append(mem, e...)
-			n++
-		}
-		if stop {
-			break
-		}
+	prot := unix.PROT_READ
+	if writable {
+		prot |= unix.PROT_WRITE
 	}
-	x.n = n
-	x.mem = mem
-	x.setLast()
+	mm, err := unix.Mmap(int(f.Fd()), 0, int(size), prot, unix.MAP_SHARED)
+	if err != nil {
+		return fmt.Errorf("mmap %s: %w", x.path, err)
+	}
+	x.mm, x.writable = mm, writable
 	return nil
 }
 
-// evict drops the in-memory copy (the segment became inactive).
-func (x *indexFile) evict() { x.mem = nil }
+func (x *indexFile) unmap() {
+	x.lazy.Store(false)
+	if x.mm != nil {
+		unix.Munmap(x.mm)
+		x.mm, x.writable = nil, false
+	}
+}
+
+// setFile runs fn on the file opened by path, then maps it again as preallocated says
+// (the whole preallocated length read-write, else the entries read-only), never past
+// the file's end (whatever fn managed to do before an error), so no access to the
+// mapping can fault.
+func (x *indexFile) setFile(fn func(f *os.File) error) error {
+	f, err := os.OpenFile(x.path, os.O_RDWR, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	x.unmap()
+	x.dirty.Store(true)
+	err = fn(f)
+	want := int64(x.n) * int64(x.entrySize)
+	if x.preallocated && x.n > 0 {
+		// An empty index is mapped at its first entry (append's slow path): a
+		// partition that never got one holds no mapping.
+		want = int64(x.maxEntries) * int64(x.entrySize)
+	}
+	size := int64(0)
+	if fi, serr := f.Stat(); serr == nil {
+		size = min(want, fi.Size()-fi.Size()%int64(x.entrySize))
+	}
+	if merr := x.mapFile(f, size, x.preallocated && size > 0 && size == want); merr != nil && err == nil {
+		err = merr
+	}
+	x.n = min(x.n, len(x.mm)/x.entrySize)
+	return err
+}
 
 func (x *indexFile) setLast() {
 	if x.n == 0 {
 		x.last = nil
 		return
 	}
-	if x.mem != nil {
-		x.last = append([]byte(nil), x.mem[(x.n-1)*x.entrySize:]...)
+	e := x.entry(x.n - 1)
+	if e == nil {
+		x.last = nil
 		return
 	}
-	last := make([]byte, x.entrySize)
-	if _, err := x.file.ReadAt(last, int64(x.n-1)*int64(x.entrySize)); err == nil {
-		x.last = last
-	}
+	x.last = append(x.last[:0], e...)
 }
 
-// entry returns entry i, or nil when it cannot be read.
-func (x *indexFile) entry(i int) []byte {
-	if x.mem != nil {
-		return x.mem[i*x.entrySize : (i+1)*x.entrySize]
+// unmapUntilUsed drops the mapping of an inactive index until an entry is read again.
+// The Log's write lock must be held (or the log not yet shared).
+func (x *indexFile) unmapUntilUsed() {
+	if x.n == 0 || x.writable {
+		return
 	}
-	b := make([]byte, x.entrySize)
-	if _, err := x.file.ReadAt(b, int64(i)*int64(x.entrySize)); err != nil {
+	x.unmap()
+	x.lazy.Store(true)
+}
+
+// mapLazy maps an index unmapped by unmapUntilUsed.
+func (x *indexFile) mapLazy() {
+	x.lazyMu.Lock()
+	defer x.lazyMu.Unlock()
+	if !x.lazy.Load() {
+		return
+	}
+	if f, err := os.Open(x.path); err == nil {
+		if fi, err := f.Stat(); err == nil {
+			if size := min(int64(x.n)*int64(x.entrySize), fi.Size()-fi.Size()%int64(x.entrySize)); size > 0 {
+				if mm, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_SHARED); err == nil {
+					x.mm = mm // published to readers by the Store below
+				}
+			}
+		}
+		f.Close()
+	}
+	// On failure nothing is mapped: entry returns nil and callers scan the log.
+	x.lazy.Store(false)
+}
+
+// entry returns entry i (a view of the mapping: valid until the index changes), or nil
+// when it is not mapped (a failed resize left less than n entries mapped).
+func (x *indexFile) entry(i int) []byte {
+	if x.lazy.Load() {
+		x.mapLazy()
+	}
+	end := (i + 1) * x.entrySize
+	if i < 0 || end > len(x.mm) {
 		return nil
 	}
-	return b
+	return x.mm[end-x.entrySize : end]
 }
 
 // search returns the smallest i in [0, n) for which after(entry(i)) holds, or n; ok is
@@ -172,15 +237,30 @@ func (x *indexFile) search(after func(e []byte) bool) (i int, ok bool) {
 
 func (x *indexFile) isFull() bool { return x.n >= x.maxEntries }
 
-// append writes one entry after the last.
+// append writes one entry after the last: into the mapping while preallocated and not
+// full, else (the final time index entry of a full index, a cleaned segment) through
+// the file.
 func (x *indexFile) append(e []byte) error {
-	if _, err := x.file.WriteAt(e, int64(x.n)*int64(x.entrySize)); err != nil {
-		return err
+	off := x.n * x.entrySize
+	if x.writable && off+x.entrySize <= len(x.mm) {
+		copy(x.mm[off:], e)
+		x.dirty.Store(true)
+	} else {
+		n := x.n
+		x.n++ // mapped at the new length by setFile
+		x.maxEntries = max(x.maxEntries, x.n)
+		err := x.setFile(func(f *os.File) error {
+			_, err := f.WriteAt(e, int64(off))
+			return err
+		})
+		if err != nil {
+			x.n = min(n, x.n)
+			x.setLast()
+			return err
+		}
+		x.n--
 	}
 	x.n++
-	if x.mem != nil {
-		x.mem = append(x.mem, e...)
-	}
 	x.last = append(x.last[:0], e...)
 	x.maxEntries = max(x.maxEntries, x.n)
 	return nil
@@ -191,66 +271,93 @@ func (x *indexFile) truncateEntries(n int) error {
 	if n >= x.n {
 		return nil
 	}
-	x.n = n
-	if x.mem != nil {
-		x.mem = x.mem[:n*x.entrySize]
+	if x.writable {
+		// Preallocated: zero the dropped entries in place (what truncating and
+		// extending the file did).
+		clear(x.mm[n*x.entrySize : x.n*x.entrySize])
+		x.n = n
+		x.dirty.Store(true)
+		x.setLast()
+		return nil
 	}
+	x.n = n
 	x.setLast()
 	return x.resize()
 }
 
 // reset replaces every entry (index rebuild) and rewrites the file.
 func (x *indexFile) reset(raw []byte) error {
-	if err := x.file.Truncate(0); err != nil {
-		return err
-	}
-	if _, err := x.file.WriteAt(raw, 0); err != nil {
-		return err
-	}
 	x.n = len(raw) / x.entrySize
 	x.maxEntries = max(x.maxEntries, x.n)
-	if x.mem != nil {
-		x.mem = raw
-	}
+	err := x.setFile(func(f *os.File) error {
+		if err := f.Truncate(0); err != nil {
+			return err
+		}
+		if _, err := f.WriteAt(raw, 0); err != nil {
+			return err
+		}
+		return x.resizeFile(f)
+	})
 	x.setLast()
-	return x.resize()
+	return err
 }
 
-// resize sets the file length: the entries only, or maxEntries entries while
+// resizeFile sets the file length: the entries only, or maxEntries entries while
 // preallocated. Bytes past the entries are zero.
-func (x *indexFile) resize() error {
-	if err := x.file.Truncate(int64(x.n) * int64(x.entrySize)); err != nil {
+func (x *indexFile) resizeFile(f *os.File) error {
+	if err := f.Truncate(int64(x.n) * int64(x.entrySize)); err != nil {
 		return err
 	}
 	if x.preallocated {
-		return x.file.Truncate(int64(x.maxEntries) * int64(x.entrySize))
+		return f.Truncate(int64(x.maxEntries) * int64(x.entrySize))
 	}
 	return nil
 }
 
-// preallocate makes the index resident and sizes the file for an active segment.
+// resize is resizeFile on the file opened by path, mapped again after.
+func (x *indexFile) resize() error { return x.setFile(x.resizeFile) }
+
+// preallocate sizes the file for an active segment and maps it read-write.
 func (x *indexFile) preallocate(maxIndexBytes int64) error {
-	if err := x.makeResident(); err != nil {
-		return err
-	}
+	x.resident = true
 	x.maxEntries = max(int(maxIndexBytes/int64(x.entrySize)), x.n)
 	x.preallocated = true
 	return x.resize()
 }
 
-// trim cuts the file to its entries and drops the in-memory copy (on roll and close),
-// as Kafka's trimToValidSize.
+// trim cuts the file to its entries and maps it read-only (on roll and close), as
+// Kafka's trimToValidSize.
 func (x *indexFile) trim() error {
 	x.preallocated = false
-	if err := x.resize(); err != nil {
+	x.resident = false
+	return x.resize()
+}
+
+// sync fsyncs what changed (entries written through the mapping included: on Linux
+// fsync writes back a shared mapping's dirty pages, as msync does).
+func (x *indexFile) sync() error {
+	if !x.dirty.Swap(false) {
+		return nil
+	}
+	f, err := os.Open(x.path)
+	if err != nil {
+		x.dirty.Store(true)
 		return err
 	}
-	x.evict()
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		x.dirty.Store(true)
+		return err
+	}
 	return nil
 }
 
-func (x *indexFile) sync() error  { return x.file.Sync() }
-func (x *indexFile) close() error { return x.file.Close() }
+// close unmaps the file. What was written through the mapping stays in the page cache
+// (and reaches the disk), as a pwrite's bytes would.
+func (x *indexFile) close() error {
+	x.unmap()
+	return nil
+}
 
 // checkEntries is the sanity check offsetIndex and timeIndex run on open, as Kafka's
 // AbstractIndex.sanityCheck: every entry when resident (cheap, they are in memory),
@@ -258,10 +365,10 @@ func (x *indexFile) close() error { return x.file.Close() }
 // (nil for the first); its error, or errCorruptIndex when the first entry cannot be
 // read, is returned.
 func checkEntries[E any](x *indexFile, decode func([]byte) E, check func(i int, e E, prev *E) error) error {
-	if x.mem != nil {
+	if x.resident {
 		var prev *E
 		for i := 0; i < x.n; i++ {
-			e := decode(x.mem[i*x.entrySize:])
+			e := decode(x.entry(i))
 			if err := check(i, e, prev); err != nil {
 				return err
 			}

@@ -42,6 +42,8 @@ type Log struct {
 	now        func() time.Time
 	decompress func(codec int8, src []byte) ([]byte, error)
 	deleter    *deleter
+	// handles manages the inactive segments' descriptors (nil: always open).
+	handles *handleCache
 	// producerExpirationMs is producer.id.expiration.ms.
 	producerExpirationMs int64
 	// flushMu serializes background flushes (flushUpTo); it guards no state.
@@ -348,6 +350,7 @@ func (l *Log) rollLocked(now time.Time) error {
 		return l.failLocked("roll", err)
 	}
 	l.mu.segments = append(l.mu.segments, seg)
+	old.releaseTo(l.handles, false) // FileSlices of it may still be sending
 	l.flushes.Add(1)
 	go l.flushUpTo(leo, l.mu.truncations)
 	l.logger.Info().Int64("base_offset", leo).Int64("previous_size", old.size).Msg("rolled new log segment")

@@ -347,7 +347,7 @@ func TestStickyStorageError(t *testing.T) {
 	l := e.log()
 	appendN(t, l, 1, 1, 0, 0)
 	l.mu.Lock()
-	l.activeLocked().log.Close() // the next write fails
+	l.activeLocked().f.Close() // the next write fails
 	l.mu.Unlock()
 	if _, err := l.AppendAsLeader(makeBatch(t, spec(1, 0)), 0, e.clock.Now()); !errors.Is(err, ErrStorage) {
 		t.Fatalf("got %v", err)

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gokafkad/gokafkad/internal/lograte"
 	"github.com/rs/zerolog"
 )
 
@@ -22,9 +23,11 @@ import (
 // per-dir checkpoint files, every partition Log under it, and the background work
 // (retention, segment deletion after file.delete.delay.ms, checkpoint flushes).
 type LogManager struct {
-	cfg         LogManagerConfig
-	cfgFor      func(topic string) LogConfig
-	deleter     *deleter
+	cfg     LogManagerConfig
+	cfgFor  func(topic string) LogConfig
+	deleter *deleter
+	// handles bounds the inactive segments' open descriptors (handles.go).
+	handles     *handleCache
 	clusterID   string
 	directoryID string
 	// cleanShutdownEpoch is the broker epoch found in .kafka_cleanshutdown at open,
@@ -143,7 +146,8 @@ func OpenLogManager(cfg LogManagerConfig, cfgFor func(topic string) LogConfig) (
 		return nil, fmt.Errorf("%w: %v", ErrStorage, err)
 	}
 	m := &LogManager{cfg: cfg, cfgFor: cfgFor, deleter: newDeleter(), cleanShutdownEpoch: -1,
-		stop: make(chan struct{}), done: make(chan struct{}), cleanerDone: make(chan struct{})}
+		handles: newHandleCache(maxOpenInactiveSegments, inactiveHandleGrace, cfg.Now),
+		stop:    make(chan struct{}), done: make(chan struct{}), cleanerDone: make(chan struct{})}
 	m.mu.logs = make(map[TopicPartition]*Log)
 	m.mu.brokerEpoch = -1
 	lock, err := lockDir(cfg.Dir)
@@ -285,6 +289,7 @@ func (m *LogManager) openLog(tp TopicPartition, topicID [16]byte, cfg LogConfig,
 		now:               m.cfg.Now,
 		decompress:        m.cfg.Decompress,
 		deleter:           m.deleter,
+		handles:           m.handles,
 
 		producerExpirationMs: m.cfg.ProducerIDExpiration.Milliseconds(),
 	})
@@ -379,6 +384,7 @@ func (m *LogManager) Checkpoint() error {
 	lsos := make(map[TopicPartition]int64)
 	hws := make(map[TopicPartition]int64)
 	cleaned := make(map[TopicPartition]int64)
+	var first error
 	for tp, l := range m.Logs() {
 		l.mu.RLock()
 		if l.mu.cleanerCheckpoint > 0 {
@@ -395,11 +401,13 @@ func (m *LogManager) Checkpoint() error {
 		name string
 		m    map[TopicPartition]int64
 	}{{recoveryPointCheckpointFile, rps}, {logStartOffsetCheckpointFile, lsos}, {replicationCheckpointFile, hws}, {cleanerCheckpointFile, cleaned}} {
-		if err := WriteOffsetCheckpoint(filepath.Join(m.cfg.Dir, f.name), f.m); err != nil {
-			return fmt.Errorf("%w: %v", ErrStorage, err)
+		// Every file is tried: one that cannot be written (no descriptor left) does
+		// not keep the others stale.
+		if err := WriteOffsetCheckpoint(filepath.Join(m.cfg.Dir, f.name), f.m); err != nil && first == nil {
+			first = fmt.Errorf("%w: %v", ErrStorage, err)
 		}
 	}
-	return nil
+	return first
 }
 
 // RunRetention applies retention (retention.ms, retention.bytes, log start offset) to
@@ -491,25 +499,51 @@ func (m *LogManager) background() {
 	defer retention.Stop()
 	checkpoint := time.NewTicker(m.cfg.FlushCheckpointInterval)
 	defer checkpoint.Stop()
+	// One line per failing task and minute at most, however many ticks and logs fail
+	// (a full descriptor table fails them all, issue 15).
+	retentionFailures := lograte.Limiter{Interval: time.Minute}
+	flushFailures := lograte.Limiter{Interval: time.Minute}
+	checkpointFailures := lograte.Limiter{Interval: time.Minute}
 	for {
 		select {
 		case <-m.stop:
 			return
 		case <-retention.C:
-			if _, err := m.RunRetention(); err != nil {
-				m.cfg.Logger.Error().Err(err).Msg("retention")
-			}
+			_, err := m.RunRetention()
+			m.logFailure(&retentionFailures, err, "retention")
 		case <-checkpoint.C:
 			now := m.cfg.Now()
+			var first error
+			failed := 0
 			for _, l := range m.Logs() {
 				if err := l.maybeFlushByTime(now); err != nil {
-					m.cfg.Logger.Error().Err(err).Msg("flush")
+					failed++
+					if first == nil {
+						first = err
+					}
 				}
 			}
-			if err := m.Checkpoint(); err != nil {
-				m.cfg.Logger.Error().Err(err).Msg("checkpoint")
+			if first != nil {
+				first = fmt.Errorf("%d logs failed to flush, the first: %w", failed, first)
 			}
+			m.logFailure(&flushFailures, first, "flush")
+			m.handles.evict() // descriptors past their grace, when above the bound
+			m.logFailure(&checkpointFailures, m.Checkpoint(), "checkpoint")
 		}
+	}
+}
+
+// logFailure logs err (nil: the task succeeded) through lim: the first failure of a
+// run, then at most one line per lim's interval, and a line when the run ends.
+func (m *LogManager) logFailure(lim *lograte.Limiter, err error, task string) {
+	if err == nil {
+		if ended, n := lim.OK(); ended {
+			m.cfg.Logger.Info().Str("task", task).Int("failures", n).Msg("background task succeeds again")
+		}
+		return
+	}
+	if ok, n := lim.Fail(time.Now()); ok {
+		m.cfg.Logger.Error().Err(err).Str("task", task).Int("failures_not_logged", n).Msg("background task failed")
 	}
 }
 

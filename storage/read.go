@@ -21,7 +21,8 @@ const MaxTimestampQuery = -3
 // whole batches are included, so Len is 0 when the first batch exceeds maxBytes and
 // minOneMessage is false.
 //
-// File is a read-only descriptor owned by the log: callers must not close it.
+// File is the segment's descriptor, owned by the log: callers only read it (ReadAt,
+// sendfile) and never close it.
 // The slice is read later without the log's lock. Segments deleted meanwhile (retention,
 // truncation) keep their file open for file.delete.delay.ms, so the bytes stay valid.
 // Truncating the active segment cuts its file in place: a slice over the cut bytes then
@@ -74,7 +75,11 @@ func (l *Log) Read(startOffset int64, maxBytes int32, maxOffset int64, minOneMes
 				return ReadResult{FirstOffset: first, NextOffset: first}, nil
 			}
 			next := min(maxOffset, seg.nextOffset)
-			return ReadResult{Slice: FileSlice{File: seg.reader, Pos: pos, Len: limit - pos}, FirstOffset: first, NextOffset: next}, nil
+			f, err := seg.sliceFile()
+			if err != nil {
+				return ReadResult{}, fmt.Errorf("read %s at %d: %w", l.dir, startOffset, err)
+			}
+			return ReadResult{Slice: FileSlice{File: f, Pos: pos, Len: limit - pos}, FirstOffset: first, NextOffset: next}, nil
 		}
 		next := first
 		end := pos
@@ -96,7 +101,11 @@ func (l *Log) Read(startOffset int64, maxBytes int32, maxOffset int64, minOneMes
 		if end == pos {
 			return ReadResult{FirstOffset: first, NextOffset: first}, nil
 		}
-		return ReadResult{Slice: FileSlice{File: seg.reader, Pos: pos, Len: end - pos}, FirstOffset: first, NextOffset: next}, nil
+		f, err := seg.sliceFile()
+		if err != nil {
+			return ReadResult{}, fmt.Errorf("read %s at %d: %w", l.dir, startOffset, err)
+		}
+		return ReadResult{Slice: FileSlice{File: f, Pos: pos, Len: end - pos}, FirstOffset: first, NextOffset: next}, nil
 	}
 	return empty, nil
 }
@@ -201,7 +210,12 @@ func (l *Log) fetchMaxTimestampLocked() (TimestampOffset, bool, error) {
 // readBatch reads the whole batch whose header hdr was read at pos.
 func (l *Log) readBatch(seg *segment, pos int64, hdr protocol.Batch) (protocol.Batch, error) {
 	buf := make([]byte, protocol.BatchSize(hdr))
-	if _, err := seg.log.ReadAt(buf, pos); err != nil {
+	f, err := seg.use()
+	if err != nil {
+		return nil, err
+	}
+	defer seg.unpin()
+	if _, err := f.ReadAt(buf, pos); err != nil {
 		return nil, err
 	}
 	return buf, nil

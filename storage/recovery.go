@@ -35,6 +35,7 @@ type logParams struct {
 	now                  func() time.Time
 	decompress           func(codec int8, src []byte) ([]byte, error)
 	deleter              *deleter
+	handles              *handleCache
 }
 
 // openLog loads (or, when the directory has no segment, creates) the log in p.dir, as
@@ -53,6 +54,7 @@ func openLog(p logParams) (*Log, error) {
 		now:        p.now,
 		decompress: p.decompress,
 		deleter:    p.deleter,
+		handles:    p.handles,
 
 		producerExpirationMs: p.producerExpirationMs,
 	}
@@ -257,6 +259,15 @@ func openLog(p logParams) (*Log, error) {
 		active.bytesSinceLastIndexEntry = active.size
 	}
 
+	// Inactive segments hold no descriptor until read (nothing can be reading them
+	// yet); the recovered ones were fsynced below.
+	defer func() {
+		for i, s := range l.mu.segments {
+			if i < len(l.mu.segments)-1 {
+				s.releaseTo(l.handles, true)
+			}
+		}
+	}()
 	leo := l.leoLocked()
 	l.mu.logStartOffset = min(max(p.logStartOffset, l.mu.segments[0].base), leo)
 	l.mu.hw = min(max(p.hw, l.mu.logStartOffset), leo)
@@ -317,10 +328,10 @@ func newIndexVerifier(s *segment) *indexVerifier {
 		return []int{0, n - 1}
 	}
 	var allOffs, allTimes func() []int
-	if s.idx.mem != nil {
+	if s.idx.resident {
 		allOffs = func() []int { return seq(s.idx.n) }
 	}
-	if s.tidx.mem != nil {
+	if s.tidx.resident {
 		allTimes = func() []int { return seq(s.tidx.n) }
 	}
 	for _, i := range pick(s.idx.n, allOffs) {

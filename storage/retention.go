@@ -281,6 +281,9 @@ func (l *Log) TruncateTo(offset int64) error {
 		return err
 	}
 	active := l.activeLocked()
+	if err := active.makeActive(); err != nil {
+		return l.failLocked("truncate", err)
+	}
 	if _, err := active.truncateTo(offset, l.now()); err != nil {
 		return l.failLocked("truncate", err)
 	}

@@ -8,6 +8,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gokafkad/gokafkad/protocol"
@@ -36,12 +38,26 @@ func segmentPath(dir string, base int64, suffix string) string {
 type segment struct {
 	base int64
 	dir  string
-	log  *os.File
-	// reader is a read-only descriptor of the same file: what FileSlices hand out, so
-	// no caller can write through them.
-	reader *os.File
-	idx    *offsetIndex
-	tidx   *timeIndex
+	// fmu guards f, pins, handles, closed and deleted: an inactive segment's
+	// descriptor is closed and reopened by its handleCache without the Log's lock.
+	fmu sync.Mutex
+	// f is the segment's one descriptor (read-write), also what FileSlices hand out:
+	// callers only read through it (a second, read-only descriptor per segment would
+	// double the descriptors a broker holds, issue 15). The active segment's is always
+	// open (appends use it directly, under the Log's write lock); an inactive one's is
+	// nil while its handleCache has closed it: get it with use.
+	f *os.File
+	// pins counts the callers between use and its done.
+	pins int
+	// handles manages f once the segment is inactive (nil while active).
+	handles *handleCache
+	// lastUsed is when f was last used or handed out (unix nanoseconds, handles'
+	// clock); atomic so an eviction can sort by it without each segment's fmu.
+	lastUsed atomic.Int64
+	// closed: closeFiles ran; deleted: the files carry the ".deleted" suffix.
+	closed, deleted bool
+	idx             *offsetIndex
+	tidx            *timeIndex
 	// txn is the aborted-transaction index (.txnindex).
 	txn *txnIndex
 	// size is the number of valid bytes in log. Invariant: every byte below size is a
@@ -86,11 +102,7 @@ func createSegment(dir string, base int64, cfg LogConfig, now time.Time) (*segme
 	if err != nil {
 		return nil, err
 	}
-	s := &segment{base: base, dir: dir, log: f, created: now}
-	if s.reader, err = os.Open(path); err != nil {
-		f.Close()
-		return nil, err
-	}
+	s := &segment{base: base, dir: dir, f: f, created: now}
 	s.resetStats()
 	if s.idx, err = openOffsetIndex(segmentPath(dir, base, indexSuffix), base, cfg.SegmentIndexBytes, 0, true); err != nil {
 		s.closeFiles()
@@ -125,11 +137,7 @@ func openSegment(dir string, base int64, cfg LogConfig, now time.Time, resident 
 		f.Close()
 		return nil, false, err
 	}
-	s = &segment{base: base, dir: dir, log: f, size: fi.Size(), created: now}
-	if s.reader, err = os.Open(f.Name()); err != nil {
-		f.Close()
-		return nil, false, err
-	}
+	s = &segment{base: base, dir: dir, f: f, size: fi.Size(), created: now}
 	s.resetStats()
 	indexOK = true
 	for _, suf := range []string{indexSuffix, timeIndexSuffix} {
@@ -193,7 +201,12 @@ const (
 // fails the checks of mode and returns its position as validBytes (the file length when
 // every batch is good); the caller decides whether to cut there. err is an I/O error.
 func (s *segment) scan(mode scanMode, indexInterval int64, rebuild bool, onBatch func(pos int64, b protocol.Batch)) (validBytes int64, err error) {
-	fi, err := s.log.Stat()
+	f, err := s.use()
+	if err != nil {
+		return 0, err
+	}
+	defer s.unpin()
+	fi, err := f.Stat()
 	if err != nil {
 		return 0, err
 	}
@@ -208,7 +221,7 @@ func (s *segment) scan(mode scanMode, indexInterval int64, rebuild bool, onBatch
 		br       *bufio.Reader
 	)
 	if mode == scanCRC {
-		br = bufio.NewReaderSize(io.NewSectionReader(s.log, 0, fileSize), 256<<10)
+		br = bufio.NewReaderSize(io.NewSectionReader(f, 0, fileSize), 256<<10)
 	}
 	for pos+protocol.BatchHeaderSize <= fileSize {
 		var b protocol.Batch
@@ -233,7 +246,7 @@ func (s *segment) scan(mode scanMode, indexInterval int64, rebuild bool, onBatch
 				break
 			}
 		} else {
-			if _, err := s.log.ReadAt(hdr, pos); err != nil {
+			if _, err := f.ReadAt(hdr, pos); err != nil {
 				return 0, err
 			}
 			if err := checkBatchHeader(hdr, pos, fileSize, s.nextOffset, s.base); err != nil {
@@ -248,7 +261,7 @@ func (s *segment) scan(mode scanMode, indexInterval int64, rebuild bool, onBatch
 					buf = make([]byte, size)
 				}
 				buf = buf[:size]
-				if _, err := s.log.ReadAt(buf, pos); err != nil {
+				if _, err := f.ReadAt(buf, pos); err != nil {
 					return 0, err
 				}
 				b = buf
@@ -293,7 +306,12 @@ func (s *segment) scan(mode scanMode, indexInterval int64, rebuild bool, onBatch
 
 // truncateLogFile cuts the .log file to n bytes.
 func (s *segment) truncateLogFile(n int64) error {
-	if err := s.log.Truncate(n); err != nil {
+	f, err := s.use()
+	if err != nil {
+		return err
+	}
+	defer s.unpin()
+	if err := f.Truncate(n); err != nil {
 		return err
 	}
 	s.size = n
@@ -304,7 +322,7 @@ func (s *segment) truncateLogFile(n int64) error {
 // index entries every index.interval.bytes, as Kafka's LogSegment.append.
 func (s *segment) append(b protocol.Batch, indexInterval int64) error {
 	pos := s.size
-	if _, err := s.log.WriteAt(b, pos); err != nil {
+	if _, err := s.f.WriteAt(b, pos); err != nil { // the active segment: f is open
 		return err
 	}
 	s.size += int64(len(b))
@@ -333,12 +351,17 @@ func (s *segment) readHeader(pos int64, hdr []byte) (protocol.Batch, error) {
 	if pos+protocol.BatchHeaderSize > s.size {
 		return nil, fmt.Errorf("%w: header at %d past segment end %d", ErrCorruptBatch, pos, s.size)
 	}
-	if _, err := s.log.ReadAt(hdr, pos); err != nil {
+	f, err := s.use()
+	if err != nil {
+		return nil, err
+	}
+	defer s.unpin()
+	if _, err := f.ReadAt(hdr, pos); err != nil {
 		return nil, err
 	}
 	b := protocol.Batch(hdr)
 	if protocol.BatchSize(b) < protocol.BatchHeaderSize || pos+protocol.BatchSize(b) > s.size {
-		return nil, fmt.Errorf("%w: batch at %d of %s", ErrCorruptBatch, pos, s.log.Name())
+		return nil, fmt.Errorf("%w: batch at %d of %s", ErrCorruptBatch, pos, f.Name())
 	}
 	return b, nil
 }
@@ -402,7 +425,7 @@ func (s *segment) largestTimestamp() int64 {
 	if s.maxTimestamp >= 0 {
 		return s.maxTimestamp
 	}
-	fi, err := s.log.Stat()
+	fi, err := os.Stat(segmentPath(s.dir, s.base, logSuffix))
 	if err != nil {
 		return 0
 	}
@@ -424,7 +447,13 @@ func (s *segment) onBecomeInactive() error {
 
 // flush fsyncs the log and the indexes.
 func (s *segment) flush() error {
-	if err := s.log.Sync(); err != nil {
+	f, err := s.use()
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	s.unpin()
+	if err != nil {
 		return err
 	}
 	if err := s.idx.sync(); err != nil {
@@ -446,6 +475,9 @@ func (s *segment) renameDeleted() error {
 			first = err
 		}
 	}
+	s.fmu.Lock()
+	s.deleted = true
+	s.fmu.Unlock()
 	return first
 }
 
@@ -467,10 +499,16 @@ func (s *segment) closeFiles() {
 	if s.txn != nil {
 		s.txn.close()
 	}
-	if s.reader != nil {
-		s.reader.Close()
+	s.fmu.Lock()
+	defer s.fmu.Unlock()
+	if s.handles != nil {
+		s.handles.removed(s)
 	}
-	s.log.Close()
+	if s.f != nil {
+		s.f.Close()
+		s.f = nil
+	}
+	s.closed = true
 }
 
 // quickLoad loads an inactive, trusted segment from its indexes instead of reading every
@@ -480,13 +518,18 @@ func (s *segment) closeFiles() {
 // and last entries of both indexes are checked against the batches they name. ok is false
 // when anything disagrees; the caller then scans the whole segment.
 func (s *segment) quickLoad() (ok bool, err error) {
+	f, err := s.use()
+	if err != nil {
+		return false, err
+	}
+	defer s.unpin()
 	s.resetStats()
 	hdr := make([]byte, protocol.BatchHeaderSize)
 	batchAt := func(pos int64) (protocol.Batch, bool, error) {
 		if pos < 0 || pos+protocol.BatchHeaderSize > s.size {
 			return nil, false, nil
 		}
-		if _, err := s.log.ReadAt(hdr, pos); err != nil {
+		if _, err := f.ReadAt(hdr, pos); err != nil {
 			return nil, false, err
 		}
 		b := protocol.Batch(hdr)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"sync/atomic"
 )
 
 // txnIndexSuffix names a segment's aborted-transaction index. Part of the on-disk
@@ -76,13 +77,16 @@ func readTxnIndex(path string) ([]AbortedTxn, error) {
 }
 
 // txnIndex is one segment's aborted transactions, held in memory (they are few) and
-// mirrored in its .txnindex file, which is created on the first entry.
+// mirrored in its .txnindex file, which is created on the first entry. No descriptor is
+// held: an append opens the file, writes the entry and closes it (aborts are rare next
+// to batches), so a partition that never saw an abort, or whose aborts are written,
+// costs no descriptor (issue 15).
 type txnIndex struct {
 	path    string
-	file    *os.File // nil until the first append
 	entries []AbortedTxn
-	// dirty: the file has entries not yet fsynced.
-	dirty bool
+	// dirty: the file has entries not yet fsynced. Atomic: a background flush
+	// (Log.flushUpTo) syncs without the log's lock.
+	dirty atomic.Bool
 }
 
 func openTxnIndex(path string) (*txnIndex, error) {
@@ -99,36 +103,48 @@ func (t *txnIndex) append(a AbortedTxn) error {
 	if n := len(t.entries); n > 0 && a.LastOffset <= t.entries[n-1].LastOffset {
 		return fmt.Errorf("storage: aborted txn at %d does not follow %d", a.LastOffset, t.entries[n-1].LastOffset)
 	}
-	if t.file == nil {
-		f, err := os.OpenFile(t.path, os.O_RDWR|os.O_CREATE, 0o644)
-		if err != nil {
-			return err
-		}
-		t.file = f
-	}
-	if _, err := t.file.WriteAt(a.encode(), int64(len(t.entries))*abortedTxnSize); err != nil {
+	if err := t.write(a.encode(), int64(len(t.entries))*abortedTxnSize); err != nil {
 		return err
 	}
 	t.entries = append(t.entries, a)
-	t.dirty = true
 	return nil
 }
 
+// write writes b at off, creating the file if needed.
+func (t *txnIndex) write(b []byte, off int64) error {
+	f, err := os.OpenFile(t.path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	t.dirty.Store(true)
+	_, err = f.WriteAt(b, off)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// create makes the (empty) file if it does not exist: a cleaned segment always has
+// one, as the swap renames all four files.
+func (t *txnIndex) create() error { return t.write(nil, 0) }
+
 // reset replaces every entry and rewrites the file (removed when empty).
 func (t *txnIndex) reset(entries []AbortedTxn) error {
-	if t.file != nil {
-		t.file.Close()
-		t.file = nil
-	}
 	t.entries = nil
 	if err := os.Remove(t.path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	for _, a := range entries {
-		if err := t.append(a); err != nil {
-			return err
-		}
+	if len(entries) == 0 {
+		return nil
 	}
+	buf := make([]byte, 0, len(entries)*abortedTxnSize)
+	for _, a := range entries {
+		buf = append(buf, a.encode()...)
+	}
+	if err := t.write(buf, 0); err != nil {
+		return err
+	}
+	t.entries = entries
 	return nil
 }
 
@@ -160,20 +176,25 @@ func (t *txnIndex) collect(fetchOffset, upperBound int64, out []AbortedTxn) ([]A
 	return out, false
 }
 
+// sync fsyncs the file when entries were written since the last sync.
 func (t *txnIndex) sync() error {
-	if t.file == nil || !t.dirty {
+	if !t.dirty.Swap(false) {
 		return nil
 	}
-	t.dirty = false
-	return t.file.Sync()
+	f, err := os.Open(t.path)
+	if err != nil {
+		t.dirty.Store(true)
+		return err
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		t.dirty.Store(true)
+		return err
+	}
+	return nil
 }
 
-func (t *txnIndex) close() {
-	if t.file != nil {
-		t.file.Close()
-		t.file = nil
-	}
-}
+func (t *txnIndex) close() {}
 
 // reconcileTxnIndex makes the segment's transaction index agree with the aborted
 // transactions a replay of its batches found (as Kafka's LogSegment.recover rebuilds
