@@ -1,0 +1,241 @@
+package server
+
+import (
+	"context"
+	"math/rand"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gokafkad/gokafkad/controller"
+)
+
+// TestQuotaRate: Kafka's Rate — the first windows are measured as samples-1 whole
+// windows, the throttle is the time the rate needs to come back within the bound,
+// samples idle for the whole window are forgotten.
+func TestQuotaRate(t *testing.T) {
+	w := quotaWindow{samples: 11, windowMs: 1000}
+	var r quotaRate
+	r.record(w, 1000, 0)
+	if got := r.throttleMs(w, 100, 0); got != 0 {
+		t.Fatalf("1000 bytes in a 10 s window at 100/s: throttle %d, want 0", got)
+	}
+	r.record(w, 100, 500)
+	// 1100 over 10.5 s (the 0.5 s elapsed plus 10 assumed windows) = 104.76/s:
+	// (104.76-100)/100 × 10500 ms.
+	if got := r.throttleMs(w, 100, 500); got != 500 {
+		t.Fatalf("throttle %d, want 500", got)
+	}
+	// 12 s later every sample is forgotten.
+	if got := r.throttleMs(w, 100, 12500); got != 0 {
+		t.Fatalf("throttle after the window %d, want 0", got)
+	}
+	// Past the first windows the rate is over the time since the oldest sample.
+	var s quotaRate
+	for ms := int64(0); ms <= 15000; ms += 100 {
+		s.record(w, 10, ms) // 100/s
+	}
+	if rate, _ := s.measure(w, 15000); rate < 90 || rate > 110 {
+		t.Fatalf("steady 100/s measured as %v", rate)
+	}
+}
+
+// TestResolveQuota: Kafka's precedence of quota entities, and who shares a measure.
+func TestResolveQuota(t *testing.T) {
+	def := controller.QuotaName{Set: true, Default: true}
+	name := func(n string) controller.QuotaName { return controller.QuotaName{Set: true, Name: n} }
+	levels := []struct {
+		e    controller.QuotaEntity
+		tags quotaSensorKey
+	}{
+		{controller.QuotaEntity{User: name("u"), ClientID: name("c")}, quotaSensorKey{user: "u", clientID: "c"}},
+		{controller.QuotaEntity{User: name("u"), ClientID: def}, quotaSensorKey{user: "u", clientID: "c"}},
+		{controller.QuotaEntity{User: name("u")}, quotaSensorKey{user: "u"}},
+		{controller.QuotaEntity{User: def, ClientID: name("c")}, quotaSensorKey{user: "u", clientID: "c"}},
+		{controller.QuotaEntity{User: def, ClientID: def}, quotaSensorKey{user: "u", clientID: "c"}},
+		{controller.QuotaEntity{User: def}, quotaSensorKey{user: "u"}},
+		{controller.QuotaEntity{ClientID: name("c")}, quotaSensorKey{clientID: "c"}},
+		{controller.QuotaEntity{ClientID: def}, quotaSensorKey{clientID: "c"}},
+	}
+	// With levels i.. set, level i applies.
+	for i := range levels {
+		q := &controller.ClientQuotasImage{Entities: map[controller.QuotaEntity]map[string]float64{}}
+		for j := i; j < len(levels); j++ {
+			q.Entities[levels[j].e] = map[string]float64{controller.QuotaProducerByteRate: float64(j + 1)}
+		}
+		// Another user's and client's quotas never apply.
+		q.Entities[controller.QuotaEntity{User: name("other")}] = map[string]float64{controller.QuotaProducerByteRate: 99}
+		q.Entities[controller.QuotaEntity{ClientID: name("other")}] = map[string]float64{controller.QuotaProducerByteRate: 99}
+		bound, k, ok := resolveQuota(q, controller.QuotaProducerByteRate, "u", "c")
+		want := levels[i].tags
+		want.key = controller.QuotaProducerByteRate
+		if !ok || bound != float64(i+1) || k != want {
+			t.Errorf("levels %d..: quota %v %v %v, want %v %v", i, bound, k, ok, i+1, want)
+		}
+		if _, _, ok := resolveQuota(q, controller.QuotaConsumerByteRate, "u", "c"); ok {
+			t.Errorf("levels %d..: a producer quota applied to consumer_byte_rate", i)
+		}
+	}
+}
+
+// throttleHook counts the throttles a franz-go client was told of.
+type throttleHook struct{ n atomic.Int64 }
+
+func (h *throttleHook) OnBrokerThrottle(_ kgo.BrokerMetadata, d time.Duration, _ bool) {
+	if d > 0 {
+		h.n.Add(1)
+	}
+}
+
+func setClientQuota(t *testing.T, adm *kadm.Client, clientID, key string, v float64, remove bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := adm.AlterClientQuotas(ctx, []kadm.AlterClientQuotaEntry{{
+		Entity: kadm.ClientQuotaEntity{{Type: "client-id", Name: &clientID}},
+		Ops:    []kadm.AlterClientQuotaOp{{Key: key, Value: v, Remove: remove}},
+	}})
+	if err != nil || len(res) != 1 || res[0].Err != nil {
+		t.Fatalf("AlterClientQuotas: %v %+v", err, res)
+	}
+}
+
+// produceBytes produces n records of size bytes with cl and returns how long it took.
+func produceBytes(t *testing.T, cl *kgo.Client, topic string, n, size int) time.Duration {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		v := make([]byte, size) // random: compression must not shrink it
+		rand.Read(v)
+		cl.Produce(ctx, &kgo.Record{Topic: topic, Value: v}, func(_ *kgo.Record, err error) {
+			if err != nil {
+				t.Errorf("produce: %v", err)
+			}
+		})
+	}
+	if err := cl.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return time.Since(start)
+}
+
+// TestProducerByteRateQuota: a producer whose client id has producer_byte_rate=1 MB/s
+// is held near that rate (10 MB take well over 6 s with 3 one-second windows: the
+// first 2 MB pass at once) and told throttle_time_ms; another client id is not
+// throttled; the quota, set while the producer is connected, is visible through
+// DescribeClientQuotas and removing it takes effect at once.
+func TestProducerByteRateQuota(t *testing.T) {
+	b := startTestBroker(t, map[string]string{"quota.window.num": "3"})
+	var slowHook, fastHook throttleHook
+	newProducer := func(id string, h *throttleHook) *kgo.Client {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.ClientID(id), kgo.AllowAutoTopicCreation(),
+			kgo.WithHooks(h), kgo.ProducerLinger(0), kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(cl.Close)
+		return cl
+	}
+	slow, fast := newProducer("slow", &slowHook), newProducer("fast", &fastHook)
+	produceBytes(t, slow, "quota", 1, 10) // connected before the quota exists
+	produceBytes(t, fast, "quota", 1, 10)
+
+	adm := kadm.NewClient(slow)
+	setClientQuota(t, adm, "slow", controller.QuotaProducerByteRate, 1<<20, false)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	id := "slow"
+	desc, err := adm.DescribeClientQuotas(ctx, false, []kadm.DescribeClientQuotaComponent{{Type: "client-id", MatchName: &id}})
+	if err != nil || len(desc) != 1 || len(desc[0].Values) != 1 || desc[0].Values[0].Key != controller.QuotaProducerByteRate ||
+		desc[0].Values[0].Value != 1<<20 {
+		t.Fatalf("DescribeClientQuotas: %v %+v", err, desc)
+	}
+
+	if d := produceBytes(t, slow, "quota", 100, 100<<10); d < 6*time.Second {
+		t.Fatalf("10 MB at producer_byte_rate=1 MB/s took %v, want >= 6s", d)
+	}
+	if slowHook.n.Load() == 0 {
+		t.Fatal("the quoted producer was never told throttle_time_ms")
+	}
+	produceBytes(t, fast, "quota", 100, 100<<10)
+	if n := fastHook.n.Load(); n != 0 {
+		t.Fatalf("a producer without a quota was throttled %d times", n)
+	}
+
+	setClientQuota(t, adm, "slow", controller.QuotaProducerByteRate, 0, true)
+	before := slowHook.n.Load()
+	produceBytes(t, slow, "quota", 50, 100<<10)
+	if n := slowHook.n.Load() - before; n != 0 {
+		t.Fatalf("throttled %d times after the quota was removed", n)
+	}
+}
+
+// TestConsumerByteRateQuota: a consumer whose client id has consumer_byte_rate=1 MB/s
+// gets 4 MB in no less than about 2 s (the first window's 2 MB, then the rate), is
+// told throttle_time_ms, and still reads every record.
+func TestConsumerByteRateQuota(t *testing.T) {
+	b := startTestBroker(t, map[string]string{"quota.window.num": "3"})
+	var h throttleHook
+	prod, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.AllowAutoTopicCreation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	produceBytes(t, prod, "cquota", 40, 100<<10)
+	setClientQuota(t, kadm.NewClient(prod), "slowc", controller.QuotaConsumerByteRate, 1<<20, false)
+
+	cons, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.ClientID("slowc"), kgo.ConsumeTopics("cquota"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.WithHooks(&h))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cons.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	start := time.Now()
+	got := 0
+	for got < 40 {
+		fs := cons.PollFetches(ctx)
+		if err := fs.Err0(); err != nil {
+			t.Fatal(err)
+		}
+		got += fs.NumRecords()
+	}
+	if d := time.Since(start); d < 1500*time.Millisecond {
+		t.Fatalf("4 MB at consumer_byte_rate=1 MB/s read in %v", d)
+	}
+	if h.n.Load() == 0 {
+		t.Fatal("the quoted consumer was never told throttle_time_ms")
+	}
+}
+
+// TestRequestPercentageQuota: a client over request_percentage gets throttle_time_ms
+// in its responses (here Metadata), at most one window's worth.
+func TestRequestPercentageQuota(t *testing.T) {
+	b := startTestBroker(t, nil)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.ClientID("busy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	setClientQuota(t, kadm.NewClient(cl), "busy", controller.QuotaRequestPercentage, 0.001, false)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	waitFor(t, 50*time.Second, "a Metadata response with throttle_time_ms", func() bool {
+		req := kmsg.NewPtrMetadataRequest()
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.ThrottleMillis > 1000 {
+			t.Fatalf("request_percentage throttle %d ms, more than one window", resp.ThrottleMillis)
+		}
+		return resp.ThrottleMillis > 0
+	})
+}
