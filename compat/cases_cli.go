@@ -299,6 +299,72 @@ func cliSuite() Suite {
 					"--delete-config", "log.retention.ms")
 				return err
 			}},
+			{Client: "kafka-configs", Feature: "alter and describe client quotas (client-id, user and client-id)", Run: func(x *X) error {
+				// AlterClientQuotas, then DescribeClientQuotas (strict) as kafka-configs
+				// prints it; names of this run only, so that no other row is throttled.
+				client, user := "cli-quota-client-"+suffix, "cli-quota-user-"+suffix
+				if _, err := x.MustTool("", "configs", "--bootstrap-server", bs, "--alter", "--entity-type", "clients", "--entity-name", client,
+					"--add-config", "producer_byte_rate=1048576,consumer_byte_rate=2097152"); err != nil {
+					return err
+				}
+				if _, err := x.MustTool("", "configs", "--bootstrap-server", bs, "--alter", "--entity-type", "users", "--entity-name", user,
+					"--entity-type", "clients", "--entity-name", client, "--add-config", "request_percentage=50.5"); err != nil {
+					return err
+				}
+				r, err := x.MustTool("", "configs", "--bootstrap-server", bs, "--describe", "--entity-type", "clients", "--entity-name", client)
+				if err != nil {
+					return err
+				}
+				l := lineWith(r.Stdout, "Quota configs for client-id '"+client+"' are ")
+				if l == "" || !strings.Contains(l, "producer_byte_rate=1048576.0") || !strings.Contains(l, "consumer_byte_rate=2097152.0") {
+					return errf("client quotas not described: %q", r.Stdout)
+				}
+				r, err = x.MustTool("", "configs", "--bootstrap-server", bs, "--describe", "--entity-type", "users", "--entity-name", user,
+					"--entity-type", "clients", "--entity-name", client)
+				if err != nil {
+					return err
+				}
+				if err := want(r.Stdout, "Quota configs for user-principal '"+user+"', client-id '"+client+"' are request_percentage=50.5"); err != nil {
+					return err
+				}
+				if _, err := x.MustTool("", "configs", "--bootstrap-server", bs, "--alter", "--entity-type", "clients", "--entity-name", client,
+					"--delete-config", "producer_byte_rate,consumer_byte_rate"); err != nil {
+					return err
+				}
+				if _, err := x.MustTool("", "configs", "--bootstrap-server", bs, "--alter", "--entity-type", "users", "--entity-name", user,
+					"--entity-type", "clients", "--entity-name", client, "--delete-config", "request_percentage"); err != nil {
+					return err
+				}
+				r, err = x.MustTool("", "configs", "--bootstrap-server", bs, "--describe", "--entity-type", "clients", "--entity-name", client)
+				if err != nil {
+					return err
+				}
+				if strings.Contains(r.Stdout, "producer_byte_rate") {
+					return errf("producer_byte_rate still described after --delete-config: %q", r.Stdout)
+				}
+				return nil
+			}},
+			{Client: "kafka-configs", Feature: "invalid client quota refused", Run: func(x *X) error {
+				// A fractional value of a whole-number key: INVALID_REQUEST from the
+				// controller (ClientQuotaControlManager), nothing written.
+				client := "cli-quota-bad-" + suffix
+				r := x.Tool("", "configs", "--bootstrap-server", bs, "--alter", "--entity-type", "clients", "--entity-name", client,
+					"--add-config", "producer_byte_rate=1.5")
+				if r.Err == nil {
+					return errf("producer_byte_rate=1.5 accepted: %q", r.Stdout)
+				}
+				if err := want(r.Stdout+r.Stderr, "InvalidRequestException"); err != nil {
+					return err
+				}
+				r2, err := x.MustTool("", "configs", "--bootstrap-server", bs, "--describe", "--entity-type", "clients", "--entity-name", client)
+				if err != nil {
+					return err
+				}
+				if strings.Contains(r2.Stdout, "producer_byte_rate") {
+					return errf("refused quota described: %q", r2.Stdout)
+				}
+				return nil
+			}},
 			{Client: "kafka-configs", Feature: "min.insync.replicas above the replica count is capped (acks=all accepted)", Run: func(x *X) error {
 				// Kafka 4 caps min.insync.replicas at the replication factor
 				// (Partition.effectiveMinIsr); on one replica acks=all is taken.
