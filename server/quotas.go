@@ -60,6 +60,7 @@ type brokerQuotas struct {
 type quotaSensorKey struct {
 	key            string
 	user, clientID string
+	ip             string // connection_creation_rate (connquotas_ip.go)
 }
 
 type quotaSensor struct {

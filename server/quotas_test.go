@@ -239,3 +239,41 @@ func TestRequestPercentageQuota(t *testing.T) {
 		return resp.ThrottleMillis > 0
 	})
 }
+
+// TestConnectionCreationRateQuota: with connection_creation_rate=2 for 127.0.0.1 (11
+// one-second windows: the first 20 connections fit), connections past the rate are
+// closed unanswered, the others served.
+func TestConnectionCreationRateQuota(t *testing.T) {
+	b := startTestBroker(t, nil)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ip := "127.0.0.1"
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := kadm.NewClient(cl).AlterClientQuotas(ctx, []kadm.AlterClientQuotaEntry{{
+		Entity: kadm.ClientQuotaEntity{{Type: "ip", Name: &ip}},
+		Ops:    []kadm.AlterClientQuotaOp{{Key: controller.QuotaConnectionCreationRate, Value: 2}},
+	}})
+	if err != nil || len(res) != 1 || res[0].Err != nil {
+		t.Fatalf("AlterClientQuotas: %v %+v", err, res)
+	}
+	var cs []*rawClient
+	for range 40 {
+		cs = append(cs, dialRaw(t, b.Addr(), "conn"))
+	}
+	served, closed := 0, 0
+	for _, c := range cs {
+		if apiVersions(c, 5*time.Second) {
+			served++
+		} else {
+			closed++
+		}
+	}
+	t.Logf("%d served, %d closed", served, closed)
+	if served < 5 || served > 25 || closed < 10 {
+		t.Fatalf("40 connections at connection_creation_rate=2: %d served, %d closed", served, closed)
+	}
+}
