@@ -64,9 +64,10 @@ type quotaSensorKey struct {
 }
 
 type quotaSensor struct {
-	mu   sync.Mutex
-	rate quotaRate
-	last int64 // ms of the last record
+	mu     sync.Mutex
+	rate   quotaRate
+	bucket tokenBucket // controller_mutation_rate (controller_mutation_quota.go)
+	last   int64       // ms of the last record
 }
 
 // newBrokerQuotas measures with cfg's quota.window.num and quota.window.size.seconds

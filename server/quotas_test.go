@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -276,4 +277,43 @@ func TestConnectionCreationRateQuota(t *testing.T) {
 	if served < 5 || served > 25 || closed < 10 {
 		t.Fatalf("40 connections at connection_creation_rate=2: %d served, %d closed", served, closed)
 	}
+}
+
+// TestControllerMutationRateQuota: with controller_mutation_rate=1 (a bucket of 2
+// partitions with 2 one-second windows), a CreateTopics of 5 partitions takes the
+// bucket 3 below zero and is carried out, the next topic is refused THROTTLING_QUOTA_EXCEEDED with
+// throttle_time_ms until the bucket refills (strict, v6+), and is created once it has.
+func TestControllerMutationRateQuota(t *testing.T) {
+	b := startTestBroker(t, map[string]string{"quota.window.num": "2"})
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.ClientID("mut"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	setClientQuota(t, kadm.NewClient(cl), "mut", controller.QuotaControllerMutationRate, 1, false)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	create := func(topic string, partitions int32) *kmsg.CreateTopicsResponse {
+		req := kmsg.NewPtrCreateTopicsRequest()
+		req.Version = 7
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topic, partitions, 1
+		req.Topics = append(req.Topics, rt)
+		req.TimeoutMillis = 30000
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	if resp := create("mut-a", 5); resp.Topics[0].ErrorCode != 0 {
+		t.Fatalf("first topic: %v", kerr.ErrorForCode(resp.Topics[0].ErrorCode))
+	}
+	resp := create("mut-b", 1)
+	if resp.Topics[0].ErrorCode != kerr.ThrottlingQuotaExceeded.Code || resp.ThrottleMillis <= 0 || resp.ThrottleMillis > 3000 {
+		t.Fatalf("second topic: %v, throttle %d ms", kerr.ErrorForCode(resp.Topics[0].ErrorCode), resp.ThrottleMillis)
+	}
+	waitFor(t, 30*time.Second, "mut-b created once the bucket refilled", func() bool {
+		return create("mut-b", 1).Topics[0].ErrorCode == 0
+	})
 }
