@@ -344,6 +344,24 @@ func cliSuite() Suite {
 				}
 				return nil
 			}},
+			{Client: "kafka-configs", Feature: "alter and describe an ip connection quota", Run: func(x *X) error {
+				// An address no client of the run connects from: no other row is slowed.
+				ip := "10.255.255.1"
+				if _, err := x.MustTool("", "configs", "--bootstrap-server", bs, "--alter", "--entity-type", "ips", "--entity-name", ip,
+					"--add-config", "connection_creation_rate=10"); err != nil {
+					return err
+				}
+				r, err := x.MustTool("", "configs", "--bootstrap-server", bs, "--describe", "--entity-type", "ips", "--entity-name", ip)
+				if err != nil {
+					return err
+				}
+				if err := want(r.Stdout, "Quota configs for ip '"+ip+"' are connection_creation_rate=10.0"); err != nil {
+					return err
+				}
+				_, err = x.MustTool("", "configs", "--bootstrap-server", bs, "--alter", "--entity-type", "ips", "--entity-name", ip,
+					"--delete-config", "connection_creation_rate")
+				return err
+			}},
 			{Client: "kafka-configs", Feature: "invalid client quota refused", Run: func(x *X) error {
 				// A fractional value of a whole-number key: INVALID_REQUEST from the
 				// controller (ClientQuotaControlManager), nothing written.
