@@ -438,6 +438,33 @@ func cliSuite() Suite {
 				}
 				return offsetsSum(x, perf, "-1", 20000)
 			}},
+			{Client: "kafka-producer-perf-test", Feature: "producer_byte_rate holds a client id near its quota", Timeout: 3 * time.Minute, Run: func(x *X) error {
+				// 24 MB at 1 MB/s: the first ~10 MB pass at once (11 one-second
+				// windows), the rest at the quota, so well under 3 MB/s overall.
+				id, topic := "cli-quota-perf-"+suffix, perf+"-quota"
+				if _, err := x.MustTool("", "configs", "--bootstrap-server", bs, "--alter", "--entity-type", "clients", "--entity-name", id,
+					"--add-config", "producer_byte_rate=1048576"); err != nil {
+					return err
+				}
+				if _, err := x.MustTool("", "topics", "--bootstrap-server", bs, "--create", "--topic", topic, "--partitions", "1"); err != nil {
+					return err
+				}
+				r, err := x.MustTool("", "producer-perf-test", "--topic", topic, "--num-records", "24000", "--record-size", "1000",
+					"--throughput", "-1", "--producer-props", "bootstrap.servers="+bs, "acks=1", "client.id="+id)
+				if err != nil {
+					return err
+				}
+				m := regexp.MustCompile(`(?m)^24000 records sent, [\d.]+ records/sec \(([\d.]+) MB/sec\)`).FindStringSubmatch(r.Stdout)
+				if m == nil {
+					return errf("no \"24000 records sent\" summary")
+				}
+				if mbs, _ := strconv.ParseFloat(m[1], 64); mbs >= 3 {
+					return errf("%s MB/sec at producer_byte_rate=1048576", m[1])
+				}
+				_, err = x.MustTool("", "configs", "--bootstrap-server", bs, "--alter", "--entity-type", "clients", "--entity-name", id,
+					"--delete-config", "producer_byte_rate")
+				return err
+			}},
 			{Client: "kafka-consumer-perf-test", Feature: "20000 records", Timeout: 3 * time.Minute, Run: func(x *X) error {
 				r, err := x.MustTool("", "consumer-perf-test", "--bootstrap-server", bs, "--topic", perf, "--messages", "20000", "--timeout", "60000")
 				if err != nil {
