@@ -197,7 +197,9 @@ func (c *conn) readLoop() error {
 		if c.auth != nil {
 			c.frames.MaxSize = c.auth.maxFrame(maxFrame)
 		}
-		c.waitMuted()
+		if err := c.waitMuted(); err != nil {
+			return err
+		}
 		frame, err := c.readFrame()
 		if err != nil {
 			return err

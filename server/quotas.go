@@ -33,6 +33,7 @@ package server
 // is reading the image's ClientQuotas pointer, nil.
 
 import (
+	"net"
 	"strings"
 	"sync"
 	"time"
@@ -267,26 +268,38 @@ func (c *conn) throttle(resp *response, ms int64, now time.Time) {
 
 // waitMuted holds the read loop while the connection is muted by a throttle: its
 // socket is not read until then (TCP holds the client back). Broker shutdown ends
-// the wait.
-func (c *conn) waitMuted() {
+// the wait. A throttle longer than connections.max.idle.ms (a huge request far over
+// a small byte rate) closes the connection once that time has passed, as the idle
+// connection it is, rather than hold it for the whole throttle.
+func (c *conn) waitMuted() error {
 	until := c.mutedUntil.Load()
 	if until == 0 {
-		return
+		return nil
 	}
 	d := time.Until(time.Unix(0, until))
 	if d <= 0 {
 		c.mutedUntil.CompareAndSwap(until, 0)
-		return
+		return nil
 	}
-	t := time.NewTimer(d)
+	idle := c.b.limits.idle
+	wait := d
+	if idle > 0 {
+		wait = min(d, idle)
+	}
+	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
 	case <-t.C:
 	case <-c.b.closing:
+		return net.ErrClosed
+	}
+	if wait < d {
+		return errIdle
 	}
 	c.mutedUntil.CompareAndSwap(until, 0)
 	// Mute time is not idleness: the idle clock starts again now.
 	c.lastActive.Store(time.Now().UnixNano())
+	return nil
 }
 
 // applyThrottle sets the throttle time of a response the writer is about to encode,

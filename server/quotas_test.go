@@ -317,3 +317,60 @@ func TestControllerMutationRateQuota(t *testing.T) {
 		return create("mut-b", 1).Topics[0].ErrorCode == 0
 	})
 }
+
+// TestThrottledConnectionIsMuted: KIP-219 on the wire. A Produce over its client id's
+// producer_byte_rate is answered at once with throttle_time_ms, and then nothing more
+// is read from the connection until that time has passed (an ApiVersions sent meanwhile
+// is answered only after it); a throttle longer than connections.max.idle.ms closes
+// the connection once that time has passed.
+func TestThrottledConnectionIsMuted(t *testing.T) {
+	b := startTestBroker(t, map[string]string{"connections.max.idle.ms": "4000"})
+	createTopic(t, b.Addr(), "mute", nil)
+	adm, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer adm.Close()
+	setClientQuota(t, kadm.NewClient(adm), "m1", controller.QuotaProducerByteRate, 10000, false)
+	setClientQuota(t, kadm.NewClient(adm), "m2", controller.QuotaProducerByteRate, 1000, false)
+
+	produce := func(c *rawClient, size int) int32 {
+		v := make([]byte, size)
+		rand.Read(v)
+		resp := c.roundTrip(produceRequest("mute", testBatch(t, 0, [][]byte{nil}, [][]byte{v}))).(*kmsg.ProduceResponse)
+		if code := resp.Topics[0].Partitions[0].ErrorCode; code != 0 {
+			t.Fatalf("produce: %v", kerr.ErrorForCode(code))
+		}
+		return resp.ThrottleMillis
+	}
+
+	// 120 kB at 10 kB/s, measured over 10 s: 12 kB/s, a throttle of about 2 s.
+	c1 := dialRaw(t, b.Addr(), "m1")
+	throttle := produce(c1, 120_000)
+	answered := time.Now()
+	if throttle < 1000 || throttle > 3000 {
+		t.Fatalf("throttle_time_ms %d, want about 2000", throttle)
+	}
+	if apiVersions(c1, 500*time.Millisecond) {
+		t.Fatal("a muted connection answered ApiVersions at once")
+	}
+	resp := kmsg.NewPtrApiVersionsResponse()
+	resp.Version = 3
+	c1.nc.SetReadDeadline(time.Now().Add(20 * time.Second))
+	if err := c1.readInto(resp); err != nil {
+		t.Fatalf("ApiVersions not answered once the throttle ended: %v", err)
+	}
+	if d := time.Since(answered); d < time.Duration(throttle)*time.Millisecond/2 {
+		t.Fatalf("ApiVersions answered %v after a throttle of %d ms", d, throttle)
+	}
+
+	// 20 kB at 1 kB/s: a throttle of about 10 s, past the 4 s idle time.
+	c2 := dialRaw(t, b.Addr(), "m2")
+	if throttle := produce(c2, 20_000); throttle < 5000 {
+		t.Fatalf("throttle_time_ms %d, want about 10000", throttle)
+	}
+	c2.send(kmsg.NewPtrApiVersionsRequest())
+	if !c2.closedByBroker(20 * time.Second) {
+		t.Fatal("a connection muted past connections.max.idle.ms was not closed")
+	}
+}
