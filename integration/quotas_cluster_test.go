@@ -26,6 +26,11 @@ func TestClientQuotasOnASeparateControllerCluster(t *testing.T) {
 	c := StartCluster(t, map[int32]string{100: "controller", 1: "broker", 2: "broker"}, fastLifecycle)
 	ctx := Ctx(t, 90*time.Second)
 	cl := NewClient(t, c.Seeds()[0], kgo.SeedBrokers(c.Seeds()...))
+	b2 := NewClient(t, c.Nodes[2].Addr)
+	WaitFor(t, 15*time.Second, "2 brokers in metadata", func() bool {
+		_, brokers, _ := partitionState(ctx, b2, "none")
+		return len(brokers) == 2
+	})
 	createAssigned(t, cl, "quoted", 2)
 
 	id := "quoted-producer"
