@@ -94,15 +94,36 @@ func (h *throttleHook) OnBrokerThrottle(_ kgo.BrokerMetadata, d time.Duration, _
 
 func setClientQuota(t *testing.T, adm *kadm.Client, clientID, key string, v float64, remove bool) {
 	t.Helper()
+	setQuota(t, adm, "client-id", clientID, key, v, remove)
+}
+
+// setQuota sets (or removes) key of the entity typ=name and waits until the broker's
+// metadata image has the change (DescribeClientQuotas answers from it).
+func setQuota(t *testing.T, adm *kadm.Client, typ, name, key string, v float64, remove bool) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	res, err := adm.AlterClientQuotas(ctx, []kadm.AlterClientQuotaEntry{{
-		Entity: kadm.ClientQuotaEntity{{Type: "client-id", Name: &clientID}},
+		Entity: kadm.ClientQuotaEntity{{Type: typ, Name: &name}},
 		Ops:    []kadm.AlterClientQuotaOp{{Key: key, Value: v, Remove: remove}},
 	}})
 	if err != nil || len(res) != 1 || res[0].Err != nil {
 		t.Fatalf("AlterClientQuotas: %v %+v", err, res)
 	}
+	waitFor(t, 20*time.Second, "the quota change in the broker's image", func() bool {
+		desc, err := adm.DescribeClientQuotas(ctx, true, []kadm.DescribeClientQuotaComponent{{Type: typ, MatchName: &name}})
+		if err != nil {
+			return false
+		}
+		for _, d := range desc {
+			for _, q := range d.Values {
+				if q.Key == key {
+					return !remove && q.Value == v
+				}
+			}
+		}
+		return remove
+	})
 }
 
 // produceBytes produces n records of size bytes with cl and returns how long it took.
@@ -251,16 +272,7 @@ func TestConnectionCreationRateQuota(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	ip := "127.0.0.1"
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	res, err := kadm.NewClient(cl).AlterClientQuotas(ctx, []kadm.AlterClientQuotaEntry{{
-		Entity: kadm.ClientQuotaEntity{{Type: "ip", Name: &ip}},
-		Ops:    []kadm.AlterClientQuotaOp{{Key: controller.QuotaConnectionCreationRate, Value: 2}},
-	}})
-	if err != nil || len(res) != 1 || res[0].Err != nil {
-		t.Fatalf("AlterClientQuotas: %v %+v", err, res)
-	}
+	setQuota(t, kadm.NewClient(cl), "ip", "127.0.0.1", controller.QuotaConnectionCreationRate, 2, false)
 	var cs []*rawClient
 	for range 40 {
 		cs = append(cs, dialRaw(t, b.Addr(), "conn"))
@@ -324,7 +336,7 @@ func TestControllerMutationRateQuota(t *testing.T) {
 // is answered only after it); a throttle longer than connections.max.idle.ms closes
 // the connection once that time has passed.
 func TestThrottledConnectionIsMuted(t *testing.T) {
-	b := startTestBroker(t, map[string]string{"connections.max.idle.ms": "4000"})
+	b := startTestBroker(t, map[string]string{"connections.max.idle.ms": "8000"})
 	createTopic(t, b.Addr(), "mute", nil)
 	adm, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()))
 	if err != nil {
@@ -344,12 +356,12 @@ func TestThrottledConnectionIsMuted(t *testing.T) {
 		return resp.ThrottleMillis
 	}
 
-	// 120 kB at 10 kB/s, measured over 10 s: 12 kB/s, a throttle of about 2 s.
+	// 150 kB at 10 kB/s, measured over 10 s: 15 kB/s, a throttle of about 5 s.
 	c1 := dialRaw(t, b.Addr(), "m1")
-	throttle := produce(c1, 120_000)
+	throttle := produce(c1, 150_000)
 	answered := time.Now()
-	if throttle < 1000 || throttle > 3000 {
-		t.Fatalf("throttle_time_ms %d, want about 2000", throttle)
+	if throttle < 3000 || throttle > 7000 {
+		t.Fatalf("throttle_time_ms %d, want about 5000", throttle)
 	}
 	if apiVersions(c1, 500*time.Millisecond) {
 		t.Fatal("a muted connection answered ApiVersions at once")
@@ -364,13 +376,13 @@ func TestThrottledConnectionIsMuted(t *testing.T) {
 		t.Fatalf("ApiVersions answered %v after a throttle of %d ms", d, throttle)
 	}
 
-	// 20 kB at 1 kB/s: a throttle of about 10 s, past the 4 s idle time.
+	// 30 kB at 1 kB/s: a throttle of about 20 s, past the 8 s idle time.
 	c2 := dialRaw(t, b.Addr(), "m2")
-	if throttle := produce(c2, 20_000); throttle < 5000 {
-		t.Fatalf("throttle_time_ms %d, want about 10000", throttle)
+	if throttle := produce(c2, 30_000); throttle < 15000 {
+		t.Fatalf("throttle_time_ms %d, want about 20000", throttle)
 	}
 	c2.send(kmsg.NewPtrApiVersionsRequest())
-	if !c2.closedByBroker(20 * time.Second) {
+	if !c2.closedByBroker(18 * time.Second) {
 		t.Fatal("a connection muted past connections.max.idle.ms was not closed")
 	}
 }
