@@ -299,6 +299,90 @@ func cliSuite() Suite {
 					"--delete-config", "log.retention.ms")
 				return err
 			}},
+			{Client: "kafka-configs", Feature: "alter and describe client quotas (client-id, user and client-id)", Run: func(x *X) error {
+				// AlterClientQuotas, then DescribeClientQuotas (strict) as kafka-configs
+				// prints it; names of this run only, so that no other row is throttled.
+				client, user := "cli-quota-client-"+suffix, "cli-quota-user-"+suffix
+				if _, err := x.MustTool("", "configs", "--bootstrap-server", bs, "--alter", "--entity-type", "clients", "--entity-name", client,
+					"--add-config", "producer_byte_rate=1048576,consumer_byte_rate=2097152"); err != nil {
+					return err
+				}
+				if _, err := x.MustTool("", "configs", "--bootstrap-server", bs, "--alter", "--entity-type", "users", "--entity-name", user,
+					"--entity-type", "clients", "--entity-name", client, "--add-config", "request_percentage=50.5"); err != nil {
+					return err
+				}
+				r, err := x.MustTool("", "configs", "--bootstrap-server", bs, "--describe", "--entity-type", "clients", "--entity-name", client)
+				if err != nil {
+					return err
+				}
+				l := lineWith(r.Stdout, "Quota configs for client-id '"+client+"' are ")
+				if l == "" || !strings.Contains(l, "producer_byte_rate=1048576.0") || !strings.Contains(l, "consumer_byte_rate=2097152.0") {
+					return errf("client quotas not described: %q", r.Stdout)
+				}
+				r, err = x.MustTool("", "configs", "--bootstrap-server", bs, "--describe", "--entity-type", "users", "--entity-name", user,
+					"--entity-type", "clients", "--entity-name", client)
+				if err != nil {
+					return err
+				}
+				if err := want(r.Stdout, "Quota configs for user-principal '"+user+"', client-id '"+client+"' are request_percentage=50.5"); err != nil {
+					return err
+				}
+				if _, err := x.MustTool("", "configs", "--bootstrap-server", bs, "--alter", "--entity-type", "clients", "--entity-name", client,
+					"--delete-config", "producer_byte_rate,consumer_byte_rate"); err != nil {
+					return err
+				}
+				if _, err := x.MustTool("", "configs", "--bootstrap-server", bs, "--alter", "--entity-type", "users", "--entity-name", user,
+					"--entity-type", "clients", "--entity-name", client, "--delete-config", "request_percentage"); err != nil {
+					return err
+				}
+				r, err = x.MustTool("", "configs", "--bootstrap-server", bs, "--describe", "--entity-type", "clients", "--entity-name", client)
+				if err != nil {
+					return err
+				}
+				if strings.Contains(r.Stdout, "producer_byte_rate") {
+					return errf("producer_byte_rate still described after --delete-config: %q", r.Stdout)
+				}
+				return nil
+			}},
+			{Client: "kafka-configs", Feature: "alter and describe an ip connection quota", Run: func(x *X) error {
+				// An address no client of the run connects from: no other row is slowed.
+				ip := "10.255.255.1"
+				if _, err := x.MustTool("", "configs", "--bootstrap-server", bs, "--alter", "--entity-type", "ips", "--entity-name", ip,
+					"--add-config", "connection_creation_rate=10"); err != nil {
+					return err
+				}
+				r, err := x.MustTool("", "configs", "--bootstrap-server", bs, "--describe", "--entity-type", "ips", "--entity-name", ip)
+				if err != nil {
+					return err
+				}
+				if err := want(r.Stdout, "Quota configs for ip '"+ip+"' are connection_creation_rate=10.0"); err != nil {
+					return err
+				}
+				_, err = x.MustTool("", "configs", "--bootstrap-server", bs, "--alter", "--entity-type", "ips", "--entity-name", ip,
+					"--delete-config", "connection_creation_rate")
+				return err
+			}},
+			{Client: "kafka-configs", Feature: "invalid client quota refused", Run: func(x *X) error {
+				// A fractional value of a whole-number key: INVALID_REQUEST from the
+				// controller (ClientQuotaControlManager), nothing written.
+				client := "cli-quota-bad-" + suffix
+				r := x.Tool("", "configs", "--bootstrap-server", bs, "--alter", "--entity-type", "clients", "--entity-name", client,
+					"--add-config", "producer_byte_rate=1.5")
+				if r.Err == nil {
+					return errf("producer_byte_rate=1.5 accepted: %q", r.Stdout)
+				}
+				if err := want(r.Stdout+r.Stderr, "InvalidRequestException"); err != nil {
+					return err
+				}
+				r2, err := x.MustTool("", "configs", "--bootstrap-server", bs, "--describe", "--entity-type", "clients", "--entity-name", client)
+				if err != nil {
+					return err
+				}
+				if strings.Contains(r2.Stdout, "producer_byte_rate") {
+					return errf("refused quota described: %q", r2.Stdout)
+				}
+				return nil
+			}},
 			{Client: "kafka-configs", Feature: "min.insync.replicas above the replica count is capped (acks=all accepted)", Run: func(x *X) error {
 				// Kafka 4 caps min.insync.replicas at the replication factor
 				// (Partition.effectiveMinIsr); on one replica acks=all is taken.
@@ -353,6 +437,33 @@ func cliSuite() Suite {
 					return errf("no \"20000 records sent\" summary")
 				}
 				return offsetsSum(x, perf, "-1", 20000)
+			}},
+			{Client: "kafka-producer-perf-test", Feature: "producer_byte_rate holds a client id near its quota", Timeout: 3 * time.Minute, Run: func(x *X) error {
+				// 24 MB at 1 MB/s: the first ~10 MB pass at once (11 one-second
+				// windows), the rest at the quota, so well under 3 MB/s overall.
+				id, topic := "cli-quota-perf-"+suffix, perf+"-quota"
+				if _, err := x.MustTool("", "configs", "--bootstrap-server", bs, "--alter", "--entity-type", "clients", "--entity-name", id,
+					"--add-config", "producer_byte_rate=1048576"); err != nil {
+					return err
+				}
+				if _, err := x.MustTool("", "topics", "--bootstrap-server", bs, "--create", "--topic", topic, "--partitions", "1"); err != nil {
+					return err
+				}
+				r, err := x.MustTool("", "producer-perf-test", "--topic", topic, "--num-records", "24000", "--record-size", "1000",
+					"--throughput", "-1", "--producer-props", "bootstrap.servers="+bs, "acks=1", "client.id="+id)
+				if err != nil {
+					return err
+				}
+				m := regexp.MustCompile(`(?m)^24000 records sent, [\d.]+ records/sec \(([\d.]+) MB/sec\)`).FindStringSubmatch(r.Stdout)
+				if m == nil {
+					return errf("no \"24000 records sent\" summary")
+				}
+				if mbs, _ := strconv.ParseFloat(m[1], 64); mbs >= 3 {
+					return errf("%s MB/sec at producer_byte_rate=1048576", m[1])
+				}
+				_, err = x.MustTool("", "configs", "--bootstrap-server", bs, "--alter", "--entity-type", "clients", "--entity-name", id,
+					"--delete-config", "producer_byte_rate")
+				return err
 			}},
 			{Client: "kafka-consumer-perf-test", Feature: "20000 records", Timeout: 3 * time.Minute, Run: func(x *X) error {
 				r, err := x.MustTool("", "consumer-perf-test", "--bootstrap-server", bs, "--topic", perf, "--messages", "20000", "--timeout", "60000")

@@ -49,6 +49,8 @@ type Broker struct {
 	SocketReceiveBufferBytes             int32
 	ConnectionsMaxIdleMs                 int64
 	FetchMaxBytes                        int32
+	QuotaWindowNum                       int32 // quota.window.num
+	QuotaWindowSizeSeconds               int32 // quota.window.size.seconds
 	MaxIncrementalFetchSessionCacheSlots int32
 	NumNetworkThreads                    int32 // ignored
 	NumIOThreads                         int32 // ignored
@@ -442,6 +444,8 @@ func (b *Broker) fill(v map[string]any) error {
 		return err
 	}
 	b.FetchMaxBytes = i32("fetch.max.bytes")
+	b.QuotaWindowNum = i32("quota.window.num")
+	b.QuotaWindowSizeSeconds = i32("quota.window.size.seconds")
 	b.MaxIncrementalFetchSessionCacheSlots = i32("max.incremental.fetch.session.cache.slots")
 	b.NumNetworkThreads = i32("num.network.threads")
 	b.NumIOThreads = i32("num.io.threads")

@@ -18,6 +18,9 @@ func FuzzDecodeMetadataBatches(f *testing.F) {
 	f.Add(appendMetadataBatch(nil, 11, 2, nil, []byte(`{"id":2,"records":[`+
 		`{"acl":{"id":"AAAAAAAAAAAAAAAAAAAACA","resource_type":2,"resource_name":"t","pattern_type":4,"principal":"User:a","host":"*","operation":3,"permission_type":3}},`+
 		`{"remove_acl":{"id":"AAAAAAAAAAAAAAAAAAAACA"}},{"remove_acl":{"id":"AAAAAAAAAAAAAAAAAAAACQ"}}]}`)))
+	f.Add(appendMetadataBatch(nil, 12, 2, nil, []byte(`{"id":3,"records":[`+
+		`{"client_quota":{"entity":[{"entity_type":"user","entity_name":"u"},{"entity_type":"client-id","entity_name":null}],"key":"producer_byte_rate","value":1024}},`+
+		`{"client_quota":{"entity":[{"entity_type":"ip","entity_name":null}],"key":"connection_creation_rate","remove":true}}]}`)))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		batches, _ := DecodeMetadataBatches(b)

@@ -118,6 +118,9 @@ type MetadataImage struct {
 	// Scram holds the users' SCRAM credentials (scram.go); shared between images,
 	// replaced whole when it changes.
 	Scram map[ScramKey]sasl.ScramCredential
+	// ClientQuotas are the client quotas (quotas.go; nil: none), replaced whole when
+	// they change.
+	ClientQuotas *ClientQuotasImage
 	// Offset is the metadata offset of the last records applied: the index of their
 	// Raft entry (-1 for an empty log).
 	Offset int64

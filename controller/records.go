@@ -27,6 +27,8 @@ type Record struct {
 	// RemoveAccessControlEntryRecord (see acls.go).
 	ACL       *AccessControlEntryRecord       `json:"acl,omitempty"`
 	RemoveACL *RemoveAccessControlEntryRecord `json:"remove_acl,omitempty"`
+	// ClientQuota is Kafka's ClientQuotaRecord (see quotas.go).
+	ClientQuota *ClientQuotaRecord `json:"client_quota,omitempty"`
 }
 
 // isACL reports whether r changes the ACLs.
@@ -250,6 +252,8 @@ func apply(img *MetadataImage, r *Record) *MetadataImage {
 		applyScram(n, r)
 	case r.isACL():
 		applyACLRecords(n, []Record{*r})
+	case r.ClientQuota != nil:
+		applyClientQuota(n, r.ClientQuota)
 	}
 	return n
 }

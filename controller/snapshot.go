@@ -80,6 +80,7 @@ func ImageRecords(img *MetadataImage) []Record {
 		recs = append(recs, Record{ProducerIDs: &ProducerIDsRecord{BrokerID: -1, NextProducerID: img.NextProducerID}})
 	}
 	recs = append(recs, scramImageRecords(img)...)
+	recs = append(recs, clientQuotaImageRecords(img)...)
 	return recs
 }
 

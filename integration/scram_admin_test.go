@@ -79,7 +79,7 @@ func TestSCRAMUsersWithKadm(t *testing.T) {
 	}
 }
 
-// TestDescribeClientQuotas: gokafkad keeps no quotas, so kafka-configs --describe
+// TestDescribeClientQuotas: a cluster without quotas (none are set), so kafka-configs --describe
 // --entity-type users (DescribeClientQuotas, then DescribeUserScramCredentials) gets
 // an empty quota list; bad filters get Kafka's errors.
 func TestDescribeClientQuotas(t *testing.T) {

@@ -47,6 +47,8 @@ type fetchPlan struct {
 	denied      map[string]bool
 	incremental bool
 	sessionID   int32
+	// quota is a consumer's consumer_byte_rate quota (nil: none; quotas.go).
+	quota *fetchQuota
 }
 
 // partRead is the outcome of reading one partition.
@@ -83,6 +85,9 @@ func handleFetch(c *conn, r *request) error {
 		return nil
 	}
 	plan.follower = follower
+	if follower == nil {
+		plan.quota = c.consumerQuota(r)
+	}
 	if follower == nil && b.authz != nil {
 		plan.denied = c.deniedFetchTopics(plan)
 	}
@@ -237,6 +242,9 @@ func (b *Broker) readFetch(plan *fetchPlan) (reads []partRead, total int64, anyE
 	if req.Version < 3 || remaining <= 0 {
 		remaining = int64(b.cfg.FetchMaxBytes)
 	}
+	if plan.quota != nil {
+		remaining = min(remaining, plan.quota.maxBytes())
+	}
 	minOne := true
 	reads = make([]partRead, 0, len(plan.parts))
 	for _, cp := range plan.parts {
@@ -320,6 +328,20 @@ func (b *Broker) answerFetch(r *request, plan *fetchPlan, reads []partRead) {
 	resp := kmsg.NewPtrFetchResponse()
 	resp.SetVersion(req.Version)
 	resp.SessionID = plan.sessionID
+	if plan.quota != nil {
+		var size int64
+		for _, rd := range reads {
+			size += rd.slice.Len
+		}
+		if t := plan.quota.throttleFetch(r, size); t > 0 {
+			// Throttled: no records, the session's state untouched (Kafka's
+			// getThrottledResponse), so they are sent once the throttle is over.
+			resp.ThrottleMillis = r.resp.throttle.Load()
+			b.sendFetchResponse(r, resp, nil)
+			return
+		}
+	}
+	resp.ThrottleMillis = r.resp.throttle.Load()
 	var slices []storage.FileSlice
 	// answered is needed only to reorder an incremental session's partitions.
 	var answered map[fetchKey]bool

@@ -20,7 +20,8 @@ import (
 )
 
 func handleCreateTopics(c *conn, r *request) error {
-	req := r.req.(*kmsg.CreateTopicsRequest)
+	mq := c.mutationQuota(r, 6)
+	req, throttled := mq.admitCreateTopics(r.req.(*kmsg.CreateTopicsRequest), c.b.cfg.NumPartitions)
 	var resp *kmsg.CreateTopicsResponse
 	if c.b.authz != nil {
 		s := c.splitCreateTopics(req)
@@ -33,6 +34,7 @@ func handleCreateTopics(c *conn, r *request) error {
 	} else {
 		resp = c.b.ctl.CreateTopics(req)
 	}
+	mq.finishCreateTopics(r, resp, throttled)
 	requested := make(map[string]*kmsg.CreateTopicsRequestTopic, len(req.Topics))
 	for i := range req.Topics {
 		requested[req.Topics[i].Topic] = &req.Topics[i]

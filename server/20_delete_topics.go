@@ -26,6 +26,9 @@ func handleDeleteTopics(c *conn, r *request) error {
 		r.resp.finish(controller.DeleteTopicsError(req, code))
 		return nil
 	}
+	img := c.b.ctl.Image()
+	mq := c.mutationQuota(r, 5)
+	req, throttled := mq.admitDeleteTopics(req, img)
 	var resp *kmsg.DeleteTopicsResponse
 	if c.b.authz != nil {
 		s := c.splitDeleteTopics(req)
@@ -38,6 +41,7 @@ func handleDeleteTopics(c *conn, r *request) error {
 	} else {
 		resp = c.b.ctl.DeleteTopics(req)
 	}
+	mq.finishDeleteTopics(r, resp, throttled, img)
 	for _, t := range resp.Topics {
 		if t.ErrorCode == 0 && t.Topic != nil {
 			c.log.Info().Str("topic", *t.Topic).Msg("deleted topic")

@@ -13,7 +13,8 @@ import (
 )
 
 func handleCreatePartitions(c *conn, r *request) error {
-	req := r.req.(*kmsg.CreatePartitionsRequest)
+	mq := c.mutationQuota(r, 3)
+	req, throttled := mq.admitCreatePartitions(r.req.(*kmsg.CreatePartitionsRequest), c.b.ctl.Image())
 	var resp *kmsg.CreatePartitionsResponse
 	if c.b.authz != nil {
 		s := c.splitCreatePartitions(req)
@@ -26,6 +27,7 @@ func handleCreatePartitions(c *conn, r *request) error {
 	} else {
 		resp = c.b.ctl.CreatePartitions(req)
 	}
+	mq.finishCreatePartitions(r, resp, throttled)
 	if !req.ValidateOnly {
 		counts := make(map[string]int32, len(req.Topics))
 		for _, t := range req.Topics {

@@ -84,6 +84,7 @@ func init() {
 		{key: 46, min: 0, max: 0, handle: handleListPartitionReassignments},
 		{key: 47, min: 0, max: 0, handle: handleOffsetDelete},
 		{key: 48, min: 0, max: 1, handle: handleDescribeClientQuotas},
+		{key: 49, min: 0, max: 1, handle: handleAlterClientQuotas},
 		{key: 50, min: 0, max: 0, handle: handleDescribeUserScramCredentials},
 		{key: 51, min: 0, max: 0, handle: handleAlterUserScramCredentials},
 		{key: 60, min: 0, max: 2, handle: handleDescribeCluster},

@@ -208,6 +208,7 @@ var brokerAuthz = map[int16]authzRule{
 	46: clusterOp(acl.OpDescribe),
 	47: inHandler("DELETE on the group, READ on each topic"),
 	48: clusterOp(acl.OpDescribeConfigs),
+	49: clusterOp(acl.OpAlterConfigs),
 	50: clusterOp(acl.OpDescribe),
 	51: clusterOp(acl.OpAlter),
 	55: clusterOp(acl.OpDescribe),
@@ -246,6 +247,9 @@ var controllerAuthz = map[int16]authzRule{
 	// AlterUserScramCredentials comes forwarded from brokers (which checked the
 	// client's ALTER), or from clients directly.
 	51: clusterOp(acl.OpAlter, acl.OpClusterAction),
+	// AlterClientQuotas: forwarded from brokers (which checked the client's
+	// ALTER_CONFIGS), or from clients directly.
+	49: clusterOp(acl.OpAlterConfigs, acl.OpClusterAction),
 	55: clusterOp(acl.OpDescribe, acl.OpClusterAction),
 	56: clusterOp(acl.OpClusterAction),
 	60: clusterOp(acl.OpAlter),
@@ -334,6 +338,8 @@ func clusterRefusal(req kmsg.Request, code int16) kmsg.Response {
 	case *kmsg.DescribeClientQuotasRequest:
 		out := resp.(*kmsg.DescribeClientQuotasResponse)
 		out.ErrorCode, out.ErrorMessage = code, &msg
+	case *kmsg.AlterClientQuotasRequest:
+		alterClientQuotasErrors(r, resp.(*kmsg.AlterClientQuotasResponse), code, &msg)
 	case *kmsg.DescribeUserSCRAMCredentialsRequest:
 		out := resp.(*kmsg.DescribeUserSCRAMCredentialsResponse)
 		out.ErrorCode, out.ErrorMessage = code, &msg

@@ -198,6 +198,8 @@ type Broker struct {
 	conns     map[*conn]struct{}
 	// limits bounds what clients can make the broker spend (limits.go).
 	limits limits
+	// quotas are the client quota sensors (quotas.go).
+	quotas *brokerQuotas
 	// killed makes Close stop as a killed process would (Kill, kill.go).
 	killed atomic.Bool
 }
@@ -221,6 +223,7 @@ func Start(cfg Config) (*Broker, error) {
 	b := &Broker{cfg: cfg, log: cfg.Logger, closing: make(chan struct{}), conns: map[*conn]struct{}{}}
 	b.pub.b = b
 	b.authz = newAuthz(cfg, b.authzImage)
+	b.quotas = newBrokerQuotas(cfg.Broker)
 	if err := b.initLimits(); err != nil {
 		return nil, err
 	}

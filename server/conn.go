@@ -64,6 +64,9 @@ type conn struct {
 	// BrokerHeartbeats it carries (controller listener; controller_liveness.go).
 	id         uint64
 	heartbeats heartbeatOwner
+	// mutedUntil is when a client-quota throttle ends (unix ns; 0: not muted): the
+	// read loop reads nothing before (quotas.go).
+	mutedUntil atomic.Int64
 }
 
 // session is what authorization needs to know of a connection: the principal the
@@ -96,6 +99,8 @@ type response struct {
 	flexible bool
 	corrID   int32
 	none     bool // no response at all (acks=0 produce)
+	// throttle is the throttle_time_ms a client quota gave this answer (quotas.go).
+	throttle atomic.Int32
 	// rawToken: raw is a SASL token sent without a response header (SaslHandshake v0).
 	rawToken bool
 	raw      []byte
@@ -192,6 +197,9 @@ func (c *conn) readLoop() error {
 		if c.auth != nil {
 			c.frames.MaxSize = c.auth.maxFrame(maxFrame)
 		}
+		if err := c.waitMuted(); err != nil {
+			return err
+		}
 		frame, err := c.readFrame()
 		if err != nil {
 			return err
@@ -253,7 +261,7 @@ func (c *conn) readLoop() error {
 		if c.b.authz != nil && !c.authorizeRequest(hdr.APIKey, rq) {
 			continue
 		}
-		if err := c.handleRecovered(api, rq); err != nil {
+		if err := c.handle(api, rq, len(frame)); err != nil {
 			return err
 		}
 		if hdr.APIKey == int16(kmsg.Produce) {
@@ -292,6 +300,9 @@ func (c *conn) writeLoop() {
 		c.inflight.Add(-1)
 		if r.none {
 			continue
+		}
+		if t := r.throttle.Load(); t > 0 {
+			applyThrottle(r, t)
 		}
 		c.setWriteDeadline()
 		if bw == nil {

@@ -10,7 +10,7 @@ package server
 //	                           UNKNOWN_TOPIC_OR_PARTITION
 //	CreateTopics 2-7, DeleteTopics 1-6, CreatePartitions 0-3, AlterConfigs 0-2,
 //	IncrementalAlterConfigs 0-1, CreateAcls 1-3, DeleteAcls 1-3,
-//	AlterUserScramCredentials 0, ElectLeaders 0-2,
+//	AlterUserScramCredentials 0, ElectLeaders 0-2, AlterClientQuotas 0-1,
 //	AlterPartitionReassignments 0-1, ListPartitionReassignments 0
 //	                           forwarded by brokers as the client sent them
 //	                           (ElectLeaders at v2, so NOT_CONTROLLER always shows)
@@ -67,6 +67,7 @@ var controllerAPIs = newAPITable([]apiHandler{
 	{key: 44, min: 0, max: 1, handle: controllerHandler},
 	{key: 45, min: 0, max: 1, handle: controllerHandler},
 	{key: 46, min: 0, max: 0, handle: controllerHandler},
+	{key: 49, min: 0, max: 1, handle: controllerHandler},
 	{key: 51, min: 0, max: 0, handle: controllerHandler},
 	{key: 55, min: 0, max: 2, handle: controllerHandler},
 	{key: 56, min: 0, max: 3, handle: controllerHandler},
@@ -143,6 +144,8 @@ func handleControllerRequest(ctl *controller.Controller, req kmsg.Request) kmsg.
 		return ctl.IncrementalAlterConfigs(r)
 	case *kmsg.AlterUserSCRAMCredentialsRequest:
 		return ctl.AlterUserScramCredentials(r)
+	case *kmsg.AlterClientQuotasRequest:
+		return ctl.AlterClientQuotas(r)
 	case *kmsg.CreateACLsRequest:
 		return ctl.CreateACLs(r)
 	case *kmsg.DeleteACLsRequest:
@@ -208,6 +211,8 @@ func notControllerResponse(req kmsg.Request, code int16) kmsg.Response {
 		}
 	case *kmsg.AlterUserSCRAMCredentialsRequest:
 		alterScramErrors(r, resp.(*kmsg.AlterUserSCRAMCredentialsResponse), code)
+	case *kmsg.AlterClientQuotasRequest:
+		alterClientQuotasErrors(r, resp.(*kmsg.AlterClientQuotasResponse), code, nil)
 	case *kmsg.CreateACLsRequest:
 		out := resp.(*kmsg.CreateACLsResponse)
 		for range r.Creations {

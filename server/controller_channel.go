@@ -24,7 +24,7 @@ import (
 // reaches the active controller for its registration and heartbeats, AlterPartition,
 // producer-id blocks, and the admin requests it forwards (CreateTopics, DeleteTopics,
 // CreatePartitions, AlterConfigs, IncrementalAlterConfigs, DescribeQuorum, CreateAcls,
-// DeleteAcls, AlterUserScramCredentials, ElectLeaders, Alter- and
+// DeleteAcls, AlterUserScramCredentials, ElectLeaders, AlterClientQuotas, Alter- and
 // ListPartitionReassignments).
 //
 // Forwarding sends the client's request as is — same API key, same version — to the
@@ -256,6 +256,8 @@ func isNotController(resp kmsg.Response) bool {
 		return len(r.Resources) > 0 && r.Resources[0].ErrorCode == nc
 	case *kmsg.AlterUserSCRAMCredentialsResponse:
 		return len(r.Results) > 0 && r.Results[0].ErrorCode == nc
+	case *kmsg.AlterClientQuotasResponse:
+		return len(r.Entries) > 0 && r.Entries[0].ErrorCode == nc
 	case *kmsg.CreateACLsResponse:
 		return len(r.Results) > 0 && r.Results[0].ErrorCode == nc
 	case *kmsg.DeleteACLsResponse:

@@ -94,6 +94,13 @@ func (b *Broker) admit(nc net.Conn, apis *apiTable) (leave func(), ok bool) {
 		}
 		return nil, false
 	}
+	if apis == brokerAPIs {
+		if d := b.ipConnectionThrottle(ip); d > 0 {
+			q.dec(ip)
+			b.closeThrottled(nc, d, ip)
+			return nil, false
+		}
+	}
 	return func() { q.dec(ip) }, true
 }
 
