@@ -161,6 +161,9 @@ func electLeaderChange(img *MetadataImage, t *TopicImage, topic string, part int
 			return nil, kerr.ElectionNotNeeded.Code, nil
 		}
 		if leader = electLeader(img, p.Replicas, p.ISR); leader == -1 {
+			if ch := elrLeaderChange(img, t, int(part)); ch != nil {
+				return ch, 0, nil // ISR → ELR → unclean (elr.go)
+			}
 			if leader = electUnclean(img, p.Replicas, -1); leader == -1 {
 				return nil, kerr.EligibleLeadersNotAvailable.Code, nil
 			}

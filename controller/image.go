@@ -44,6 +44,12 @@ type PartitionImage struct {
 	Leader         int32   `json:"leader"`
 	LeaderEpoch    int32   `json:"leader_epoch"`
 	PartitionEpoch int32   `json:"partition_epoch"`
+	// ELR are the eligible leader replicas: replicas that left the ISR while it was
+	// below min.insync.replicas, so they hold every committed record (KIP-966,
+	// elr.go); LastKnownELR those that were in the ISR or ELR and left it otherwise.
+	// Both empty without eligible.leader.replicas.version.
+	ELR          []int32 `json:"elr,omitempty"`
+	LastKnownELR []int32 `json:"last_known_elr,omitempty"`
 }
 
 // TopicImage is one topic.
@@ -114,6 +120,9 @@ type MetadataImage struct {
 	// Scram holds the users' SCRAM credentials (scram.go); shared between images,
 	// replaced whole when it changes.
 	Scram map[ScramKey]sasl.ScramCredential
+	// Features are the finalized feature levels (features.go), by name; a feature at
+	// level 0 is absent. Replaced whole when one changes.
+	Features map[string]int16
 	// Offset is the metadata offset of the last records applied: the index of their
 	// Raft entry (-1 for an empty log).
 	Offset int64

@@ -317,6 +317,10 @@ func unfenceRecords(img *MetadataImage, b BrokerImage, unclean uncleanFunc) []Re
 			if p.Leader != -1 || !slices.Contains(p.Replicas, b.ID) {
 				continue
 			}
+			if ch := elrLeaderChange(after, t, i); ch != nil {
+				recs = append(recs, Record{PartitionChange: ch}) // ISR → ELR (elr.go)
+				continue
+			}
 			if slices.Contains(p.ISR, b.ID) {
 				if l := electLeader(after, p.Replicas, p.ISR); l != -1 {
 					recs = append(recs, Record{PartitionChange: &PartitionChangeRecord{TopicID: t.ID, Partition: int32(i), Leader: &l}})
@@ -350,12 +354,18 @@ func electionsWithout(img *MetadataImage, broker int32, unclean uncleanFunc) []R
 				continue
 			}
 			isr := p.ISR
-			if inISR && len(p.ISR) > 1 {
+			elr := img.ELREnabled() // the last member leaves too (elr.go)
+			if inISR && (len(p.ISR) > 1 || elr) {
 				isr = slices.DeleteFunc(slices.Clone(p.ISR), func(r int32) bool { return r == broker })
 			}
 			leader := p.Leader
 			if leader == broker || leader == -1 {
 				leader = electLeader(img, p.Replicas, slices.DeleteFunc(slices.Clone(isr), func(r int32) bool { return r == broker }))
+				if leader == -1 && elr && !hasActiveMember(img, isr, broker) {
+					if leader = electFromELR(img, p.Replicas, p.ELR, broker); leader != -1 {
+						isr = []int32{leader}
+					}
+				}
 				if leader == -1 && unclean != nil && unclean(img, t) {
 					if leader = electUnclean(img, p.Replicas, broker); leader != -1 {
 						isr = []int32{leader}
@@ -368,6 +378,10 @@ func electionsWithout(img *MetadataImage, broker int32, unclean uncleanFunc) []R
 			}
 			if !slices.Equal(isr, p.ISR) {
 				ch.ISR = isr
+				ch.ISREmpty = len(isr) == 0
+				if ch.ISREmpty {
+					ch.ISR = nil
+				}
 			}
 			if ch.Leader != nil || ch.ISR != nil {
 				recs = append(recs, Record{PartitionChange: ch})

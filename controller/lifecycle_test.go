@@ -183,13 +183,14 @@ func TestFencingMovesLeadershipAndUnfencingRestoresIt(t *testing.T) {
 	}
 
 	// Broker 2 shuts down: it is the last ISR member, so the partition goes leaderless
-	// with ISR [2], and 2 may go.
+	// with an empty ISR and 2 in the ELR (eligible leader replicas are on by default;
+	// min ISR 1), and 2 may go.
 	hb := heartbeat(c, 2, epochs[2], c.Image().Offset, true)
 	if !hb.ShouldShutdown {
 		t.Fatalf("controlled shutdown: %+v", hb)
 	}
 	p = c.Image().Topics["t"].Partitions[0]
-	if p.Leader != -1 || !slices.Equal(p.ISR, []int32{2}) {
+	if p.Leader != -1 || len(p.ISR) != 0 || !slices.Equal(p.ELR, []int32{2}) {
 		t.Fatalf("after shutdown of the last ISR member: %+v", p)
 	}
 	// 2 comes back with a new epoch and leads again once unfenced.

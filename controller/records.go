@@ -27,6 +27,8 @@ type Record struct {
 	// RemoveAccessControlEntryRecord (see acls.go).
 	ACL       *AccessControlEntryRecord       `json:"acl,omitempty"`
 	RemoveACL *RemoveAccessControlEntryRecord `json:"remove_acl,omitempty"`
+	// FeatureLevel is Kafka's FeatureLevelRecord (features.go).
+	FeatureLevel *FeatureLevelRecord `json:"feature_level,omitempty"`
 }
 
 // isACL reports whether r changes the ACLs.
@@ -56,6 +58,9 @@ type PartitionRecord struct {
 	Leader         int32   `json:"leader"`
 	LeaderEpoch    int32   `json:"leader_epoch"`
 	PartitionEpoch int32   `json:"partition_epoch"`
+	// ELR and LastKnownELR are the eligible leader replicas (KIP-966, elr.go).
+	ELR          []int32 `json:"elr,omitempty"`
+	LastKnownELR []int32 `json:"last_known_elr,omitempty"`
 }
 
 // PartitionChangeRecord changes a partition's leader and/or ISR; nil fields are unchanged.
@@ -66,6 +71,12 @@ type PartitionChangeRecord struct {
 	Leader    *int32  `json:"leader,omitempty"`
 	ISR       []int32 `json:"isr,omitempty"`
 	Replicas  []int32 `json:"replicas,omitempty"`
+	// ISREmpty empties the ISR (ISR is nil then): with eligible leader replicas its
+	// last member may leave (elr.go). An empty ISR slice would not survive JSON.
+	ISREmpty bool `json:"isr_empty,omitempty"`
+	// ELR and LastKnownELR, when non-nil, replace the partition's (elr.go).
+	ELR          *[]int32 `json:"elr,omitempty"`
+	LastKnownELR *[]int32 `json:"last_known_elr,omitempty"`
 }
 
 // RemoveTopicRecord deletes a topic.
@@ -149,6 +160,7 @@ func apply(img *MetadataImage, r *Record) *MetadataImage {
 		t.Partitions[p.Partition] = PartitionImage{
 			Replicas: p.Replicas, ISR: p.ISR, Leader: p.Leader,
 			LeaderEpoch: p.LeaderEpoch, PartitionEpoch: p.PartitionEpoch,
+			ELR: p.ELR, LastKnownELR: p.LastKnownELR,
 		}
 		n.Topics[t.Name], n.TopicsByID[t.ID] = t, t
 	case r.PartitionChange != nil:
@@ -166,6 +178,10 @@ func apply(img *MetadataImage, r *Record) *MetadataImage {
 		if c.ISR != nil {
 			p.ISR = c.ISR
 		}
+		if c.ISREmpty {
+			p.ISR = []int32{}
+		}
+		applyELRChange(&p, c)
 		if c.Replicas != nil {
 			p.Replicas = c.Replicas
 		}
@@ -237,6 +253,8 @@ func apply(img *MetadataImage, r *Record) *MetadataImage {
 		applyScram(n, r)
 	case r.isACL():
 		applyACLRecords(n, []Record{*r})
+	case r.FeatureLevel != nil:
+		applyFeatureLevel(n, r.FeatureLevel)
 	}
 	return n
 }

@@ -23,6 +23,7 @@ func ImageRecords(img *MetadataImage) []Record {
 	if img.ClusterID != "" {
 		recs = append(recs, Record{ClusterID: &ClusterIDRecord{ClusterID: img.ClusterID}})
 	}
+	recs = append(recs, featureImageRecords(img)...)
 	for _, b := range img.SortedBrokers() {
 		recs = append(recs, Record{RegisterBroker: &RegisterBrokerRecord{
 			BrokerID: b.ID, BrokerEpoch: b.Epoch, Endpoints: b.Endpoints, Rack: b.Rack,
@@ -45,6 +46,7 @@ func ImageRecords(img *MetadataImage) []Record {
 			recs = append(recs, Record{Partition: &PartitionRecord{
 				TopicID: t.ID, Partition: int32(i), Replicas: p.Replicas, ISR: p.ISR, Leader: p.Leader,
 				LeaderEpoch: p.LeaderEpoch, PartitionEpoch: p.PartitionEpoch,
+				ELR: p.ELR, LastKnownELR: p.LastKnownELR,
 			}})
 		}
 	}

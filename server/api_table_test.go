@@ -44,7 +44,6 @@ var apiGaps = []apiGap{
 	{key: 45, absent: true, reason: "reassignment not built: #12"},
 	{key: 46, absent: true, reason: "reassignment not built: #12"},
 	{key: 49, absent: true, reason: "AlterClientQuotas (client quotas) not built: #14"},
-	{key: 57, absent: true, reason: "UpdateFeatures (features) not built: #14"},
 	{key: 64, absent: true, reason: "UnregisterBroker not built: #14"},
 	{key: 74, absent: true, reason: "ListConfigResources (client telemetry) not built: #14"},
 	{key: 76, absent: true, reason: "share groups not built: #14"},

@@ -1,0 +1,130 @@
+package controller
+
+import (
+	"encoding/json"
+	"slices"
+	"testing"
+)
+
+// elrImage is imageWith plus eligible.leader.replicas.version 1 and the topic's
+// min.insync.replicas.
+func elrImage(replicas, isr []int32, leader int32, minISR string) *MetadataImage {
+	img := imageWith(replicas, isr, leader, nil, nil)
+	img.Features = map[string]int16{FeatureMetadataVersion: MetadataVersion44IV2, FeatureELR: 1}
+	img.Topics["t"].Configs[minISRConfig] = minISR
+	return img
+}
+
+// commitELR applies recs as commit does: finished by finishELR first.
+func commitELR(c *Controller, img *MetadataImage, recs []Record) *MetadataImage {
+	recs = c.finishELR(img, recs)
+	for i := range recs {
+		img = apply(img, &recs[i])
+	}
+	return img
+}
+
+func fence(img *MetadataImage, id int32) []Record {
+	b := img.Brokers[id]
+	return fenceRecords(img, b, nil)
+}
+
+// TestELRFollowsKafka walks KIP-966's example: RF 3, min ISR 2; brokers fail one
+// after another; the replica that left the ISR while it was below min ISR is
+// eligible, and leads when it returns after the last ISR member died.
+func TestELRFollowsKafka(t *testing.T) {
+	c := &Controller{}
+	img := elrImage([]int32{1, 2, 3}, []int32{1, 2, 3}, 1, "2")
+	check := func(step string, leader int32, isr, elr, lastKnown []int32) {
+		t.Helper()
+		p := img.Topics["t"].Partitions[0]
+		if p.Leader != leader || !slices.Equal(nonNil(p.ISR), nonNil(isr)) || !slices.Equal(nonNil(p.ELR), nonNil(elr)) || !slices.Equal(nonNil(p.LastKnownELR), nonNil(lastKnown)) {
+			t.Fatalf("%s: leader %d isr %v elr %v last known %v, want %d %v %v %v", step, p.Leader, p.ISR, p.ELR, p.LastKnownELR, leader, isr, elr, lastKnown)
+		}
+	}
+	img = commitELR(c, img, fence(img, 3))
+	check("3 fenced: ISR at min ISR", 1, []int32{1, 2}, nil, nil)
+	img = commitELR(c, img, fence(img, 2))
+	check("2 fenced: ISR below min ISR, 2 eligible", 1, []int32{1}, []int32{2}, nil)
+	img = commitELR(c, img, fence(img, 1))
+	check("1 fenced: empty ISR, both eligible", -1, nil, []int32{1, 2}, nil)
+	img = commitELR(c, img, unfenceRecords(img, img.Brokers[3], nil))
+	check("3 (not eligible) back: still leaderless", -1, nil, []int32{1, 2}, nil)
+	img = commitELR(c, img, unfenceRecords(img, img.Brokers[2], nil))
+	check("2 back: elected from the ELR", 2, []int32{2}, []int32{1}, nil)
+	// The leader adds 3 back: the ISR reaches min ISR and the ELR is cleared.
+	img = commitELR(c, img, []Record{{PartitionChange: &PartitionChangeRecord{TopicID: TopicID{1}, Partition: 0, ISR: []int32{2, 3}}}})
+	check("ISR back at min ISR", 2, []int32{2, 3}, nil, nil)
+}
+
+// TestELRElectionOrder: with no ISR member left, an active ELR member leads before
+// any unclean election; an unclean election clears the ELR; with the feature off,
+// the last ISR member stays in the ISR as before.
+func TestELRElectionOrder(t *testing.T) {
+	c := &Controller{}
+	always := func(*MetadataImage, *TopicImage) bool { return true }
+
+	// ISR [1], ELR [2] with 2 alive (it left the ISR lagging): 1 dies, 2 leads.
+	img := elrImage([]int32{1, 2, 3}, []int32{1}, 1, "2")
+	p := &img.Topics["t"].Partitions[0]
+	p.ELR = []int32{2}
+	img = commitELR(c, img, fenceRecords(img, img.Brokers[1], always))
+	if p := img.Topics["t"].Partitions[0]; p.Leader != 2 || !slices.Equal(p.ISR, []int32{2}) || !slices.Equal(p.ELR, []int32{1}) {
+		t.Fatalf("ELR before unclean: %+v", p)
+	}
+
+	// Nobody eligible is alive; 3 is: unclean election, ELR cleared.
+	img = elrImage([]int32{1, 2, 3}, []int32{1}, 1, "2")
+	img.Topics["t"].Partitions[0].ELR = []int32{2}
+	img.Brokers[2] = BrokerImage{ID: 2, Epoch: 2, Fenced: true}
+	img = commitELR(c, img, fenceRecords(img, img.Brokers[1], always))
+	if p := img.Topics["t"].Partitions[0]; p.Leader != 3 || !slices.Equal(p.ISR, []int32{3}) || len(p.ELR) != 0 || len(p.LastKnownELR) != 0 {
+		t.Fatalf("unclean election: %+v", p)
+	}
+
+	// ELR off: the last ISR member stays.
+	img = imageWith([]int32{1, 2}, []int32{1}, 1, nil, nil)
+	img = commitELR(c, img, fence(img, 1))
+	if p := img.Topics["t"].Partitions[0]; p.Leader != -1 || !slices.Equal(p.ISR, []int32{1}) || len(p.ELR) != 0 {
+		t.Fatalf("without ELR: %+v", p)
+	}
+}
+
+// TestELRSurvivesSnapshotAndJSON: ELR fields and an empty ISR go through the
+// on-disk JSON and snapshots.
+func TestELRSurvivesSnapshotAndJSON(t *testing.T) {
+	c := &Controller{}
+	img := elrImage([]int32{1, 2}, []int32{1, 2}, 1, "2")
+	img = commitELR(c, img, fence(img, 2))
+	img = commitELR(c, img, fence(img, 1))
+	want := img.Topics["t"].Partitions[0]
+	if len(want.ISR) != 0 || !slices.Equal(want.ELR, []int32{1, 2}) {
+		t.Fatalf("setup: %+v", want)
+	}
+	back := ImageFromRecords(img.Offset, roundTripJSON(t, ImageRecords(img)))
+	got := back.Topics["t"].Partitions[0]
+	if len(got.ISR) != 0 || !slices.Equal(got.ELR, want.ELR) || back.FeatureLevel(FeatureELR) != 1 {
+		t.Fatalf("after snapshot: %+v features %v", got, back.Features)
+	}
+	// A change record through JSON keeps an empty ISR and an empty ELR.
+	e := []int32{}
+	rec := []Record{{PartitionChange: &PartitionChangeRecord{TopicID: TopicID{1}, Partition: 0, ISREmpty: true, ELR: &e}}}
+	r := roundTripJSON(t, rec)[0].PartitionChange
+	if !r.ISREmpty || r.ELR == nil || len(*r.ELR) != 0 || r.LastKnownELR != nil {
+		t.Fatalf("change through JSON: %+v", r)
+	}
+}
+
+// roundTripJSON encodes and decodes recs as a metadata entry.
+func roundTripJSON(t *testing.T, recs []Record) []Record {
+	t.Helper()
+	b, err := json.Marshal(entryData{Records: recs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := decodeEntryData(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d.Records
+}
