@@ -1,0 +1,106 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// elrState is partition 0 of a topic as DescribeTopicPartitions shows it.
+type elrState struct {
+	Leader              int32
+	ISR, ELR, LastKnown []int32
+}
+
+func describeELR(ctx context.Context, cl *kgo.Client, topic string) (elrState, bool) {
+	req := kmsg.NewPtrDescribeTopicPartitionsRequest()
+	rt := kmsg.NewDescribeTopicPartitionsRequestTopic()
+	rt.Topic = topic
+	req.Topics = append(req.Topics, rt)
+	req.ResponsePartitionLimit = 10
+	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	resp, err := req.RequestWith(rctx, cl)
+	if err != nil || len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != 0 || len(resp.Topics[0].Partitions) == 0 {
+		return elrState{}, false
+	}
+	p := resp.Topics[0].Partitions[0]
+	s := func(v []int32) []int32 { v = slices.Clone(v); slices.Sort(v); return v }
+	return elrState{Leader: p.LeaderID, ISR: s(p.ISR), ELR: s(p.EligibleLeaderReplicas), LastKnown: s(p.LastKnownELR)}, true
+}
+
+// TestEligibleLeaderReplicas is KIP-966's case on real processes (eligible leader
+// replicas are on by default): RF 3, min.insync.replicas 2. Broker 3 dies: the ISR is
+// still at min ISR, nothing is eligible. Broker 2 dies: the ISR falls below min ISR,
+// the high watermark stops, and 2, which holds every committed record, becomes an
+// eligible leader replica. The last ISR member, 1, dies: the partition is leaderless
+// with an empty ISR and both in the ELR. Broker 2 comes back and is elected from the
+// ELR (without it, the partition would wait for broker 1 or an unclean election);
+// once broker 3 is back in the ISR it serves every acknowledged record.
+func TestEligibleLeaderReplicas(t *testing.T) {
+	c, b1 := threeBrokers(t, map[string]string{"replica.fetch.wait.max.ms": "100"})
+	createAssigned(t, b1, "elr", 1, 2, 3)
+	ctx := Ctx(t, 120*time.Second)
+	adm := kadm.NewClient(b1)
+	if rs, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "min.insync.replicas", Value: kmsg.StringPtr("2")}}, "elr"); err != nil || rs[0].Err != nil {
+		t.Fatalf("min.insync.replicas=2: %v %v", err, rs)
+	}
+	all := producer(t, c, "all")
+	for i := range 5 {
+		if _, err := send(ctx, all, "elr", fmt.Sprintf("acked-%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wait := func(cl *kgo.Client, what string, want elrState) {
+		t.Helper()
+		var got elrState
+		WaitFor(t, 20*time.Second, what, func() bool {
+			var ok bool
+			got, ok = describeELR(ctx, cl, "elr")
+			return ok && got.Leader == want.Leader && slices.Equal(got.ISR, want.ISR) &&
+				slices.Equal(got.ELR, want.ELR) && slices.Equal(got.LastKnown, want.LastKnown)
+		})
+	}
+	wait(b1, "ISR [1 2 3]", elrState{Leader: 1, ISR: []int32{1, 2, 3}})
+
+	c.Nodes[3].Kill()
+	wait(b1, "3 out of the ISR, no ELR (ISR at min ISR)", elrState{Leader: 1, ISR: []int32{1, 2}})
+	c.Nodes[2].Kill()
+	wait(b1, "2 out of the ISR and in the ELR", elrState{Leader: 1, ISR: []int32{1}, ELR: []int32{2}})
+
+	// Below min ISR: acks=all is refused, so nothing more is acknowledged as committed.
+	if _, err := send(ctx, all, "elr", "refused"); err == nil {
+		t.Fatal("acks=all accepted with the ISR below min.insync.replicas")
+	}
+
+	c.Nodes[1].Kill()
+	c.Nodes[2].Start()
+	b2 := NewClient(t, c.Nodes[2].Addr)
+	wait(b2, "2 elected from the ELR once back", elrState{Leader: 2, ISR: []int32{2}, ELR: []int32{1}})
+
+	// Broker 3 comes back, catches up from 2 and joins the ISR: at min ISR again, the
+	// ELR is cleared and the high watermark moves (it never moves below min ISR).
+	c.Nodes[3].Start()
+	wait(b2, "3 back in the ISR, ELR cleared", elrState{Leader: 2, ISR: []int32{2, 3}})
+
+	cons := NewClient(t, c.Nodes[2].Addr, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"elr": {0: kgo.NewOffset().AtStart()}}))
+	var got []string
+	for len(got) < 5 {
+		fs := cons.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("consumed %v before the deadline", got)
+		}
+		fs.EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
+	}
+	for i := range 5 {
+		if got[i] != fmt.Sprintf("acked-%d", i) {
+			t.Fatalf("record %d is %q; consumed %v", i, got[i], got)
+		}
+	}
+}
