@@ -532,6 +532,7 @@ var toolClasses = map[string]string{
 	"storage":             "kafka.tools.StorageTool",
 	"acls":                "org.apache.kafka.tools.AclCommand",
 	"leader-election":     "org.apache.kafka.tools.LeaderElectionCommand",
+	"features":            "org.apache.kafka.tools.FeatureCommand",
 }
 
 func shellQuote(args []string) string {
