@@ -18,6 +18,11 @@ func FuzzDecodeMetadataBatches(f *testing.F) {
 	f.Add(appendMetadataBatch(nil, 11, 2, nil, []byte(`{"id":2,"records":[`+
 		`{"acl":{"id":"AAAAAAAAAAAAAAAAAAAACA","resource_type":2,"resource_name":"t","pattern_type":4,"principal":"User:a","host":"*","operation":3,"permission_type":3}},`+
 		`{"remove_acl":{"id":"AAAAAAAAAAAAAAAAAAAACA"}},{"remove_acl":{"id":"AAAAAAAAAAAAAAAAAAAACQ"}}]}`)))
+	f.Add(appendMetadataBatch(nil, 12, 2, nil, []byte(`{"id":3,"records":[`+
+		`{"feature_level":{"name":"eligible.leader.replicas.version","feature_level":1}},`+
+		`{"topic":{"name":"t","id":"AAAAAAAAAAAAAAAAAAAABw"}},`+
+		`{"partition":{"topic_id":"AAAAAAAAAAAAAAAAAAAABw","partition":0,"replicas":[1,2],"isr":[1],"leader":1,"elr":[2]}},`+
+		`{"partition_change":{"topic_id":"AAAAAAAAAAAAAAAAAAAABw","partition":0,"isr_empty":true,"elr":[1,2],"last_known_elr":[]}}]}`)))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		batches, _ := DecodeMetadataBatches(b)
