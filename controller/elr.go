@@ -20,9 +20,14 @@ package controller
 //   - Turning the feature off clears every partition's ELR and last known ELR
 //     (Kafka's ClearElrRecord, here one change per partition).
 //
-// Not built: a broker's unclean shutdown (Kafka's PreviousBrokerEpoch at
-// registration, which moves it from ELR to last known ELR) and the last known
-// leader election of KIP-966 part 2 (off by default in Kafka).
+//   - A broker that registers after an unclean shutdown (its PreviousBrokerEpoch,
+//     from the clean-shutdown marker of its log directory, is not the epoch it was
+//     registered with: it was killed, crashed, or lost its disk) may have lost
+//     records it had acknowledged to its leader: it leaves every ISR and ELR, into
+//     the last known ELR (ReplicationControlManager.handleBrokerUncleanShutdown).
+//
+// Not built: the last known leader election of KIP-966 part 2 (off by default in
+// Kafka), and the cluster-level min.insync.replicas rules (DESIGN.md).
 
 import (
 	"slices"
@@ -43,15 +48,15 @@ func applyELRChange(p *PartitionImage, c *PartitionChangeRecord) {
 	}
 }
 
-// minISR is topic t's effective min.insync.replicas as the controller resolves it
-// (Kafka's ConfigurationControlManager): the topic's setting, else the cluster-wide
-// dynamic default, else this node's static setting.
-func (c *Controller) minISR(img *MetadataImage, t *TopicImage) int {
-	for _, m := range []map[string]string{t.Configs, img.Configs["broker:"]} {
-		if v, ok := m[minISRConfig]; ok {
-			if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
-				return n
-			}
+// minISR is topic t's effective min.insync.replicas as the brokers resolve it for
+// the high-watermark rule (server's topicConfig: the topic's setting, else the
+// static setting), which the ELR's guarantee rests on. Kafka's controller also reads
+// the cluster-wide dynamic default, but gokafkad's brokers do not apply it (yet), so
+// neither does this.
+func (c *Controller) minISR(_ *MetadataImage, t *TopicImage) int {
+	if v, ok := t.Configs[minISRConfig]; ok {
+		if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+			return n
 		}
 	}
 	return int(max(c.cfg.MinInsyncReplicas, 1))
@@ -129,16 +134,20 @@ func elrChange(p PartitionImage, ch *PartitionChangeRecord, minISR int) {
 	var elr, lastKnown []int32
 	unclean := ch.Leader != nil && *ch.Leader >= 0 && !slices.Contains(p.ISR, *ch.Leader) && !slices.Contains(p.ELR, *ch.Leader)
 	if !unclean && len(isr) < minISR {
-		// In assignment order, then any member no longer assigned.
+		// ELR: (ELR ∪ old ISR) − new ISR − replicas back from an unclean shutdown;
+		// last known ELR: (ELR ∪ old ISR ∪ last known ELR) − new ISR − ELR. In
+		// assignment order, then any member no longer assigned.
 		order := append(slices.Clone(p.Replicas), p.ELR...)
 		order = append(order, p.ISR...)
+		order = append(order, p.LastKnownELR...)
 		for _, r := range order {
-			if (slices.Contains(p.ELR, r) || slices.Contains(p.ISR, r)) && !slices.Contains(isr, r) && !slices.Contains(elr, r) {
-				elr = append(elr, r)
+			if slices.Contains(isr, r) || slices.Contains(elr, r) || slices.Contains(lastKnown, r) {
+				continue
 			}
-		}
-		for _, r := range p.LastKnownELR {
-			if !slices.Contains(isr, r) && !slices.Contains(elr, r) {
+			switch {
+			case (slices.Contains(p.ELR, r) || slices.Contains(p.ISR, r)) && !slices.Contains(ch.uncleanShutdown, r):
+				elr = append(elr, r)
+			case slices.Contains(p.ELR, r) || slices.Contains(p.ISR, r) || slices.Contains(p.LastKnownELR, r):
 				lastKnown = append(lastKnown, r)
 			}
 		}
@@ -221,6 +230,34 @@ func clearELRRecords(img *MetadataImage, t *TopicImage) []Record {
 			}
 			e, l := []int32{}, []int32{}
 			recs = append(recs, Record{PartitionChange: &PartitionChangeRecord{TopicID: t.ID, Partition: int32(i), ELR: &e, LastKnownELR: &l}})
+		}
+	}
+	return recs
+}
+
+// uncleanShutdownRecords returns, for a broker that registered again after an
+// unclean shutdown (img has its new, fenced registration), the changes that take it
+// out of every ISR (electing another leader where it led) and every ELR. Nil when
+// eligible leader replicas are off.
+func uncleanShutdownRecords(img *MetadataImage, broker int32, unclean uncleanFunc) []Record {
+	if !img.ELREnabled() {
+		return nil
+	}
+	recs := electionsWithout(img, broker, unclean)
+	changed := map[[2]any]bool{}
+	for i := range recs {
+		ch := recs[i].PartitionChange
+		ch.uncleanShutdown = []int32{broker}
+		changed[[2]any{ch.TopicID, ch.Partition}] = true
+	}
+	for _, name := range img.SortedTopicNames() {
+		t := img.Topics[name]
+		for i, p := range t.Partitions {
+			if !slices.Contains(p.ELR, broker) || changed[[2]any{t.ID, int32(i)}] {
+				continue
+			}
+			recs = append(recs, Record{PartitionChange: &PartitionChangeRecord{
+				TopicID: t.ID, Partition: int32(i), uncleanShutdown: []int32{broker}}})
 		}
 	}
 	return recs

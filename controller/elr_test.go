@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"slices"
 	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // elrImage is imageWith plus eligible.leader.replicas.version 1 and the topic's
@@ -127,4 +130,50 @@ func roundTripJSON(t *testing.T, recs []Record) []Record {
 		t.Fatal(err)
 	}
 	return d.Records
+}
+
+// TestUncleanShutdownLeavesTheELR: on a real controller, three brokers shut down one
+// after another (min ISR 2); one registers again after a clean shutdown (its
+// previous broker epoch is the one it had) and stays eligible, the other after an
+// unclean one (-1: no clean-shutdown marker) and moves to the last known ELR; the
+// clean one leads once unfenced.
+func TestUncleanShutdownLeavesTheELR(t *testing.T) {
+	c, _, epochs := lifecycleController(t, 3)
+	createAssigned(t, c, "t", 1, 2, 3)
+	if err := c.Commit([]Record{{Config: &ConfigRecord{ResourceType: ResourceTopic, ResourceName: "t", Name: minISRConfig, Value: strp("2")}}}); err != nil {
+		t.Fatal(err)
+	}
+	state := func() PartitionImage { return c.Image().Topics["t"].Partitions[0] }
+	for _, id := range []int32{3, 2, 1} {
+		if hb := heartbeat(c, id, epochs[id], c.Image().Offset, true); !hb.ShouldShutdown {
+			t.Fatalf("shutdown of %d: %+v", id, hb)
+		}
+	}
+	if p := state(); p.Leader != -1 || len(p.ISR) != 0 || !slices.Equal(p.ELR, []int32{1, 2}) {
+		t.Fatalf("all shut down: %+v", p)
+	}
+	reregister := func(id int32, previous int64) int64 {
+		req := kmsg.NewPtrBrokerRegistrationRequest()
+		req.SetVersion(3)
+		req.BrokerID, req.ClusterID, req.IncarnationID, req.PreviousBrokerEpoch = id, c.Image().ClusterID, NewTopicID(), previous
+		resp := c.HandleBrokerRegistration(req)
+		if resp.ErrorCode != 0 {
+			t.Fatalf("register %d: %v", id, kerr.ErrorForCode(resp.ErrorCode))
+		}
+		return resp.BrokerEpoch
+	}
+	e2 := reregister(2, epochs[2])
+	if p := state(); !slices.Equal(p.ELR, []int32{1, 2}) || len(p.LastKnownELR) != 0 {
+		t.Fatalf("after 2's clean restart: %+v", p)
+	}
+	reregister(1, -1)
+	if p := state(); p.Leader != -1 || !slices.Equal(p.ELR, []int32{2}) || !slices.Equal(p.LastKnownELR, []int32{1}) {
+		t.Fatalf("after 1's unclean restart: %+v", p)
+	}
+	if hb := heartbeat(c, 2, e2, c.Image().Offset, false); hb.IsFenced {
+		t.Fatalf("2 not unfenced: %+v", hb)
+	}
+	if p := state(); p.Leader != 2 || !slices.Equal(p.ISR, []int32{2}) || len(p.ELR) != 0 || !slices.Equal(p.LastKnownELR, []int32{1}) {
+		t.Fatalf("2 back: %+v", p)
+	}
 }

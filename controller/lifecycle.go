@@ -162,13 +162,26 @@ func (c *Controller) HandleBrokerRegistration(req *kmsg.BrokerRegistrationReques
 	for _, l := range req.Listeners {
 		rec.Endpoints = append(rec.Endpoints, BrokerEndpoint{Name: l.Name, Host: l.Host, Port: int32(l.Port), SecurityProtocol: l.SecurityProtocol})
 	}
-	if err := c.commit([]Record{{RegisterBroker: rec}}); err != nil {
+	recs := []Record{{RegisterBroker: rec}}
+	old, known := img.Brokers[req.BrokerID]
+	uncleanShutdown := known && req.Version >= 3 && req.PreviousBrokerEpoch != old.Epoch
+	if uncleanShutdown {
+		recs = append(recs, uncleanShutdownRecords(apply(img, &recs[0]), req.BrokerID, c.uncleanEnabled)...) // elr.go
+	}
+	if err := c.commit(recs); err != nil {
 		resp.ErrorCode = commitErrorCode(err)
 		return resp
 	}
+	c.logUncleanElections(img, recs[1:])
 	c.heartbeats.touch(req.BrokerID, now)
 	resp.BrokerEpoch = c.Image().Brokers[req.BrokerID].Epoch
-	c.log.Info().Int32("broker", req.BrokerID).Int64("broker_epoch", resp.BrokerEpoch).Msg("broker registered")
+	ev := c.log.Info().Int32("broker", req.BrokerID).Int64("broker_epoch", resp.BrokerEpoch)
+	if uncleanShutdown && len(recs) > 1 {
+		ev = ev.Int64("previous_broker_epoch", req.PreviousBrokerEpoch).Int64("registered_epoch", old.Epoch).Int("partitions", len(recs)-1)
+		ev.Msg("broker registered after an unclean shutdown: it left the ISRs and eligible leader replicas it was in")
+	} else {
+		ev.Msg("broker registered")
+	}
 	return resp
 }
 

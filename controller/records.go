@@ -77,6 +77,9 @@ type PartitionChangeRecord struct {
 	// ELR and LastKnownELR, when non-nil, replace the partition's (elr.go).
 	ELR          *[]int32 `json:"elr,omitempty"`
 	LastKnownELR *[]int32 `json:"last_known_elr,omitempty"`
+	// uncleanShutdown are replicas finishELR keeps out of the ELR (they registered
+	// after an unclean shutdown, elr.go); not part of the record.
+	uncleanShutdown []int32
 }
 
 // RemoveTopicRecord deletes a topic.

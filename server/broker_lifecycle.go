@@ -97,6 +97,9 @@ func (l *brokerLifecycle) register(ctx context.Context) error {
 	req.BrokerID = l.b.cfg.NodeID
 	req.ClusterID = l.b.ctl.Image().ClusterID
 	req.IncarnationID = l.incarnation
+	// The epoch of the last clean shutdown (-1: none): the controller takes a broker
+	// that did not shut down cleanly out of the eligible leader replicas.
+	req.PreviousBrokerEpoch = l.b.logs.CleanShutdownBrokerEpoch()
 	for _, e := range l.b.registrationListeners() {
 		lst := kmsg.NewBrokerRegistrationRequestListener()
 		lst.Name, lst.Host, lst.Port, lst.SecurityProtocol = e.Name, e.Host, uint16(e.Port), e.SecurityProtocol
