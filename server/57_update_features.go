@@ -37,22 +37,18 @@ func (m *brokerMeta) UpdateFeatures(req *kmsg.UpdateFeaturesRequest) *kmsg.Updat
 }
 
 // addFeatures fills resp's feature fields (v3+) from img. Before v4 a supported
-// range could not start at 0 (KIP-1022): it is sent from 1, and a feature supported
-// only at 0 is left out, as Kafka's ApiVersionsResponse does for old clients.
+// range could not start at 0 (KIP-1022): such features are left out, as a Kafka 4.4
+// broker answers v3 (only metadata.version remains).
 func addFeatures(resp *kmsg.ApiVersionsResponse, img *controller.MetadataImage) {
 	if resp.Version < 3 || resp.ErrorCode != 0 {
 		return
 	}
 	for _, f := range controller.SupportedFeatures {
-		min, max := f.Min, f.Max
-		if resp.Version < 4 && min == 0 {
-			if max == 0 {
-				continue
-			}
-			min = 1
+		if resp.Version < 4 && f.Min == 0 {
+			continue
 		}
 		sf := kmsg.NewApiVersionsResponseSupportedFeature()
-		sf.Name, sf.MinVersion, sf.MaxVersion = f.Name, min, max
+		sf.Name, sf.MinVersion, sf.MaxVersion = f.Name, f.Min, f.Max
 		resp.SupportedFeatures = append(resp.SupportedFeatures, sf)
 	}
 	for _, f := range controller.SupportedFeatures {
