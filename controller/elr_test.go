@@ -177,3 +177,24 @@ func TestUncleanShutdownLeavesTheELR(t *testing.T) {
 		t.Fatalf("2 back: %+v", p)
 	}
 }
+
+// TestElectLeadersFromELR: with an empty ISR, ElectLeaders PREFERRED and UNCLEAN elect
+// an eligible leader replica (PREFERRED: the preferred one) with an ISR of itself.
+func TestElectLeadersFromELR(t *testing.T) {
+	c := &Controller{}
+	for _, tc := range []struct {
+		typ  int8
+		want int32
+	}{{ElectionPreferred, 1}, {ElectionUnclean, 1}} {
+		img := elrImage([]int32{1, 2, 3}, []int32{}, -1, "2")
+		img.Topics["t"].Partitions[0].ELR = []int32{2, 1}
+		ch, code, _ := electLeaderChange(img, img.Topics["t"], "t", 0, tc.typ)
+		if code != 0 || ch == nil {
+			t.Fatalf("type %d: code %d", tc.typ, code)
+		}
+		img = commitELR(c, img, []Record{{PartitionChange: ch}})
+		if p := img.Topics["t"].Partitions[0]; p.Leader != tc.want || !slices.Equal(p.ISR, []int32{tc.want}) || !slices.Equal(p.ELR, []int32{2}) {
+			t.Fatalf("type %d: %+v", tc.typ, p)
+		}
+	}
+}
