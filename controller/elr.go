@@ -18,7 +18,9 @@ package controller
 //     broker is fenced, when an ELR member is unfenced, in ElectLeaders and in the
 //     periodic leaderless check). An unclean election clears ELR and last known ELR.
 //   - Turning the feature off clears every partition's ELR and last known ELR
-//     (Kafka's ClearElrRecord, here one change per partition).
+//     (Kafka's ClearElrRecord, here one change per partition); so does a change of
+//     a topic's min.insync.replicas for that topic's partitions (an ELR member was
+//     safe for the old value only: with a lower one the HW may move without it).
 //
 //   - A broker that registers after an unclean shutdown (its PreviousBrokerEpoch,
 //     from the clean-shutdown marker of its log directory, is not the epoch it was
@@ -74,6 +76,14 @@ func (c *Controller) finishELR(img *MetadataImage, recs []Record) []Record {
 		if f := recs[i].FeatureLevel; f != nil && f.Name == FeatureELR {
 			has = true
 		}
+		if cr := recs[i].Config; enabled && cr != nil && cr.ResourceType == ResourceTopic && cr.Name == minISRConfig {
+			// The replicas in the ELR were safe for the old min ISR only (Kafka's
+			// ConfigurationControlManager.createClearElrRecordsAsNeeded).
+			if t := img.Topics[cr.ResourceName]; t != nil {
+				recs = append(slices.Clone(recs), clearELRRecords(img, t)...)
+				has = true
+			}
+		}
 	}
 	if !has || (!enabled && !slices.ContainsFunc(recs, func(r Record) bool { return r.FeatureLevel != nil })) {
 		return recs
@@ -102,7 +112,9 @@ func (c *Controller) finishELR(img *MetadataImage, recs []Record) []Record {
 			p = t.Partitions[ch.Partition]
 		}
 		cp := *ch
-		elrChange(p, &cp, c.minISR(img, t))
+		if ch.ELR == nil && ch.LastKnownELR == nil { // one that sets them (clearELRRecords) is kept
+			elrChange(p, &cp, c.minISR(img, t))
+		}
 		out[i].PartitionChange = &cp
 		if cp.Leader != nil {
 			p.Leader = *cp.Leader

@@ -198,3 +198,17 @@ func TestElectLeadersFromELR(t *testing.T) {
 		}
 	}
 }
+
+// TestMinISRChangeClearsELR: an ELR member was safe for the old min ISR only.
+func TestMinISRChangeClearsELR(t *testing.T) {
+	c := &Controller{}
+	img := elrImage([]int32{1, 2, 3}, []int32{1}, 1, "2")
+	img.Topics["t"].Partitions[0].ELR = []int32{2}
+	img = commitELR(c, img, []Record{{Config: &ConfigRecord{ResourceType: ResourceTopic, ResourceName: "t", Name: minISRConfig, Value: strp("1")}}})
+	if p := img.Topics["t"].Partitions[0]; len(p.ELR) != 0 || p.Leader != 1 || !slices.Equal(p.ISR, []int32{1}) {
+		t.Fatalf("after min ISR 2 -> 1: %+v", p)
+	}
+	if img.Topics["t"].Configs[minISRConfig] != "1" {
+		t.Fatal("config not applied")
+	}
+}
