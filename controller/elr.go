@@ -25,8 +25,8 @@ package controller
 //   - A broker that registers after an unclean shutdown (its PreviousBrokerEpoch,
 //     from the clean-shutdown marker of its log directory, is not the epoch it was
 //     registered with: it was killed, crashed, or lost its disk) may have lost
-//     records it had acknowledged to its leader: it leaves every ISR and ELR, into
-//     the last known ELR (ReplicationControlManager.handleBrokerUncleanShutdown).
+//     records it had acknowledged to its leader: it leaves every ELR, into the last
+//     known ELR (ReplicationControlManager.handleBrokerUncleanShutdown).
 //
 // Not built: the last known leader election of KIP-966 part 2 (off by default in
 // Kafka), and the cluster-level min.insync.replicas rules (DESIGN.md).
@@ -247,29 +247,23 @@ func clearELRRecords(img *MetadataImage, t *TopicImage) []Record {
 	return recs
 }
 
-// uncleanShutdownRecords returns, for a broker that registered again after an
-// unclean shutdown (img has its new, fenced registration), the changes that take it
-// out of every ISR (electing another leader where it led) and every ELR. Nil when
-// eligible leader replicas are off.
-func uncleanShutdownRecords(img *MetadataImage, broker int32, unclean uncleanFunc) []Record {
+// uncleanShutdownRecords returns, for a broker that registers again after an
+// unclean shutdown, the changes that take it out of every ELR (into the last known
+// ELR), as Kafka's handleBrokerUncleanShutdown; ISRs are left alone (a broker still
+// in one was never fenced: a whole single node restarted, or it came back within its
+// session). Nil when eligible leader replicas are off.
+func uncleanShutdownRecords(img *MetadataImage, broker int32) []Record {
 	if !img.ELREnabled() {
 		return nil
 	}
-	recs := electionsWithout(img, broker, unclean)
-	changed := map[[2]any]bool{}
-	for i := range recs {
-		ch := recs[i].PartitionChange
-		ch.uncleanShutdown = []int32{broker}
-		changed[[2]any{ch.TopicID, ch.Partition}] = true
-	}
+	var recs []Record
 	for _, name := range img.SortedTopicNames() {
 		t := img.Topics[name]
 		for i, p := range t.Partitions {
-			if !slices.Contains(p.ELR, broker) || changed[[2]any{t.ID, int32(i)}] {
-				continue
+			if slices.Contains(p.ELR, broker) {
+				recs = append(recs, Record{PartitionChange: &PartitionChangeRecord{
+					TopicID: t.ID, Partition: int32(i), uncleanShutdown: []int32{broker}}})
 			}
-			recs = append(recs, Record{PartitionChange: &PartitionChangeRecord{
-				TopicID: t.ID, Partition: int32(i), uncleanShutdown: []int32{broker}}})
 		}
 	}
 	return recs

@@ -166,21 +166,19 @@ func (c *Controller) HandleBrokerRegistration(req *kmsg.BrokerRegistrationReques
 	old, known := img.Brokers[req.BrokerID]
 	uncleanShutdown := known && req.Version >= 3 && req.PreviousBrokerEpoch != old.Epoch
 	if uncleanShutdown {
-		recs = append(recs, uncleanShutdownRecords(apply(img, &recs[0]), req.BrokerID, c.uncleanEnabled)...) // elr.go
+		recs = append(recs, uncleanShutdownRecords(img, req.BrokerID)...) // elr.go
 	}
 	if err := c.commit(recs); err != nil {
 		resp.ErrorCode = commitErrorCode(err)
 		return resp
 	}
-	c.logUncleanElections(img, recs[1:])
 	c.heartbeats.touch(req.BrokerID, now)
 	resp.BrokerEpoch = c.Image().Brokers[req.BrokerID].Epoch
-	ev := c.log.Info().Int32("broker", req.BrokerID).Int64("broker_epoch", resp.BrokerEpoch)
+	c.log.Info().Int32("broker", req.BrokerID).Int64("broker_epoch", resp.BrokerEpoch).Msg("broker registered")
 	if uncleanShutdown && len(recs) > 1 {
-		ev = ev.Int64("previous_broker_epoch", req.PreviousBrokerEpoch).Int64("registered_epoch", old.Epoch).Int("partitions", len(recs)-1)
-		ev.Msg("broker registered after an unclean shutdown: it left the ISRs and eligible leader replicas it was in")
-	} else {
-		ev.Msg("broker registered")
+		c.log.Info().Int32("broker", req.BrokerID).Int64("previous_broker_epoch", req.PreviousBrokerEpoch).
+			Int64("registered_epoch", old.Epoch).Int("partitions", len(recs)-1).
+			Msg("broker registered after an unclean shutdown: it is no longer an eligible leader replica")
 	}
 	return resp
 }
