@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -674,7 +675,9 @@ func (c *Controller) applyEntries(ents []raftpb.Entry) error {
 		go func() {
 			recs := append([]Record{{ClusterID: &ClusterIDRecord{ClusterID: newClusterID()}}}, bootstrapFeatureRecords()...)
 			if len(c.legacy) > 0 {
-				recs = append(c.legacy, recs...) // the legacy cluster id wins: first one applies
+				// The legacy cluster id wins (the first one applies); its features are
+				// those of an upgraded cluster (features.go).
+				recs = append(slices.Clone(c.legacy), append(recs[:1], upgradedFeatureRecords()...)...)
 			}
 			if c.Commit(recs) != nil {
 				c.clusterIDProposed.Store(false)

@@ -5,7 +5,9 @@ package controller
 // metadata log, in the image as MetadataImage.Features (a level of 0 removes the
 // feature, as Kafka's replay does). A new cluster gets the default level of every
 // feature in the entry that fixes its cluster id; a metadata log written before
-// feature levels existed gets them from the first active controller that sees none.
+// feature levels existed gets metadata.version and group.version 1 (what it already
+// served) from the first active controller that sees none, and eligible leader
+// replicas stay off there until an operator upgrades them, as in an upgraded Kafka.
 //
 // The supported ranges are what gokafkad honours, which is not always Kafka 4.4's
 // (DESIGN.md, "Feature levels", gives the reason for each): metadata.version only
@@ -106,8 +108,26 @@ func applyFeatureLevel(n *MetadataImage, r *FeatureLevelRecord) {
 
 // bootstrapFeatureRecords are the feature levels of a new cluster.
 func bootstrapFeatureRecords() []Record {
+	return defaultFeatureRecords(func(string) bool { return true })
+}
+
+// upgradedFeatureRecords are the feature levels given to a metadata log written
+// before feature levels existed: metadata.version, and group.version 1 because that
+// cluster already served the consumer protocol; the rest stay at 0 (as in a Kafka
+// cluster upgraded from a release without them, eligible leader replicas are turned
+// on by the operator: kafka-features upgrade --feature eligible.leader.replicas.version=1).
+func upgradedFeatureRecords() []Record {
+	return defaultFeatureRecords(func(name string) bool { return name == FeatureMetadataVersion || name == FeatureGroup })
+}
+
+// defaultFeatureRecords are the default levels of the features keep selects,
+// metadata.version first.
+func defaultFeatureRecords(keep func(string) bool) []Record {
 	var recs []Record
 	for _, f := range SupportedFeatures {
+		if !keep(f.Name) {
+			continue
+		}
 		// metadata.version first, as Kafka's bootstrap metadata.
 		if f.Name == FeatureMetadataVersion {
 			recs = append([]Record{{FeatureLevel: &FeatureLevelRecord{Name: f.Name, FeatureLevel: f.Default}}}, recs...)
@@ -263,17 +283,17 @@ func UpdateFeaturesError(req *kmsg.UpdateFeaturesRequest, code int16, msg *strin
 }
 
 // maybeBootstrapFeatures gives a metadata log written before feature levels existed
-// (no metadata.version) the levels of a new cluster, once, from the active
-// controller. Ready loop only.
+// (no metadata.version) upgradedFeatureRecords, once, from the active controller.
+// Ready loop only.
 func (c *Controller) maybeBootstrapFeatures(img *MetadataImage) {
 	if _, ok := img.Features[FeatureMetadataVersion]; ok || c.featuresProposed.Swap(true) {
 		return
 	}
 	go func() {
-		if err := c.Commit(bootstrapFeatureRecords()); err != nil {
+		if err := c.Commit(upgradedFeatureRecords()); err != nil {
 			c.featuresProposed.Store(false)
 			return
 		}
-		c.log.Info().Msg("finalized the default feature levels in a metadata log that had none")
+		c.log.Info().Msg("finalized metadata.version 4.4-IV2 and group.version 1 in a metadata log written before feature levels; eligible.leader.replicas.version stays 0 until upgraded with kafka-features")
 	}()
 }

@@ -313,6 +313,10 @@ func TestImportsPreRaftMetadataLog(t *testing.T) {
 	if img.ClusterID != "old-cluster" || img.Topics["kept"] == nil || img.Topics["kept"].Partitions[0].Leader != 1 {
 		t.Fatalf("import: cluster %q topics %v", img.ClusterID, img.Topics)
 	}
+	// An upgraded cluster: metadata.version and group.version, no ELR until asked for.
+	if img.FeatureLevel(FeatureMetadataVersion) != MetadataVersion44IV2 || img.FeatureLevel(FeatureGroup) != 1 || img.ELREnabled() {
+		t.Fatalf("imported log's features %v", img.Features)
+	}
 	c.Close()
 	if _, err := os.Stat(filepath.Join(dir, MetadataDirName, legacyLogName+".imported")); err != nil {
 		t.Fatal("legacy log not renamed")
