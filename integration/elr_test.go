@@ -113,3 +113,56 @@ func TestEligibleLeaderReplicas(t *testing.T) {
 		}
 	}
 }
+
+// finalizedLevel is feature's finalized level in cl's seed broker's ApiVersions.
+func finalizedLevel(ctx context.Context, cl *kgo.Client, feature string) (int16, bool) {
+	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	resp, err := kmsg.NewPtrApiVersionsRequest().RequestWith(rctx, cl)
+	if err != nil {
+		return 0, false
+	}
+	for _, f := range resp.FinalizedFeatures {
+		if f.Name == feature {
+			return f.MaxVersionLevel, true
+		}
+	}
+	return 0, true
+}
+
+// TestUpdateFeaturesForwardedTurnsELROff: kafka-features' UpdateFeatures sent to a
+// broker is forwarded to the separate controller; turning
+// eligible.leader.replicas.version off clears the ELR a partition had, every broker's
+// ApiVersions shows the new level, and turning it on again is an upgrade.
+func TestUpdateFeaturesForwardedTurnsELROff(t *testing.T) {
+	c, b1 := threeBrokers(t, nil)
+	createAssigned(t, b1, "elr-off", 1, 2, 3)
+	ctx := Ctx(t, 90*time.Second)
+	adm := kadm.NewClient(b1)
+	if rs, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "min.insync.replicas", Value: kmsg.StringPtr("3")}}, "elr-off"); err != nil || rs[0].Err != nil {
+		t.Fatalf("min.insync.replicas=3: %v %v", err, rs)
+	}
+	c.Nodes[3].Stop()
+	WaitFor(t, 20*time.Second, "3 in the ELR", func() bool {
+		s, ok := describeELR(ctx, b1, "elr-off")
+		return ok && s.Leader == 1 && slices.Equal(s.ISR, []int32{1, 2}) && slices.Equal(s.ELR, []int32{3})
+	})
+	b2 := NewClient(t, c.Nodes[2].Addr)
+	res, err := adm.UpdateFeatures(ctx, false, kadm.FeatureUpdate{Feature: "eligible.leader.replicas.version", MaxVersionLevel: 0, UpgradeType: 2})
+	if err != nil || res.Error() != nil {
+		t.Fatalf("downgrade: %v %v", err, res)
+	}
+	WaitFor(t, 20*time.Second, "ELR off on broker 2, the partition's ELR cleared", func() bool {
+		l, ok := finalizedLevel(ctx, b2, "eligible.leader.replicas.version")
+		s, ok2 := describeELR(ctx, b2, "elr-off")
+		return ok && ok2 && l == 0 && len(s.ELR) == 0 && slices.Equal(s.ISR, []int32{1, 2})
+	})
+	res, err = adm.UpdateFeatures(ctx, false, kadm.FeatureUpdate{Feature: "eligible.leader.replicas.version", MaxVersionLevel: 1, UpgradeType: 1})
+	if err != nil || res.Error() != nil {
+		t.Fatalf("upgrade: %v %v", err, res)
+	}
+	WaitFor(t, 20*time.Second, "ELR on again on broker 2", func() bool {
+		l, ok := finalizedLevel(ctx, b2, "eligible.leader.replicas.version")
+		return ok && l == 1
+	})
+}
