@@ -35,6 +35,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // minISRConfig is the topic and broker config key.
@@ -267,4 +269,19 @@ func uncleanShutdownRecords(img *MetadataImage, broker int32) []Record {
 		}
 	}
 	return recs
+}
+
+// elrBrokerConfigError refuses, while eligible leader replicas are on, a change of a
+// broker's own min.insync.replicas, as Kafka's ConfigurationControlManager: with ELR
+// every node must resolve the same min ISR.
+func elrBrokerConfigError(img *MetadataImage, res ConfigResource, recs []Record) *APIError {
+	if !img.ELREnabled() || res.Type != ResourceBroker || res.Name == "" {
+		return nil
+	}
+	for _, r := range recs {
+		if r.Config != nil && r.Config.Name == minISRConfig {
+			return &APIError{Code: kerr.InvalidConfig.Code, Message: "Broker-level min.insync.replicas cannot be altered while ELR is enabled."}
+		}
+	}
+	return nil
 }

@@ -164,3 +164,32 @@ func TestUpdateFeatures(t *testing.T) {
 		t.Fatal("metadata.version changed")
 	}
 }
+
+// TestBrokerMinISRRefusedWithELR: with eligible leader replicas on, a broker's own
+// min.insync.replicas may not be set, as Kafka 4.4 refuses it; with them off it may.
+func TestBrokerMinISRRefusedWithELR(t *testing.T) {
+	b := startTestBroker(t, nil)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	set := []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "min.insync.replicas", Value: kmsg.StringPtr("1")}}
+	rs, err := adm.AlterBrokerConfigs(ctx, set, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 1 || !errors.Is(rs[0].Err, kerr.InvalidConfig) || rs[0].ErrMessage != "Broker-level min.insync.replicas cannot be altered while ELR is enabled." {
+		t.Fatalf("broker-level min.insync.replicas with ELR on: %+v", rs)
+	}
+	if res, err := adm.UpdateFeatures(ctx, false, kadm.FeatureUpdate{Feature: "eligible.leader.replicas.version", MaxVersionLevel: 0, UpgradeType: 2}); err != nil || res.Error() != nil {
+		t.Fatalf("ELR off: %v %v", err, res)
+	}
+	waitFor(t, 10*time.Second, "ELR off", func() bool { return !b.ctl.Image().ELREnabled() })
+	if rs, err := adm.AlterBrokerConfigs(ctx, set, 1); err != nil || rs[0].Err != nil {
+		t.Fatalf("broker-level min.insync.replicas with ELR off: %v %+v", err, rs)
+	}
+}
