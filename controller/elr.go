@@ -21,7 +21,6 @@ package controller
 //     (Kafka's ClearElrRecord, here one change per partition); so does a change of
 //     a topic's min.insync.replicas for that topic's partitions (an ELR member was
 //     safe for the old value only: with a lower one the HW may move without it).
-//
 //   - A broker that registers after an unclean shutdown (its PreviousBrokerEpoch,
 //     from the clean-shutdown marker of its log directory, is not the epoch it was
 //     registered with: it was killed, crashed, or lost its disk) may have lost
@@ -150,12 +149,13 @@ func elrChange(p PartitionImage, ch *PartitionChangeRecord, minISR int) {
 	if !unclean && len(isr) < minISR {
 		// ELR: (ELR ∪ old ISR) − new ISR − replicas back from an unclean shutdown;
 		// last known ELR: (ELR ∪ old ISR ∪ last known ELR) − new ISR − ELR. In
-		// assignment order, then any member no longer assigned.
-		order := append(slices.Clone(p.Replicas), p.ELR...)
-		order = append(order, p.ISR...)
-		order = append(order, p.LastKnownELR...)
-		for _, r := range order {
-			if slices.Contains(isr, r) || slices.Contains(elr, r) || slices.Contains(lastKnown, r) {
+		// assignment order; a replica no longer assigned is in neither.
+		replicas := p.Replicas
+		if ch.Replicas != nil {
+			replicas = ch.Replicas
+		}
+		for _, r := range replicas {
+			if slices.Contains(isr, r) {
 				continue
 			}
 			switch {
