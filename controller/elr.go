@@ -27,8 +27,10 @@ package controller
 //     records it had acknowledged to its leader: it leaves every ELR, into the last
 //     known ELR (ReplicationControlManager.handleBrokerUncleanShutdown).
 //
-// Not built: the last known leader election of KIP-966 part 2 (off by default in
-// Kafka), and the cluster-level min.insync.replicas rules (DESIGN.md).
+// Not built: the last-known-leader election of KIP-966 part 2, which Kafka 4.4 has
+// in PartitionChangeBuilder but never turns on (nothing calls
+// setUseLastKnownLeaderInBalancedRecovery), and most of the cluster-level
+// min.insync.replicas rules (DESIGN.md).
 
 import (
 	"slices"
