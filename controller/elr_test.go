@@ -212,3 +212,56 @@ func TestMinISRChangeClearsELR(t *testing.T) {
 		t.Fatal("config not applied")
 	}
 }
+
+// TestBrokerFeatureSupport: a broker registers with the levels it supports; one that
+// cannot run a finalized level is refused with Kafka's message, and UpdateFeatures
+// refuses a level a registered broker does not support.
+func TestBrokerFeatureSupport(t *testing.T) {
+	c, _, _ := lifecycleController(t, 1) // broker 1 registered without features
+	reg := func(id int32, fs ...kmsg.BrokerRegistrationRequestFeature) *kmsg.BrokerRegistrationResponse {
+		req := kmsg.NewPtrBrokerRegistrationRequest()
+		req.SetVersion(3)
+		req.BrokerID, req.ClusterID, req.IncarnationID, req.Features = id, c.Image().ClusterID, NewTopicID(), fs
+		return c.HandleBrokerRegistration(req)
+	}
+	feature := func(name string, min, max int16) kmsg.BrokerRegistrationRequestFeature {
+		f := kmsg.NewBrokerRegistrationRequestFeature()
+		f.Name, f.MinSupportedVersion, f.MaxSupportedVersion = name, min, max
+		return f
+	}
+	if r := reg(2, feature(FeatureMetadataVersion, 33, 33)); r.ErrorCode != kerr.UnsupportedVersion.Code {
+		t.Fatalf("a broker without eligible.leader.replicas.version 1: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	if msg := unsupportedFinalized(c.Image(), []FeatureRange{{Name: FeatureMetadataVersion, Min: 33, Max: 33}}); msg !=
+		"Unable to register because the broker does not support finalized version 1 of eligible.leader.replicas.version. The broker wants a version between 0 and 0, inclusive." {
+		t.Fatalf("message: %q", msg)
+	}
+	// One that supports everything finalized registers, and then limits UpdateFeatures.
+	if r := reg(3, feature(FeatureMetadataVersion, 33, 33), feature(FeatureELR, 0, 1), feature(FeatureGroup, 0, 1)); r.ErrorCode != 0 {
+		t.Fatalf("register 3: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	req := kmsg.NewPtrUpdateFeaturesRequest()
+	req.SetVersion(1)
+	u := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
+	u.Feature, u.MaxVersionLevel, u.UpgradeType = FeatureELR, 0, 2
+	req.FeatureUpdates = append(req.FeatureUpdates, u)
+	if resp := c.UpdateFeatures(req); resp.ErrorCode != 0 {
+		t.Fatalf("downgrade within broker 3's range: %v %s", kerr.ErrorForCode(resp.ErrorCode), *resp.ErrorMessage)
+	}
+	c.mu.Lock()
+	msg := c.validateFeatureUpdate(c.Image(), FeatureShare, 1, upgradeTypeUpgrade, 0)
+	c.mu.Unlock()
+	if msg != "Invalid update version 1 for feature share.version. Local controller 0 only supports versions 0-0" {
+		t.Fatalf("share.version 1: %q", msg)
+	}
+	img := c.Image().clone()
+	b := img.Brokers[3]
+	b.Features = []FeatureRange{{Name: FeatureMetadataVersion, Min: 33, Max: 33}, {Name: FeatureELR, Min: 0, Max: 0}}
+	img.Brokers[3] = b
+	if msg := c.validateFeatureUpdate(img, FeatureELR, 1, upgradeTypeUpgrade, 0); msg != "Invalid update version 1 for feature eligible.leader.replicas.version. Broker 3 only supports versions 0-0" {
+		t.Fatalf("ELR 1 beyond broker 3: %q", msg)
+	}
+	if msg := c.validateFeatureUpdate(img, FeatureGroup, 1, upgradeTypeUpgrade, 0); msg != "Invalid update version 1 for feature group.version. Broker 3 does not support this feature." {
+		t.Fatalf("group.version unknown to broker 3: %q", msg)
+	}
+}

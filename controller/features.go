@@ -21,7 +21,9 @@ package controller
 // UpdateFeatures follows FeatureControlManager.updateFeatures: every update is
 // checked before any is written, and the first one that fails fails the request with
 // INVALID_UPDATE_VERSION and Kafka's message; an unknown upgrade type, a level below
-// 0, a level outside this controller's supported range, or a lower level without a
+// 0, a level outside this controller's or a registered broker's supported range
+// (brokers register theirs; one that cannot run a finalized level is refused
+// registration, unsupportedFinalized), or a lower level without a
 // downgrade type are refused; a metadata.version downgrade is always refused (safe:
 // it might delete metadata; unsafe: not supported), as Kafka 4.4. Validate-only
 // checks and writes nothing. Disabling eligible.leader.replicas.version clears every
@@ -53,9 +55,10 @@ const MetadataVersion44IV2 int16 = 33
 // FeatureRange is one feature this node supports: levels Min..Max, and the level a
 // new cluster starts at.
 type FeatureRange struct {
-	Name     string
-	Min, Max int16
-	Default  int16
+	Name    string `json:"name"`
+	Min     int16  `json:"min"`
+	Max     int16  `json:"max"`
+	Default int16  `json:"-"`
 }
 
 // SupportedFeatures are the features gokafkad honours, sorted by name (see the file
@@ -180,7 +183,7 @@ func (c *Controller) UpdateFeatures(req *kmsg.UpdateFeaturesRequest) *kmsg.Updat
 		if !seen {
 			cur = img.FeatureLevel(u.Feature)
 		}
-		if msg := c.validateFeatureUpdate(u.Feature, u.MaxVersionLevel, typ, cur); msg != "" {
+		if msg := c.validateFeatureUpdate(img, u.Feature, u.MaxVersionLevel, typ, cur); msg != "" {
 			return UpdateFeaturesError(req, kerr.InvalidUpdateVersion.Code,
 				strp("The update failed for all features since the following feature had an error: "+msg))
 		}
@@ -228,7 +231,7 @@ func (c *Controller) UpdateFeatures(req *kmsg.UpdateFeaturesRequest) *kmsg.Updat
 
 // validateFeatureUpdate returns why setting feature to level (from cur, with the
 // upgrade type typ) is refused, in Kafka's words; "" when it may be done.
-func (c *Controller) validateFeatureUpdate(feature string, level int16, typ int8, cur int16) string {
+func (c *Controller) validateFeatureUpdate(img *MetadataImage, feature string, level int16, typ int8, cur int16) string {
 	invalid := func(reason string) string {
 		return fmt.Sprintf("Invalid update version %d for feature %s. %s", level, feature, reason)
 	}
@@ -244,6 +247,20 @@ func (c *Controller) validateFeatureUpdate(feature string, level int16, typ int8
 	}
 	if level < f.Min || level > f.Max {
 		return invalid(fmt.Sprintf("Local controller %d only supports versions %d-%d", c.cfg.NodeID, f.Min, f.Max))
+	}
+	// Every registered broker must support it (ClusterFeatureSupportDescriber); one
+	// that registered without features (before feature levels) is not asked.
+	for _, b := range img.SortedBrokers() {
+		if b.Features == nil {
+			continue
+		}
+		bf, ok := brokerFeature(b.Features, feature)
+		switch {
+		case !ok && level > 0:
+			return invalid(fmt.Sprintf("Broker %d does not support this feature.", b.ID))
+		case ok && (level < bf.Min || level > bf.Max):
+			return invalid(fmt.Sprintf("Broker %d only supports versions %d-%d", b.ID, bf.Min, bf.Max))
+		}
 	}
 	if level > cur && typ != upgradeTypeUpgrade {
 		return invalid("Can't downgrade to a newer version.")
@@ -296,4 +313,40 @@ func (c *Controller) maybeBootstrapFeatures(img *MetadataImage) {
 		}
 		c.log.Info().Msg("finalized metadata.version 4.4-IV2 and group.version 1 in a metadata log written before feature levels; eligible.leader.replicas.version stays 0 until upgraded with kafka-features")
 	}()
+}
+
+// brokerFeature returns name's range among a broker's features.
+func brokerFeature(fs []FeatureRange, name string) (FeatureRange, bool) {
+	for _, f := range fs {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return FeatureRange{}, false
+}
+
+// unsupportedFinalized returns why a broker supporting features may not register
+// while img's levels are finalized (Kafka's ClusterControlManager: UNSUPPORTED_VERSION
+// with this message), "" when it may. A broker that sends no features (from before
+// feature levels) is let in.
+func unsupportedFinalized(img *MetadataImage, features []FeatureRange) string {
+	if len(features) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(img.Features))
+	for n := range img.Features {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		level := img.Features[n]
+		f, ok := brokerFeature(features, n)
+		if !ok {
+			f = FeatureRange{Name: n}
+		}
+		if level < f.Min || level > f.Max {
+			return fmt.Sprintf("Unable to register because the broker does not support finalized version %d of %s. The broker wants a version between %d and %d, inclusive.", level, n, f.Min, f.Max)
+		}
+	}
+	return ""
 }

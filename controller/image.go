@@ -75,6 +75,8 @@ type BrokerImage struct {
 	IncarnationID string
 	// InControlledShutdown is set once the broker asked to shut down.
 	InControlledShutdown bool
+	// Features are the feature levels it supports (nil: it registered without any).
+	Features []FeatureRange
 }
 
 // BrokerEndpoint is one advertised listener of a broker (the Listeners of Kafka's

@@ -162,6 +162,14 @@ func (c *Controller) HandleBrokerRegistration(req *kmsg.BrokerRegistrationReques
 	for _, l := range req.Listeners {
 		rec.Endpoints = append(rec.Endpoints, BrokerEndpoint{Name: l.Name, Host: l.Host, Port: int32(l.Port), SecurityProtocol: l.SecurityProtocol})
 	}
+	for _, f := range req.Features {
+		rec.Features = append(rec.Features, FeatureRange{Name: f.Name, Min: f.MinSupportedVersion, Max: f.MaxSupportedVersion})
+	}
+	if msg := unsupportedFinalized(img, rec.Features); msg != "" { // features.go
+		resp.ErrorCode = kerr.UnsupportedVersion.Code
+		c.log.Warn().Int32("broker", req.BrokerID).Msg(msg)
+		return resp
+	}
 	recs := []Record{{RegisterBroker: rec}}
 	old, known := img.Brokers[req.BrokerID]
 	uncleanShutdown := known && req.Version >= 3 && req.PreviousBrokerEpoch != old.Epoch

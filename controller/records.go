@@ -120,6 +120,9 @@ type RegisterBrokerRecord struct {
 	// IncarnationID is the registering process's random id (a restart has a new one).
 	IncarnationID        string `json:"incarnation_id,omitempty"`
 	InControlledShutdown bool   `json:"in_controlled_shutdown,omitempty"`
+	// Features are the feature levels the broker supports (features.go); none for a
+	// broker from before feature levels.
+	Features []FeatureRange `json:"features,omitempty"`
 }
 
 // ProducerIDsRecord hands out the producer-id block [NextProducerID-BlockSize, NextProducerID)
@@ -235,7 +238,7 @@ func apply(img *MetadataImage, r *Record) *MetadataImage {
 		}
 		n.Brokers[b.BrokerID] = BrokerImage{
 			ID: b.BrokerID, Endpoints: eps, Rack: b.Rack, Fenced: b.Fenced, Epoch: epoch,
-			IncarnationID: b.IncarnationID, InControlledShutdown: b.InControlledShutdown,
+			IncarnationID: b.IncarnationID, InControlledShutdown: b.InControlledShutdown, Features: b.Features,
 		}
 	case r.BrokerChange != nil:
 		ch := r.BrokerChange

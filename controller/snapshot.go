@@ -27,7 +27,7 @@ func ImageRecords(img *MetadataImage) []Record {
 	for _, b := range img.SortedBrokers() {
 		recs = append(recs, Record{RegisterBroker: &RegisterBrokerRecord{
 			BrokerID: b.ID, BrokerEpoch: b.Epoch, Endpoints: b.Endpoints, Rack: b.Rack,
-			Fenced: b.Fenced, IncarnationID: b.IncarnationID, InControlledShutdown: b.InControlledShutdown,
+			Fenced: b.Fenced, IncarnationID: b.IncarnationID, InControlledShutdown: b.InControlledShutdown, Features: b.Features,
 		}})
 	}
 	for _, name := range img.SortedTopicNames() {
