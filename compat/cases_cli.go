@@ -582,6 +582,66 @@ func cliSuite() Suite {
 				}
 				return nil
 			}},
+			{Client: "kafka-features", Feature: "describe", Run: func(x *X) error {
+				r, err := x.MustTool("", "features", "--bootstrap-server", bs, "describe")
+				if err != nil {
+					return err
+				}
+				for _, re := range []string{
+					`Feature: metadata.version\s+SupportedMinVersion: \S+\s+SupportedMaxVersion: 4\.4-IV2\s+FinalizedVersionLevel: 4\.4-IV2\s+Epoch: \d+`,
+					`Feature: eligible.leader.replicas.version\s+SupportedMinVersion: 0\s+SupportedMaxVersion: 1\s+FinalizedVersionLevel: 1\s+Epoch: \d+`,
+					`Feature: group.version\s+SupportedMinVersion: 0\s+SupportedMaxVersion: 1\s+FinalizedVersionLevel: 1\s+Epoch: \d+`,
+					`Feature: kraft.version\s+SupportedMinVersion: 0\s+SupportedMaxVersion: \d\s+FinalizedVersionLevel: 0\s+Epoch: \d+`,
+					`Feature: transaction.version\s+SupportedMinVersion: 0\s+SupportedMaxVersion: \d\s+FinalizedVersionLevel: \d\s+Epoch: \d+`,
+				} {
+					if !regexp.MustCompile(re).MatchString(r.Stdout) {
+						return errf("no line matching %s", re)
+					}
+				}
+				return nil
+			}},
+			{Client: "kafka-features", Feature: "downgrade --feature group.version=0, then upgrade --feature group.version=1", Run: func(x *X) error {
+				r, err := x.MustTool("", "features", "--bootstrap-server", bs, "downgrade", "--feature", "group.version=0")
+				if err != nil {
+					return err
+				}
+				if err := want(r.Stdout, "group.version was downgraded to 0."); err != nil {
+					return err
+				}
+				if r, err = x.MustTool("", "features", "--bootstrap-server", bs, "upgrade", "--feature", "group.version=1"); err != nil {
+					return err
+				}
+				if err := want(r.Stdout, "group.version was upgraded to 1."); err != nil {
+					return err
+				}
+				return x.waitUntil(func() error {
+					d, err := x.MustTool("", "features", "--bootstrap-server", bs, "describe")
+					if err != nil {
+						return err
+					}
+					if !regexp.MustCompile(`Feature: group.version\s+SupportedMinVersion: 0\s+SupportedMaxVersion: 1\s+FinalizedVersionLevel: 1\s`).MatchString(d.Stdout) {
+						return errf("group.version not finalized at 1 after the upgrade")
+					}
+					return nil
+				})
+			}},
+			{Client: "kafka-features", Feature: "upgrade --feature past the supported range is refused", Run: func(x *X) error {
+				r := x.Tool("", "features", "--bootstrap-server", bs, "upgrade", "--feature", "eligible.leader.replicas.version=2")
+				if r.Err == nil {
+					return errf("the upgrade exited 0")
+				}
+				return want(r.Out(), "Could not upgrade eligible.leader.replicas.version to 2. The update failed for all features since the following feature had an error: Invalid update version 2 for feature eligible.leader.replicas.version. Local controller 1 only supports versions 0-1")
+			}},
+			{Client: "kafka-topics", Feature: "describe shows Elr and LastKnownElr (eligible leader replicas)", Run: func(x *X) error {
+				r, err := x.MustTool("", "topics", "--bootstrap-server", bs, "--describe", "--topic", topic)
+				if err != nil {
+					return err
+				}
+				if !regexp.MustCompile(`(?m)Partition: 0\tLeader: 1\tReplicas: 1\tIsr: 1\tElr: \tLastKnownElr: $`).MatchString(r.Stdout) {
+					return errf("partition 0 line is not Leader / Replicas / Isr / Elr / LastKnownElr: %q", lineWith(r.Stdout, "Partition: 0"))
+				}
+				return nil
+			}},
 			{Client: "kafka-consumer-groups", Feature: "delete", Run: func(x *X) error {
 				r, err := x.MustTool("", "consumer-groups", "--bootstrap-server", bs, "--delete", "--group", group)
 				if err != nil {

@@ -538,6 +538,7 @@ var toolClasses = map[string]string{
 	"acls":                "org.apache.kafka.tools.AclCommand",
 	"leader-election":     "org.apache.kafka.tools.LeaderElectionCommand",
 	"reassign-partitions": "org.apache.kafka.tools.reassign.ReassignPartitionsCommand",
+	"features":            "org.apache.kafka.tools.FeatureCommand",
 }
 
 func shellQuote(args []string) string {

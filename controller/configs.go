@@ -327,6 +327,9 @@ func (c *Controller) validateAlteredConfigs(img *MetadataImage, res ConfigResour
 		}
 		return nil
 	}
+	if err := elrBrokerConfigError(img, res, recs); err != nil { // elr.go
+		return err
+	}
 	if res.Name != "" {
 		id, _ := strconv.ParseInt(res.Name, 10, 32)
 		if _, ok := img.Brokers[int32(id)]; !ok && int32(id) != c.cfg.NodeID {

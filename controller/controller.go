@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -64,6 +65,9 @@ type Config struct {
 	// UncleanLeaderElectionEnable is this node's static unclean.leader.election.enable,
 	// the default under the dynamic and topic settings (unclean.go).
 	UncleanLeaderElectionEnable bool
+	// MinInsyncReplicas is this node's static min.insync.replicas, the default under
+	// the topic and cluster-wide settings for eligible leader replicas (elr.go).
+	MinInsyncReplicas int32
 	// AutoLeaderRebalance is auto.leader.rebalance.enable: every
 	// LeaderImbalanceCheckInterval (leader.imbalance.check.interval.seconds, default
 	// 300 s) the active controller moves leadership back to preferred replicas for the
@@ -155,6 +159,9 @@ type Controller struct {
 	waiters map[uint64]chan error
 
 	clusterIDProposed atomic.Bool
+	// featuresProposed is set while the bootstrap feature levels of a metadata log
+	// written without them are being committed (features.go).
+	featuresProposed atomic.Bool
 	// legacy holds the records of a pre-Raft metadata log to import into a new Raft
 	// log (read-only after Open).
 	legacy         []Record
@@ -666,9 +673,11 @@ func (c *Controller) applyEntries(ents []raftpb.Entry) error {
 		// The first active controller of a new quorum fixes the cluster id (or imports
 		// the records of a pre-Raft metadata log, cluster id first).
 		go func() {
-			recs := []Record{{ClusterID: &ClusterIDRecord{ClusterID: newClusterID()}}}
+			recs := append([]Record{{ClusterID: &ClusterIDRecord{ClusterID: newClusterID()}}}, bootstrapFeatureRecords()...)
 			if len(c.legacy) > 0 {
-				recs = append(c.legacy, recs...) // the legacy cluster id wins: first one applies
+				// The legacy cluster id wins (the first one applies); its features are
+				// those of an upgraded cluster (features.go).
+				recs = append(slices.Clone(c.legacy), append(recs[:1], upgradedFeatureRecords()...)...)
 			}
 			if c.Commit(recs) != nil {
 				c.clusterIDProposed.Store(false)
@@ -681,6 +690,8 @@ func (c *Controller) applyEntries(ents []raftpb.Entry) error {
 				c.broadcast()
 			}
 		}()
+	} else if c.IsActive() && next.ClusterID != "" {
+		c.maybeBootstrapFeatures(next)
 	}
 	return nil
 }
@@ -751,6 +762,7 @@ func (c *Controller) commit(recs []Record) error {
 	if !c.IsActive() {
 		return ErrNotController
 	}
+	recs = c.finishELR(c.Image(), recs) // elr.go
 	var idb [8]byte
 	_, _ = rand.Read(idb[:])
 	id := binary.BigEndian.Uint64(idb[:])

@@ -156,11 +156,17 @@ func electLeaderChange(img *MetadataImage, t *TopicImage, topic string, part int
 		if leader = electPreferred(img, p); leader == -1 || leader == p.Leader {
 			return nil, kerr.PreferredLeaderNotAvailable.Code, nil
 		}
+		if len(p.ISR) == 0 {
+			isr = []int32{leader} // an eligible leader replica (canLead, elr.go)
+		}
 	default: // ElectionUnclean
 		if p.Leader != -1 {
 			return nil, kerr.ElectionNotNeeded.Code, nil
 		}
 		if leader = electLeader(img, p.Replicas, p.ISR); leader == -1 {
+			if ch := elrLeaderChange(img, t, int(part)); ch != nil {
+				return ch, 0, nil // ISR → ELR → unclean (elr.go)
+			}
 			if leader = electUnclean(img, p.Replicas, -1); leader == -1 {
 				return nil, kerr.EligibleLeadersNotAvailable.Code, nil
 			}
@@ -176,9 +182,11 @@ func hasPreferredLeader(p PartitionImage) bool {
 }
 
 // canLead reports whether r may become p's leader without an unclean election: an ISR
-// member and an active broker (PartitionChangeBuilder.isValidNewLeader).
+// member, or with an empty ISR an eligible leader replica (elr.go), and an active
+// broker (PartitionChangeBuilder.isValidNewLeader).
 func canLead(img *MetadataImage, p PartitionImage, r int32) bool {
-	return r >= 0 && slices.Contains(p.ISR, r) && isActiveBroker(img, r)
+	eligible := slices.Contains(p.ISR, r) || (len(p.ISR) == 0 && img.ELREnabled() && slices.Contains(p.ELR, r))
+	return r >= 0 && eligible && isActiveBroker(img, r)
 }
 
 // electPreferred is PartitionChangeBuilder's preferred election: the preferred replica

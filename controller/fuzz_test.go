@@ -21,6 +21,11 @@ func FuzzDecodeMetadataBatches(f *testing.F) {
 	f.Add(appendMetadataBatch(nil, 12, 2, nil, []byte(`{"id":3,"records":[`+
 		`{"client_quota":{"entity":[{"entity_type":"user","entity_name":"u"},{"entity_type":"client-id","entity_name":null}],"key":"producer_byte_rate","value":1024}},`+
 		`{"client_quota":{"entity":[{"entity_type":"ip","entity_name":null}],"key":"connection_creation_rate","remove":true}}]}`)))
+	f.Add(appendMetadataBatch(nil, 13, 2, nil, []byte(`{"id":4,"records":[`+
+		`{"feature_level":{"name":"eligible.leader.replicas.version","feature_level":1}},`+
+		`{"topic":{"name":"t","id":"AAAAAAAAAAAAAAAAAAAABw"}},`+
+		`{"partition":{"topic_id":"AAAAAAAAAAAAAAAAAAAABw","partition":0,"replicas":[1,2],"isr":[1],"leader":1,"elr":[2]}},`+
+		`{"partition_change":{"topic_id":"AAAAAAAAAAAAAAAAAAAABw","partition":0,"isr_empty":true,"elr":[1,2],"last_known_elr":[]}}]}`)))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		batches, _ := DecodeMetadataBatches(b)

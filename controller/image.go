@@ -48,6 +48,12 @@ type PartitionImage struct {
 	// then the target followed by the replicas being removed (reassign.go).
 	AddingReplicas   []int32 `json:"adding_replicas,omitempty"`
 	RemovingReplicas []int32 `json:"removing_replicas,omitempty"`
+	// ELR are the eligible leader replicas: replicas that left the ISR while it was
+	// below min.insync.replicas, so they hold every committed record (KIP-966,
+	// elr.go); LastKnownELR those that were in the ISR or ELR and left it otherwise.
+	// Both empty without eligible.leader.replicas.version.
+	ELR          []int32 `json:"elr,omitempty"`
+	LastKnownELR []int32 `json:"last_known_elr,omitempty"`
 }
 
 // TopicImage is one topic.
@@ -73,6 +79,8 @@ type BrokerImage struct {
 	IncarnationID string
 	// InControlledShutdown is set once the broker asked to shut down.
 	InControlledShutdown bool
+	// Features are the feature levels it supports (nil: it registered without any).
+	Features []FeatureRange
 }
 
 // BrokerEndpoint is one advertised listener of a broker (the Listeners of Kafka's
@@ -121,6 +129,9 @@ type MetadataImage struct {
 	// ClientQuotas are the client quotas (quotas.go; nil: none), replaced whole when
 	// they change.
 	ClientQuotas *ClientQuotasImage
+	// Features are the finalized feature levels (features.go), by name; a feature at
+	// level 0 is absent. Replaced whole when one changes.
+	Features map[string]int16
 	// Offset is the metadata offset of the last records applied: the index of their
 	// Raft entry (-1 for an empty log).
 	Offset int64

@@ -162,13 +162,32 @@ func (c *Controller) HandleBrokerRegistration(req *kmsg.BrokerRegistrationReques
 	for _, l := range req.Listeners {
 		rec.Endpoints = append(rec.Endpoints, BrokerEndpoint{Name: l.Name, Host: l.Host, Port: int32(l.Port), SecurityProtocol: l.SecurityProtocol})
 	}
-	if err := c.commit([]Record{{RegisterBroker: rec}}); err != nil {
+	for _, f := range req.Features {
+		rec.Features = append(rec.Features, FeatureRange{Name: f.Name, Min: f.MinSupportedVersion, Max: f.MaxSupportedVersion})
+	}
+	if msg := unsupportedFinalized(img, rec.Features); msg != "" { // features.go
+		resp.ErrorCode = kerr.UnsupportedVersion.Code
+		c.log.Warn().Int32("broker", req.BrokerID).Msg(msg)
+		return resp
+	}
+	recs := []Record{{RegisterBroker: rec}}
+	old, known := img.Brokers[req.BrokerID]
+	uncleanShutdown := known && req.Version >= 3 && req.PreviousBrokerEpoch != old.Epoch
+	if uncleanShutdown {
+		recs = append(recs, uncleanShutdownRecords(img, req.BrokerID)...) // elr.go
+	}
+	if err := c.commit(recs); err != nil {
 		resp.ErrorCode = commitErrorCode(err)
 		return resp
 	}
 	c.heartbeats.touch(req.BrokerID, now)
 	resp.BrokerEpoch = c.Image().Brokers[req.BrokerID].Epoch
 	c.log.Info().Int32("broker", req.BrokerID).Int64("broker_epoch", resp.BrokerEpoch).Msg("broker registered")
+	if uncleanShutdown && len(recs) > 1 {
+		c.log.Info().Int32("broker", req.BrokerID).Int64("previous_broker_epoch", req.PreviousBrokerEpoch).
+			Int64("registered_epoch", old.Epoch).Int("partitions", len(recs)-1).
+			Msg("broker registered after an unclean shutdown: it is no longer an eligible leader replica")
+	}
 	return resp
 }
 
@@ -317,6 +336,10 @@ func unfenceRecords(img *MetadataImage, b BrokerImage, unclean uncleanFunc) []Re
 			if p.Leader != -1 || !slices.Contains(p.Replicas, b.ID) {
 				continue
 			}
+			if ch := elrLeaderChange(after, t, i); ch != nil {
+				recs = append(recs, Record{PartitionChange: ch}) // ISR → ELR (elr.go)
+				continue
+			}
 			if slices.Contains(p.ISR, b.ID) {
 				if l := electLeader(after, p.Replicas, p.ISR); l != -1 {
 					recs = append(recs, Record{PartitionChange: &PartitionChangeRecord{TopicID: t.ID, Partition: int32(i), Leader: &l}})
@@ -350,12 +373,18 @@ func electionsWithout(img *MetadataImage, broker int32, unclean uncleanFunc) []R
 				continue
 			}
 			isr := p.ISR
-			if inISR && len(p.ISR) > 1 {
+			elr := img.ELREnabled() // the last member leaves too (elr.go)
+			if inISR && (len(p.ISR) > 1 || elr) {
 				isr = slices.DeleteFunc(slices.Clone(p.ISR), func(r int32) bool { return r == broker })
 			}
 			leader := p.Leader
 			if leader == broker || leader == -1 {
 				leader = electLeader(img, p.Replicas, slices.DeleteFunc(slices.Clone(isr), func(r int32) bool { return r == broker }))
+				if leader == -1 && elr && !hasActiveMember(img, isr, broker) {
+					if leader = electFromELR(img, p.Replicas, p.ELR, broker); leader != -1 {
+						isr = []int32{leader}
+					}
+				}
 				if leader == -1 && unclean != nil && unclean(img, t) {
 					if leader = electUnclean(img, p.Replicas, broker); leader != -1 {
 						isr = []int32{leader}
@@ -368,6 +397,10 @@ func electionsWithout(img *MetadataImage, broker int32, unclean uncleanFunc) []R
 			}
 			if !slices.Equal(isr, p.ISR) {
 				ch.ISR = isr
+				ch.ISREmpty = len(isr) == 0
+				if ch.ISREmpty {
+					ch.ISR = nil
+				}
 			}
 			if ch.Leader != nil || ch.ISR != nil {
 				recs = append(recs, Record{PartitionChange: ch})

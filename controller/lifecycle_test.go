@@ -183,13 +183,14 @@ func TestFencingMovesLeadershipAndUnfencingRestoresIt(t *testing.T) {
 	}
 
 	// Broker 2 shuts down: it is the last ISR member, so the partition goes leaderless
-	// with ISR [2], and 2 may go.
+	// with an empty ISR and 2 in the ELR (eligible leader replicas are on by default;
+	// min ISR 1), and 2 may go.
 	hb := heartbeat(c, 2, epochs[2], c.Image().Offset, true)
 	if !hb.ShouldShutdown {
 		t.Fatalf("controlled shutdown: %+v", hb)
 	}
 	p = c.Image().Topics["t"].Partitions[0]
-	if p.Leader != -1 || !slices.Equal(p.ISR, []int32{2}) {
+	if p.Leader != -1 || len(p.ISR) != 0 || !slices.Equal(p.ELR, []int32{2}) {
 		t.Fatalf("after shutdown of the last ISR member: %+v", p)
 	}
 	// 2 comes back with a new epoch and leads again once unfenced.
@@ -311,6 +312,10 @@ func TestImportsPreRaftMetadataLog(t *testing.T) {
 	img := c.Image()
 	if img.ClusterID != "old-cluster" || img.Topics["kept"] == nil || img.Topics["kept"].Partitions[0].Leader != 1 {
 		t.Fatalf("import: cluster %q topics %v", img.ClusterID, img.Topics)
+	}
+	// An upgraded cluster: metadata.version and group.version, no ELR until asked for.
+	if img.FeatureLevel(FeatureMetadataVersion) != MetadataVersion44IV2 || img.FeatureLevel(FeatureGroup) != 1 || img.ELREnabled() {
+		t.Fatalf("imported log's features %v", img.Features)
 	}
 	c.Close()
 	if _, err := os.Stat(filepath.Join(dir, MetadataDirName, legacyLogName+".imported")); err != nil {

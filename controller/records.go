@@ -29,6 +29,8 @@ type Record struct {
 	RemoveACL *RemoveAccessControlEntryRecord `json:"remove_acl,omitempty"`
 	// ClientQuota is Kafka's ClientQuotaRecord (see quotas.go).
 	ClientQuota *ClientQuotaRecord `json:"client_quota,omitempty"`
+	// FeatureLevel is Kafka's FeatureLevelRecord (features.go).
+	FeatureLevel *FeatureLevelRecord `json:"feature_level,omitempty"`
 }
 
 // isACL reports whether r changes the ACLs.
@@ -61,6 +63,9 @@ type PartitionRecord struct {
 	// AddingReplicas and RemovingReplicas are an ongoing reassignment's (reassign.go).
 	AddingReplicas   []int32 `json:"adding_replicas,omitempty"`
 	RemovingReplicas []int32 `json:"removing_replicas,omitempty"`
+	// ELR and LastKnownELR are the eligible leader replicas (KIP-966, elr.go).
+	ELR          []int32 `json:"elr,omitempty"`
+	LastKnownELR []int32 `json:"last_known_elr,omitempty"`
 }
 
 // PartitionChangeRecord changes a partition's leader and/or ISR; nil fields are unchanged.
@@ -78,6 +83,15 @@ type PartitionChangeRecord struct {
 	// BumpLeaderEpoch bumps the leader epoch even when the leader stays (Kafka's
 	// record naming the current leader: a reassignment that removes replicas).
 	BumpLeaderEpoch bool `json:"bump_leader_epoch,omitempty"`
+	// ISREmpty empties the ISR (ISR is nil then): with eligible leader replicas its
+	// last member may leave (elr.go). An empty ISR slice would not survive JSON.
+	ISREmpty bool `json:"isr_empty,omitempty"`
+	// ELR and LastKnownELR, when non-nil, replace the partition's (elr.go).
+	ELR          *[]int32 `json:"elr,omitempty"`
+	LastKnownELR *[]int32 `json:"last_known_elr,omitempty"`
+	// uncleanShutdown are replicas finishELR keeps out of the ELR (they registered
+	// after an unclean shutdown, elr.go); not part of the record.
+	uncleanShutdown []int32
 }
 
 // RemoveTopicRecord deletes a topic.
@@ -118,6 +132,9 @@ type RegisterBrokerRecord struct {
 	// IncarnationID is the registering process's random id (a restart has a new one).
 	IncarnationID        string `json:"incarnation_id,omitempty"`
 	InControlledShutdown bool   `json:"in_controlled_shutdown,omitempty"`
+	// Features are the feature levels the broker supports (features.go); none for a
+	// broker from before feature levels.
+	Features []FeatureRange `json:"features,omitempty"`
 }
 
 // ProducerIDsRecord hands out the producer-id block [NextProducerID-BlockSize, NextProducerID)
@@ -162,6 +179,7 @@ func apply(img *MetadataImage, r *Record) *MetadataImage {
 			Replicas: p.Replicas, ISR: p.ISR, Leader: p.Leader,
 			LeaderEpoch: p.LeaderEpoch, PartitionEpoch: p.PartitionEpoch,
 			AddingReplicas: p.AddingReplicas, RemovingReplicas: p.RemovingReplicas,
+			ELR: p.ELR, LastKnownELR: p.LastKnownELR,
 		}
 		n.Topics[t.Name], n.TopicsByID[t.ID] = t, t
 	case r.PartitionChange != nil:
@@ -181,6 +199,10 @@ func apply(img *MetadataImage, r *Record) *MetadataImage {
 		if c.ISR != nil {
 			p.ISR = c.ISR
 		}
+		if c.ISREmpty {
+			p.ISR = []int32{}
+		}
+		applyELRChange(&p, c)
 		if c.Replicas != nil {
 			p.Replicas, p.AddingReplicas, p.RemovingReplicas = c.Replicas, c.AddingReplicas, c.RemovingReplicas
 		}
@@ -231,7 +253,7 @@ func apply(img *MetadataImage, r *Record) *MetadataImage {
 		}
 		n.Brokers[b.BrokerID] = BrokerImage{
 			ID: b.BrokerID, Endpoints: eps, Rack: b.Rack, Fenced: b.Fenced, Epoch: epoch,
-			IncarnationID: b.IncarnationID, InControlledShutdown: b.InControlledShutdown,
+			IncarnationID: b.IncarnationID, InControlledShutdown: b.InControlledShutdown, Features: b.Features,
 		}
 	case r.BrokerChange != nil:
 		ch := r.BrokerChange
@@ -254,6 +276,8 @@ func apply(img *MetadataImage, r *Record) *MetadataImage {
 		applyACLRecords(n, []Record{*r})
 	case r.ClientQuota != nil:
 		applyClientQuota(n, r.ClientQuota)
+	case r.FeatureLevel != nil:
+		applyFeatureLevel(n, r.FeatureLevel)
 	}
 	return n
 }

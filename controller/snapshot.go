@@ -23,10 +23,11 @@ func ImageRecords(img *MetadataImage) []Record {
 	if img.ClusterID != "" {
 		recs = append(recs, Record{ClusterID: &ClusterIDRecord{ClusterID: img.ClusterID}})
 	}
+	recs = append(recs, featureImageRecords(img)...)
 	for _, b := range img.SortedBrokers() {
 		recs = append(recs, Record{RegisterBroker: &RegisterBrokerRecord{
 			BrokerID: b.ID, BrokerEpoch: b.Epoch, Endpoints: b.Endpoints, Rack: b.Rack,
-			Fenced: b.Fenced, IncarnationID: b.IncarnationID, InControlledShutdown: b.InControlledShutdown,
+			Fenced: b.Fenced, IncarnationID: b.IncarnationID, InControlledShutdown: b.InControlledShutdown, Features: b.Features,
 		}})
 	}
 	for _, name := range img.SortedTopicNames() {
@@ -46,6 +47,7 @@ func ImageRecords(img *MetadataImage) []Record {
 				TopicID: t.ID, Partition: int32(i), Replicas: p.Replicas, ISR: p.ISR, Leader: p.Leader,
 				LeaderEpoch: p.LeaderEpoch, PartitionEpoch: p.PartitionEpoch,
 				AddingReplicas: p.AddingReplicas, RemovingReplicas: p.RemovingReplicas,
+				ELR: p.ELR, LastKnownELR: p.LastKnownELR,
 			}})
 		}
 	}

@@ -71,8 +71,8 @@ func uncleanElections(img *MetadataImage, unclean uncleanFunc) []Record {
 		t := img.Topics[name]
 		allowed, asked := false, false
 		for i, p := range t.Partitions {
-			if p.Leader != -1 || hasActiveMember(img, p.ISR, -1) {
-				continue
+			if p.Leader != -1 || hasActiveMember(img, p.ISR, -1) || (img.ELREnabled() && hasActiveMember(img, p.ELR, -1)) {
+				continue // an ELR member leads instead (elr.go)
 			}
 			if !asked {
 				allowed, asked = unclean(img, t), true
@@ -114,7 +114,7 @@ func (c *Controller) logUncleanElections(img *MetadataImage, recs []Record) {
 // be held.
 func (c *Controller) maybeElectUncleanLocked() {
 	img := c.Image()
-	recs := uncleanElections(img, c.uncleanEnabled)
+	recs := append(elrElections(img), uncleanElections(img, c.uncleanEnabled)...)
 	if len(recs) == 0 {
 		return
 	}

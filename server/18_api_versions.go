@@ -45,7 +45,9 @@ func handleAPIVersions(c *conn, r *request) error {
 		r.resp.finish(resp)
 		return nil
 	}
-	r.resp.finish(c.apis.apiVersionsResponse(req.Version))
+	resp := c.apis.apiVersionsResponse(req.Version)
+	addFeatures(resp, c.b.authzImage()) // 57_update_features.go
+	r.resp.finish(resp)
 	return nil
 }
 

@@ -14,7 +14,8 @@ package server
 // UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH, FENCED_INSTANCE_ID, UNRELEASED_INSTANCE_ID,
 // GROUP_MAX_SIZE_REACHED, NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS,
 // COORDINATOR_NOT_AVAILABLE. Answered once the group's records are written to
-// __consumer_offsets.
+// __consumer_offsets. While group.version is 0 every heartbeat is UNSUPPORTED_VERSION
+// (the consumer protocol is off), as Kafka.
 
 import (
 	"time"
@@ -23,11 +24,21 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gokafkad/gokafkad/config"
+	"github.com/gokafkad/gokafkad/controller"
 	"github.com/gokafkad/gokafkad/coordinator"
 )
 
 func handleConsumerGroupHeartbeat(c *conn, r *request) error {
 	req := r.req.(*kmsg.ConsumerGroupHeartbeatRequest)
+	if c.b.ctl.Image().FeatureLevel(controller.FeatureGroup) < 1 {
+		// group.version 0: the consumer protocol is off, as Kafka's
+		// KafkaApis.isConsumerGroupProtocolEnabled.
+		resp := kmsg.NewPtrConsumerGroupHeartbeatResponse()
+		resp.SetVersion(req.Version)
+		resp.ErrorCode, resp.ErrorMessage = kerr.UnsupportedVersion.Code, kmsg.StringPtr(kerr.UnsupportedVersion.Description)
+		r.resp.finish(resp)
+		return nil
+	}
 	if !c.mayReadGroup(req.Group) {
 		resp := kmsg.NewPtrConsumerGroupHeartbeatResponse()
 		resp.SetVersion(req.Version)

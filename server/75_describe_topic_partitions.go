@@ -11,8 +11,9 @@ package server
 // missing from a non-empty topic list, or a negative cursor partition, fails the
 // request with INVALID_REQUEST on every topic. Requested topics that do not exist are
 // UNKNOWN_TOPIC_OR_PARTITION (INVALID_TOPIC_EXCEPTION for invalid names) and take no
-// room in the page. Leaderless partitions have leader -1 and no error. Without ELR the
-// eligible / last known ELR lists are empty.
+// room in the page. Leaderless partitions have leader -1 and no error. The eligible
+// and last known ELR lists are the partition's (controller/elr.go; empty without
+// eligible.leader.replicas.version).
 //
 // With an authorizer, topics without DESCRIBE are left out of an all-topics answer
 // and TOPIC_AUTHORIZATION_FAILED when named (taking no room in the page); each topic
@@ -141,7 +142,7 @@ func describeTopicPartition(img *controller.MetadataImage, idx int32, p controll
 	}
 	dp.LeaderEpoch = p.LeaderEpoch
 	dp.Replicas, dp.ISR = p.Replicas, p.ISR
-	dp.EligibleLeaderReplicas, dp.LastKnownELR = []int32{}, []int32{}
+	dp.EligibleLeaderReplicas, dp.LastKnownELR = nonNilInt32s(p.ELR), nonNilInt32s(p.LastKnownELR)
 	dp.OfflineReplicas = []int32{}
 	for _, r := range p.Replicas {
 		if br, ok := img.Brokers[r]; !ok || br.Fenced {
@@ -149,4 +150,12 @@ func describeTopicPartition(img *controller.MetadataImage, idx int32, p controll
 		}
 	}
 	return dp
+}
+
+// nonNilInt32s returns s, or an empty list for nil (the fields are not nullable).
+func nonNilInt32s(s []int32) []int32 {
+	if s == nil {
+		return []int32{}
+	}
+	return s
 }

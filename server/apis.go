@@ -89,6 +89,7 @@ func init() {
 		{key: 51, min: 0, max: 0, handle: handleAlterUserScramCredentials},
 		{key: 60, min: 0, max: 2, handle: handleDescribeCluster},
 		{key: 55, min: 0, max: 2, handle: handleDescribeQuorum},
+		{key: 57, min: 0, max: 2, handle: handleUpdateFeatures},
 		{key: 61, min: 0, max: 0, handle: handleDescribeProducers},
 		{key: 65, min: 0, max: 0, handle: handleDescribeTransactions},
 		{key: 66, min: 0, max: 2, handle: handleListTransactions},

@@ -212,6 +212,7 @@ var brokerAuthz = map[int16]authzRule{
 	50: clusterOp(acl.OpDescribe),
 	51: clusterOp(acl.OpAlter),
 	55: clusterOp(acl.OpDescribe),
+	57: clusterOp(acl.OpAlter),
 	60: inHandler("none to call; cluster authorized operations need DESCRIBE on the cluster"),
 	61: inHandler("READ on each topic"),
 	65: inHandler("DESCRIBE on each transactional id, DESCRIBE on the topics listed"),
@@ -252,6 +253,9 @@ var controllerAuthz = map[int16]authzRule{
 	49: clusterOp(acl.OpAlterConfigs, acl.OpClusterAction),
 	55: clusterOp(acl.OpDescribe, acl.OpClusterAction),
 	56: clusterOp(acl.OpClusterAction),
+	// UpdateFeatures comes forwarded from brokers (which checked the client's
+	// ALTER), or from clients directly (--bootstrap-controller).
+	57: clusterOp(acl.OpAlter, acl.OpClusterAction),
 	60: clusterOp(acl.OpAlter),
 	62: clusterOp(acl.OpClusterAction),
 	63: clusterOp(acl.OpClusterAction),
@@ -357,6 +361,8 @@ func clusterRefusal(req kmsg.Request, code int16) kmsg.Response {
 		out := fetchErrorResponse(r, code, true)
 		out.ErrorCode = code
 		return out
+	case *kmsg.UpdateFeaturesRequest:
+		return controller.UpdateFeaturesError(r, code, &msg)
 	case *kmsg.DescribeClusterRequest:
 		out := resp.(*kmsg.DescribeClusterResponse)
 		out.ErrorCode, out.ErrorMessage = code, &msg

@@ -267,7 +267,7 @@ func Start(cfg Config) (*Broker, error) {
 			SessionTimeout:    time.Duration(cfg.BrokerSessionTimeoutMs) * time.Millisecond,
 			DefaultPartitions: cfg.NumPartitions, DefaultReplicationFactor: cfg.DefaultReplicationFactor,
 			ValidateTopicConfig: cfg.Configs.ValidateTopic, ListConfigDefault: cfg.Configs.ListConfigDefault,
-			Now: cfg.Now, UncleanLeaderElectionEnable: cfg.UncleanLeaderElectionEnable,
+			Now: cfg.Now, UncleanLeaderElectionEnable: cfg.UncleanLeaderElectionEnable, MinInsyncReplicas: cfg.MinInsyncReplicas,
 			AutoLeaderRebalance: cfg.AutoLeaderRebalanceEnable, LeaderImbalancePerBrokerPercentage: cfg.LeaderImbalancePerBrokerPercentage,
 			LeaderImbalanceCheckInterval: time.Duration(cfg.LeaderImbalanceCheckIntervalSeconds) * time.Second, Logger: cfg.Logger.With().Str("component", "controller").Logger(),
 		})

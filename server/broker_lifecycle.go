@@ -12,6 +12,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gokafkad/gokafkad/controller"
 )
 
 // brokerLifecycle is this broker's side of the broker lifecycle (Kafka's
@@ -97,6 +99,14 @@ func (l *brokerLifecycle) register(ctx context.Context) error {
 	req.BrokerID = l.b.cfg.NodeID
 	req.ClusterID = l.b.ctl.Image().ClusterID
 	req.IncarnationID = l.incarnation
+	// The epoch of the last clean shutdown (-1: none): the controller takes a broker
+	// that did not shut down cleanly out of the eligible leader replicas.
+	req.PreviousBrokerEpoch = l.b.logs.CleanShutdownBrokerEpoch()
+	for _, f := range controller.SupportedFeatures {
+		rf := kmsg.NewBrokerRegistrationRequestFeature()
+		rf.Name, rf.MinSupportedVersion, rf.MaxSupportedVersion = f.Name, f.Min, f.Max
+		req.Features = append(req.Features, rf)
+	}
 	for _, e := range l.b.registrationListeners() {
 		lst := kmsg.NewBrokerRegistrationRequestListener()
 		lst.Name, lst.Host, lst.Port, lst.SecurityProtocol = e.Name, e.Host, uint16(e.Port), e.SecurityProtocol

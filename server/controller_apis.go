@@ -11,7 +11,7 @@ package server
 //	CreateTopics 2-7, DeleteTopics 1-6, CreatePartitions 0-3, AlterConfigs 0-2,
 //	IncrementalAlterConfigs 0-1, CreateAcls 1-3, DeleteAcls 1-3,
 //	AlterUserScramCredentials 0, ElectLeaders 0-2, AlterClientQuotas 0-1,
-//	AlterPartitionReassignments 0-1, ListPartitionReassignments 0
+//	AlterPartitionReassignments 0-1, ListPartitionReassignments 0, UpdateFeatures 0-2
 //	                           forwarded by brokers as the client sent them
 //	                           (ElectLeaders at v2, so NOT_CONTROLLER always shows)
 //	DescribeAcls 1-3           this controller's ACLs (kafka-acls --bootstrap-controller)
@@ -71,6 +71,7 @@ var controllerAPIs = newAPITable([]apiHandler{
 	{key: 51, min: 0, max: 0, handle: controllerHandler},
 	{key: 55, min: 0, max: 2, handle: controllerHandler},
 	{key: 56, min: 0, max: 3, handle: controllerHandler},
+	{key: 57, min: 0, max: 2, handle: controllerHandler},
 	{key: 60, min: 1, max: 2, handle: handleControllerDescribeCluster},
 	{key: 62, min: 0, max: 4, handle: controllerHandler},
 	{key: 63, min: 0, max: 1, handle: controllerHeartbeatHandler},
@@ -138,6 +139,8 @@ func handleControllerRequest(ctl *controller.Controller, req kmsg.Request) kmsg.
 		return ctl.AlterPartitionReassignments(r)
 	case *kmsg.ListPartitionReassignmentsRequest:
 		return ctl.ListPartitionReassignments(r)
+	case *kmsg.UpdateFeaturesRequest:
+		return ctl.UpdateFeatures(r)
 	case *kmsg.AlterConfigsRequest:
 		return ctl.LegacyAlterConfigs(r)
 	case *kmsg.IncrementalAlterConfigsRequest:
@@ -188,6 +191,8 @@ func notControllerResponse(req kmsg.Request, code int16) kmsg.Response {
 		return controller.AlterPartitionReassignmentsError(r, code, nil)
 	case *kmsg.ListPartitionReassignmentsRequest:
 		return controller.ListPartitionReassignmentsError(r, code, nil)
+	case *kmsg.UpdateFeaturesRequest:
+		return controller.UpdateFeaturesError(r, code, nil)
 	case *kmsg.CreatePartitionsRequest:
 		out := resp.(*kmsg.CreatePartitionsResponse)
 		for _, t := range r.Topics {
