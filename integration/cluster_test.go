@@ -77,6 +77,17 @@ func createAssigned(t *testing.T, cl *kgo.Client, topic string, replicas ...int3
 	if err := kerr.ErrorForCode(resp.Topics[0].ErrorCode); err != nil {
 		t.Fatalf("create %s: %v", topic, err)
 	}
+	// The tests' producers do not retry (producer), so wait until the leader itself
+	// knows it leads: a ListOffsets it answers without NOT_LEADER_OR_FOLLOWER.
+	adm := kadm.NewClient(cl)
+	WaitFor(t, 20*time.Second, "the leader of "+topic+" to serve it", func() bool {
+		offs, err := adm.ListEndOffsets(Ctx(t, 5*time.Second), topic)
+		if err != nil {
+			return false
+		}
+		o, ok := offs.Lookup(topic, 0)
+		return ok && o.Err == nil
+	})
 }
 
 func contains(s []int32, v int32) bool {
