@@ -18,7 +18,8 @@ import (
 
 // TestKilledLeaderIsReplacedBeforeTheSessionTimeout: with Kafka's default
 // broker.session.timeout.ms (9 s) and broker.heartbeat.interval.ms (2 s), a leader
-// killed with SIGKILL is replaced in another broker's metadata within 1.5 s: its
+// killed with SIGKILL is replaced in another broker's metadata long before the session
+// ends (about 0.5 s, measured by make bench): its
 // kernel closed its controller connection and it did not come back, so the controller
 // fenced it without waiting for the session to end. It restarts and rejoins. A broker
 // paused with SIGSTOP keeps its connection open and is fenced only once its session
@@ -57,16 +58,19 @@ func TestKilledLeaderIsReplacedBeforeTheSessionTimeout(t *testing.T) {
 	})
 	p1, brokers, _ := partitionState(ctx, b3, "t")
 	t.Logf("SIGKILL of the leader: new leader %d in broker 3's metadata after %v", p1.Leader, took)
-	if took > 1500*time.Millisecond {
-		t.Errorf("new leader after %v, want ≤ 1.5s", took)
+	// How fast is make bench's to measure (about 0.5 s); here only that it did not
+	// wait for the 9 s session, with room for a loaded machine.
+	if took > 4500*time.Millisecond {
+		t.Errorf("new leader after %v, want well before the 9 s session timeout", took)
 	}
 	if p1.Leader != 2 || p1.LeaderEpoch <= p0.LeaderEpoch || contains(p1.ISR, 1) || contains(brokers, 1) {
 		t.Errorf("after the SIGKILL: leader %d epoch %d (before %d) ISR %v brokers %v; want 2, a higher epoch, 1 out",
 			p1.Leader, p1.LeaderEpoch, p0.LeaderEpoch, p1.ISR, brokers)
 	}
-	if log := c.Nodes[100].Log(); !strings.Contains(log, "broker fenced: its controller connection closed") {
-		t.Errorf("the controller did not fence broker 1 for its closed connection")
-	}
+	// The controller may log the fencing just after the new leader shows.
+	WaitFor(t, 10*time.Second, "the controller to log fencing broker 1 for its closed connection", func() bool {
+		return strings.Contains(c.Nodes[100].Log(), "broker fenced: its controller connection closed")
+	})
 
 	// Restarted at once: it registers again (a new broker epoch) and rejoins the ISR.
 	c.Nodes[1].Start()
