@@ -50,6 +50,9 @@ type Partition struct {
 	Log     *storage.Log
 	localID int32
 	logger  zerolog.Logger
+	// ISRChanges, when set (before the partition is shared), counts the ISR changes
+	// the controller committed or refused for this leader (snapshot.go).
+	ISRChanges *ISRChangeCounts
 
 	mu struct {
 		sync.RWMutex
@@ -387,7 +390,10 @@ func (p *Partition) AlterPartitionDone(prop *Proposal, a ISRAnswer, now time.Tim
 	if p.mu.leader == nil || prop == nil {
 		return false, false
 	}
-	switch p.mu.leader.HandleISRAnswer(prop, a) {
+	shrink := p.mu.leader.phase == isrPendingShrink
+	outcome := p.mu.leader.HandleISRAnswer(prop, a)
+	p.countISRAnswerLocked(outcome, shrink)
+	switch outcome {
 	case ISRCommitted:
 		isr, pe := p.mu.leader.ISR(), a.PartitionEpoch
 		p.mu.state.ISR, p.mu.state.PartitionEpoch = slices.Clone(isr), pe

@@ -34,6 +34,8 @@ type ReplicaManager struct {
 	Fetchers *FetcherManager
 	// AlterPartitions carries ISR proposals to the controller (nil: none reachable).
 	AlterPartitions *AlterPartitionManager
+	// ISRChanges counts the led partitions' committed and refused ISR changes.
+	ISRChanges partition.ISRChangeCounts
 
 	// image is the last metadata image applied; eligibility reads it live.
 	image atomic.Pointer[controller.MetadataImage]
@@ -131,6 +133,7 @@ func (rm *ReplicaManager) applyImageLocked(prev, next *controller.MetadataImage)
 					continue
 				}
 				p = partition.New(tp, t.ID, log, rm.nodeID, rm.logger)
+				p.ISRChanges = &rm.ISRChanges
 				rm.mu.partitions[tp] = p
 			} else {
 				p.Log.SetConfig(cfg)

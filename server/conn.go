@@ -95,6 +95,11 @@ type response struct {
 	key      int16
 	flexible bool
 	corrID   int32
+	// metric, version and start are for the request metrics: metric is the
+	// status.RequestMetric index + 1, 0 when not counted (http_status.go).
+	metric  int16
+	version int16
+	start   time.Time
 	none     bool // no response at all (acks=0 produce)
 	// rawToken: raw is a SASL token sent without a response header (SaslHandshake v0).
 	rawToken bool
@@ -237,6 +242,9 @@ func (c *conn) readLoop() error {
 			return err
 		}
 		r := &response{ready: make(chan struct{}), key: hdr.APIKey, flexible: req.IsFlexible(), corrID: hdr.CorrelationID}
+		if c.b.metrics != nil {
+			r.metric, r.version, r.start = requestMetric(hdr.APIKey, req)+1, hdr.APIVersion, time.Now()
+		}
 		c.queue(r)
 		if e := c.log.Debug(); e.Enabled() {
 			e.Str("api", kmsg.NameForKey(hdr.APIKey)).Int16("version", hdr.APIVersion).
@@ -284,6 +292,7 @@ func (c *conn) writeLoop() {
 		}
 		c.inflight.Add(-1)
 		if r.none {
+			c.observeRequest(r)
 			continue
 		}
 		c.setWriteDeadline()
@@ -307,6 +316,7 @@ func (c *conn) writeLoop() {
 		} else {
 			err = c.writeChunks(bw, buf, r)
 		}
+		c.observeRequest(r)
 		if err == nil && len(c.out) == 0 {
 			err = bw.Flush()
 			c.wrote()
