@@ -146,6 +146,7 @@ func (p *Partition) ApplyState(s State, now time.Time) error {
 		p.logger.Info().Int32("leader_epoch", s.LeaderEpoch).Int64("leo", leo).
 			Ints32("isr", s.ISR).Msg("became leader")
 	default:
+		p.countAdoptedProposalLocked(s.ISR)
 		p.mu.leader.CommitISR(s.ISR, s.PartitionEpoch)
 	}
 	if p.mu.leader != nil {

@@ -85,3 +85,26 @@ func (p *Partition) countISRAnswerLocked(o ISROutcome, shrink bool) {
 		c.Failed.Add(1)
 	}
 }
+
+// countAdoptedProposalLocked counts a pending proposal that metadata shows committed
+// (the partition-change record reached this broker before the AlterPartition answer,
+// which is then ignored): the same change, learned the other way. Lock should be held.
+func (p *Partition) countAdoptedProposalLocked(isr []int32) {
+	l := p.mu.leader
+	if p.ISRChanges == nil || l == nil || l.proposed == nil || !sameMembers(l.proposed.ISR, isr) {
+		return
+	}
+	p.countISRAnswerLocked(ISRCommitted, l.phase == isrPendingShrink)
+}
+
+func sameMembers(a, b []int32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, id := range a {
+		if !slices.Contains(b, id) {
+			return false
+		}
+	}
+	return true
+}
