@@ -95,11 +95,6 @@ type response struct {
 	key      int16
 	flexible bool
 	corrID   int32
-	// metric, version and start are for the request metrics: metric is the
-	// status.RequestMetric index + 1, 0 when not counted (http_status.go).
-	metric  int16
-	version int16
-	start   time.Time
 	none     bool // no response at all (acks=0 produce)
 	// rawToken: raw is a SASL token sent without a response header (SaslHandshake v0).
 	rawToken bool
@@ -109,6 +104,12 @@ type response struct {
 	msg    kmsg.Response
 	chunks [][]byte
 	slices []storage.FileSlice
+
+	// metric, version and start are for the request metrics: metric is the
+	// status.RequestMetric index + 1, 0 when not counted (http_status.go).
+	metric  int16
+	version int16
+	start   time.Time
 }
 
 func (r *response) finish(msg kmsg.Response) {
