@@ -187,6 +187,8 @@ func TestMetricsFollowerPausedAndKilled(t *testing.T) {
 	sc.waitMetric(1, "timed produce requests", atLeast(10), "kafka_network_requestmetrics_totaltimems_count", `request="Produce"`)
 	sc.waitMetric(1, "follower fetches", atLeast(1), "kafka_network_requestmetrics_requests_total", `request="FetchFollower"`)
 	sc.waitMetric(1, "bytes fetched by followers", atLeast(20), "kafka_server_brokertopicmetrics_replicationbytesout_total")
+	sc.waitMetric(2, "bytes replicated in", atLeast(10), "kafka_server_brokertopicmetrics_replicationbytesin_total")
+	sc.waitMetric(2, "no produce on a follower", equal(0), "kafka_server_brokertopicmetrics_messagesin_total")
 	if _, ok := sc.metric(1, "kafka_network_requestmetrics_totaltimems", `request="Produce"`, `quantile="0.99"`); !ok {
 		t.Error("no Produce p99 latency on the leader")
 	}

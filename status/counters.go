@@ -21,6 +21,8 @@ type Counters struct {
 	MessagesIn          atomic.Uint64
 	BytesOut            atomic.Uint64
 	ReplicationBytesOut atomic.Uint64
+	// ReplicationBytesIn counts the record bytes this broker appended as a follower.
+	ReplicationBytesIn atomic.Uint64
 
 	requests [numRequestMetrics]requestMetric
 }
@@ -145,4 +147,13 @@ func (h *histogram) quantile(q float64) float64 {
 	}
 	lo, _ := bucketBounds(numBuckets - 1)
 	return lo / 1000
+}
+
+// ReplicationBytesInCounter is &c.ReplicationBytesIn, or nil when c is nil (no
+// metrics kept), for the replica fetchers.
+func (c *Counters) ReplicationBytesInCounter() *atomic.Uint64 {
+	if c == nil {
+		return nil
+	}
+	return &c.ReplicationBytesIn
 }

@@ -29,6 +29,7 @@ var (
 	descMessagesIn  = counter("kafka_server_brokertopicmetrics_messagesin_total", "Records producers wrote to partitions led here, all topics (MessagesInPerSec).")
 	descBytesOut    = counter("kafka_server_brokertopicmetrics_bytesout_total", "Record bytes consumers fetched from here, all topics (BytesOutPerSec).")
 	descReplBytesOu = counter("kafka_server_brokertopicmetrics_replicationbytesout_total", "Record bytes followers fetched from here (ReplicationBytesOutPerSec).")
+	descReplBytesIn = counter("kafka_server_brokertopicmetrics_replicationbytesin_total", "Record bytes this broker appended as a follower (ReplicationBytesInPerSec).")
 
 	descPurgatorySize = gauge("kafka_server_delayedoperationpurgatory_purgatorysize", "Operations waiting in a purgatory, counted once per partition they watch (DelayedOperationPurgatory PurgatorySize).", "delayedOperation")
 	descPurgatoryOps  = gauge("kafka_server_delayedoperationpurgatory_numdelayedoperations", "Operations waiting in a purgatory (NumDelayedOperations).", "delayedOperation")
@@ -96,7 +97,7 @@ func newCollector(node func() *Node, c *Counters, now func() time.Time) *collect
 // Describe sends every metric's description.
 func (col *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descURP, descUnderMin, descAtMin, descPartitions, descLeaders, descShrinks, descExpands,
-		descFailedISR, descBytesIn, descMessagesIn, descBytesOut, descReplBytesOu, descPurgatorySize, descPurgatoryOps,
+		descFailedISR, descBytesIn, descMessagesIn, descBytesOut, descReplBytesOu, descReplBytesIn, descPurgatorySize, descPurgatoryOps,
 		descRequests, descTotalTime, descTotalN, descActiveCtl, descOffline, descFenced, descActiveBrk, descTopics,
 		descGlobalPart, descPanics, descRefused, descQueued, descEpoch, descBrFenced} {
 		ch <- d
@@ -171,6 +172,7 @@ func (col *collector) collectCounters(ch chan<- prometheus.Metric, broker bool) 
 		c(descMessagesIn, k.MessagesIn.Load())
 		c(descBytesOut, k.BytesOut.Load())
 		c(descReplBytesOu, k.ReplicationBytesOut.Load())
+		c(descReplBytesIn, k.ReplicationBytesIn.Load())
 	}
 	base := col.baseline()
 	for i := range numRequestMetrics {

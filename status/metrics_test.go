@@ -99,6 +99,7 @@ func TestCollectorNames(t *testing.T) {
 		"kafka_server_brokertopicmetrics_messagesin_total":          10,
 		"kafka_server_brokertopicmetrics_bytesout_total":            50,
 		"kafka_server_brokertopicmetrics_replicationbytesout_total": 0,
+		"kafka_server_brokertopicmetrics_replicationbytesin_total":  0,
 		"kafka_controller_kafkacontroller_activecontrollercount":    1,
 		"kafka_controller_kafkacontroller_offlinepartitionscount":   1,
 		"kafka_controller_kafkacontroller_fencedbrokercount":        1,

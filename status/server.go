@@ -1,6 +1,7 @@
 package status
 
 import (
+	"context"
 	"embed"
 	"encoding/json"
 	"errors"
@@ -92,9 +93,15 @@ func Start(cfg Config) (*Server, error) {
 // Addr is the bound address (host:port).
 func (s *Server) Addr() string { return s.ln.Addr().String() }
 
-// Close stops listening and closes every connection.
+// Close stops listening and waits (up to 5 s) for requests being answered, so no
+// handler reads the node while it closes; then it closes every connection.
 func (s *Server) Close() error {
-	err := s.srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := s.srv.Shutdown(ctx)
+	if err != nil {
+		err = s.srv.Close()
+	}
 	<-s.done
 	return err
 }
