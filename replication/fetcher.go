@@ -39,9 +39,9 @@ type FetcherConfig struct {
 	// OnPanic, when set, is told of a panic recovered while a fetch response was
 	// processed (logged here with its stack; the fetcher reconnects and goes on).
 	OnPanic func()
-	// ReplicationBytesIn, when set, counts the record bytes appended as follower
-	// (Kafka's ReplicationBytesInPerSec).
-	ReplicationBytesIn *atomic.Uint64
+	// BytesIn, when set, counts the record bytes appended as follower (Kafka's
+	// ReplicationBytesInPerSec).
+	BytesIn *atomic.Uint64
 }
 
 // FollowedPartition is a partition to replicate from its leader.
@@ -419,7 +419,7 @@ func (f *fetcher) processPartition(st *fetchState, rp *kmsg.FetchResponseTopicPa
 			f.log.Warn().Err(err).Str("partition", p.TP.String()).Msg("moving the log start offset")
 		}
 	}
-	if c := f.m.cfg.ReplicationBytesIn; c != nil {
+	if c := f.m.cfg.BytesIn; c != nil {
 		c.Add(uint64(len(records)))
 	}
 	st.fetchOffset = p.Log.LogEndOffset()

@@ -28,11 +28,6 @@ func (k DelayedKind) String() string {
 	return "Unknown"
 }
 
-// DelayedKinds lists every kind, in order.
-func DelayedKinds() []DelayedKind {
-	return []DelayedKind{DelayedProduce, DelayedFetch, DelayedDeleteRecords}
-}
-
 // PurgatorySize is one kind's waiting operations, as Kafka's purgatory gauges:
 // Watched counts an operation once per partition it watches (PurgatorySize),
 // Operations once (NumDelayedOperations).

@@ -23,19 +23,19 @@ func (b *Broker) startReplication() {
 		return b.lifecycle.epoch()
 	}
 	b.rm.Fetchers = replication.NewFetcherManager(replication.FetcherConfig{
-		LocalID:            cfg.NodeID,
-		NumFetchers:        int(cfg.NumReplicaFetchers),
-		WaitMaxMs:          cfg.ReplicaFetchWaitMaxMs,
-		MinBytes:           cfg.ReplicaFetchMinBytes,
-		MaxBytes:           cfg.ReplicaFetchMaxBytes,
-		ResponseMaxBytes:   cfg.ReplicaFetchResponseMaxBytes,
-		BackoffMs:          cfg.ReplicaFetchBackoffMs,
-		BrokerEpoch:        brokerEpoch,
-		Endpoint:           b.interBrokerEndpoint,
-		Dial:               b.out.interBroker,
-		Logger:             cfg.Logger.With().Str("component", "replica-fetcher").Logger(),
-		OnPanic:            func() { b.limits.panics.n.Add(1) },
-		ReplicationBytesIn: b.metrics.ReplicationBytesInCounter(),
+		LocalID:          cfg.NodeID,
+		NumFetchers:      int(cfg.NumReplicaFetchers),
+		WaitMaxMs:        cfg.ReplicaFetchWaitMaxMs,
+		MinBytes:         cfg.ReplicaFetchMinBytes,
+		MaxBytes:         cfg.ReplicaFetchMaxBytes,
+		ResponseMaxBytes: cfg.ReplicaFetchResponseMaxBytes,
+		BackoffMs:        cfg.ReplicaFetchBackoffMs,
+		BrokerEpoch:      brokerEpoch,
+		Endpoint:         b.interBrokerEndpoint,
+		Dial:             b.out.interBroker,
+		Logger:           cfg.Logger.With().Str("component", "replica-fetcher").Logger(),
+		OnPanic:          func() { b.limits.panics.n.Add(1) },
+		BytesIn:          b.metrics.ReplicationBytesInCounter(),
 	}, wake)
 	b.rm.AlterPartitions = replication.NewAlterPartitionManager(cfg.NodeID, brokerEpoch,
 		func(ctx context.Context, req *kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, error) {
