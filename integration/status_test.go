@@ -85,9 +85,12 @@ func (sc *statusCluster) produceWith(cl *kgo.Client, n int) {
 }
 
 // get fetches path from node id's HTTP listener ("" and false when it cannot).
-func (sc *statusCluster) get(id int32, path string) (string, bool) {
+func (sc *statusCluster) get(id int32, path string) (string, bool) { return httpGet(sc.HTTP[id], path) }
+
+// httpGet fetches path from the HTTP listener at addr ("" and false when it cannot).
+func httpGet(addr, path string) (string, bool) {
 	cl := http.Client{Timeout: 5 * time.Second}
-	resp, err := cl.Get("http://" + sc.HTTP[id] + path)
+	resp, err := cl.Get("http://" + addr + path)
 	if err != nil {
 		return "", false
 	}
@@ -127,7 +130,12 @@ func (sc *statusCluster) partition(id int32) (status.Partition, bool) {
 // exposition writes them, e.g. `request="Produce"`) in node id's /metrics; false when
 // the scrape fails or no sample matches.
 func (sc *statusCluster) metric(id int32, name string, labels ...string) (float64, bool) {
-	body, ok := sc.get(id, "/metrics")
+	return scrapeMetric(sc.t, sc.HTTP[id], name, labels...)
+}
+
+// scrapeMetric is statusCluster.metric for the HTTP listener at addr.
+func scrapeMetric(t *testing.T, addr, name string, labels ...string) (float64, bool) {
+	body, ok := httpGet(addr, "/metrics")
 	if !ok {
 		return 0, false
 	}
@@ -152,7 +160,7 @@ func (sc *statusCluster) metric(id int32, name string, labels ...string) (float6
 		}
 		v, err := strconv.ParseFloat(val, 64)
 		if err != nil {
-			sc.t.Fatalf("node %d: bad sample %q", id, line)
+			t.Fatalf("%s: bad sample %q", addr, line)
 		}
 		sum, found = sum+v, true
 	}
