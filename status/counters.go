@@ -35,19 +35,28 @@ const (
 	numRequestMetrics
 )
 
-// maxVersions bounds the versions counted per request type (Kafka's largest is 18).
+// maxVersions bounds the versions counted per request type (Kafka's largest is 18;
+// a larger one would be counted as the last).
 const maxVersions = 32
 
 // numBuckets is the latency histogram's size: four buckets per doubling from 4 µs,
 // the last one open-ended (at about 2.4 hours).
 const numBuckets = 128
 
+// requestMetric is one request type's counts: two atomic adds per request. The
+// total is the sum of the versions' counts, read at scrape time.
 type requestMetric struct {
 	versions [maxVersions]atomic.Uint64
-	count    atomic.Uint64
-	// sumMicros is the total time of the requests counted, in µs.
-	sumMicros atomic.Uint64
-	buckets   [numBuckets]atomic.Uint64
+	buckets  [numBuckets]atomic.Uint64
+}
+
+// count is how many requests m counted.
+func (m *requestMetric) count() uint64 {
+	var n uint64
+	for v := range m.versions {
+		n += m.versions[v].Load()
+	}
+	return n
 }
 
 // RequestMetric is the metric index of a request with key; follower tells a replica
@@ -83,13 +92,8 @@ func (c *Counters) ObserveRequest(i int16, version int16, d time.Duration) {
 		return
 	}
 	m := &c.requests[i]
-	if version >= 0 && version < maxVersions {
-		m.versions[version].Add(1)
-	}
-	us := uint64(max(d, 0) / time.Microsecond)
-	m.count.Add(1)
-	m.sumMicros.Add(us)
-	m.buckets[bucketOf(us)].Add(1)
+	m.versions[min(max(version, 0), maxVersions-1)].Add(1)
+	m.buckets[bucketOf(uint64(max(d, 0)/time.Microsecond))].Add(1)
 }
 
 // bucketOf is the histogram bucket of a latency in µs: 0-3 exact, then four buckets

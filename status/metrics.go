@@ -177,7 +177,7 @@ func (col *collector) collectCounters(ch chan<- prometheus.Metric, broker bool) 
 	base := col.baseline()
 	for i := range numRequestMetrics {
 		m := &k.requests[i]
-		n := m.count.Load()
+		n := m.count()
 		if n == 0 {
 			continue // a type never asked for: no series, as Kafka's metrics appear on first use
 		}
