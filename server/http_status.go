@@ -101,9 +101,16 @@ func (b *Broker) countProduced(bytes int, first, last int64) {
 // Status is the node's state as the status page shows it.
 func (b *Broker) Status() *status.Node {
 	n := &status.Node{
-		NodeID: b.cfg.NodeID, Roles: slices.Clone(b.cfg.ProcessRoles), TimeMs: b.cfg.Now().UnixMilli(),
+		NodeID: b.cfg.NodeID, Roles: []string{}, TimeMs: b.cfg.Now().UnixMilli(),
 		RecoveredPanics: b.RecoveredPanics(), QueuedRequestBytes: b.QueuedRequestBytes(),
 		Brokers: []status.BrokerRegistration{}, Partitions: []status.Partition{}, Purgatory: []status.Purgatory{},
+	}
+	// The roles this node runs (process.roles; both when it is unset).
+	if b.rm != nil {
+		n.Roles = append(n.Roles, "broker")
+	}
+	if b.localCtl != nil {
+		n.Roles = append(n.Roles, "controller")
 	}
 	var img *controller.MetadataImage
 	if ctl := b.localCtl; ctl != nil {
