@@ -22,6 +22,9 @@ type Broker struct {
 	ControllerQuorumVoters  []Voter
 	ControllerListenerNames []string
 	BrokerRack              string
+	// HTTPListener is gokafkad.http.listener: where the status page and metrics are
+	// served ("" = nowhere).
+	HTTPListener string
 
 	// Listeners, with SecurityProtocol resolved through
 	// ListenerSecurityProtocolMap. AdvertisedListeners is the advertised
@@ -414,6 +417,7 @@ func (b *Broker) fill(v map[string]any) error {
 		b.ControllerListenerNames = append(b.ControllerListenerNames, strings.ToUpper(n))
 	}
 	b.BrokerRack = str("broker.rack")
+	b.HTTPListener = str(HTTPListenerKey)
 	b.SecurityInterBrokerProtocol = str("security.inter.broker.protocol")
 
 	if err := b.fillListeners(str("listeners"), str("advertised.listeners"), !b.isNull["advertised.listeners"], str("listener.security.protocol.map")); err != nil {

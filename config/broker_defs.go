@@ -77,6 +77,9 @@ var brokerDefs = append([]Def{
 		Doc: "The security protocol between brokers when inter.broker.listener.name is unset; do not set both."},
 	{Name: "broker.rack", Type: TypeString, NullDefault: true, Importance: Medium,
 		Doc: "The rack this broker sits in, used for rack-aware replica placement."},
+	// gokafkad's own (Kafka has no such key): the status page and Prometheus metrics.
+	{Name: HTTPListenerKey, Type: TypeString, Default: "", Importance: Low, Valid: custom("host:port", validHTTPListener),
+		Doc: "gokafkad only: host:port of an HTTP listener serving the status page (/), its JSON (/v1/status) and Prometheus metrics (/metrics); empty (the default) serves none. An empty host binds every interface, port 0 a free port (logged)."},
 
 	// Log directories.
 	{Name: "log.dirs", Type: TypeString, NullDefault: true, Importance: High,

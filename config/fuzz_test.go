@@ -11,7 +11,7 @@ import (
 func FuzzReadProperties(f *testing.F) {
 	for _, s := range []string{
 		"a=b\n", "a: b", "a b", "# c\n! d\n", "a=1\\\n 2", `a=\u00e9`, `a=\uD83D\uDE00`, `a=\u12`,
-		"node.id=x", "listeners=PLAINTEXT://[::1]:9092", "process.roles=broker\nnode.id=2",
+		"node.id=x", "listeners=PLAINTEXT://[::1]:9092", "gokafkad.http.listener=[::1]:0", "process.roles=broker\nnode.id=2",
 		"a\\=b=c", "\\", "=", ":", "a=\\\\\n",
 	} {
 		f.Add(s)

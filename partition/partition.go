@@ -50,6 +50,9 @@ type Partition struct {
 	Log     *storage.Log
 	localID int32
 	logger  zerolog.Logger
+	// ISRChanges, when set (before the partition is shared), counts the ISR changes
+	// the controller committed or refused for this leader (snapshot.go).
+	ISRChanges *ISRChangeCounts
 
 	mu struct {
 		sync.RWMutex
@@ -144,6 +147,7 @@ func (p *Partition) ApplyState(s State, now time.Time) error {
 			Ints32("isr", s.ISR).Msg("became leader")
 	default:
 		p.mu.leader.UpdateAssignment(s.Replicas)
+		p.countAdoptedProposalLocked(s.ISR)
 		p.mu.leader.CommitISR(s.ISR, s.PartitionEpoch)
 	}
 	if p.mu.leader != nil {
@@ -388,7 +392,10 @@ func (p *Partition) AlterPartitionDone(prop *Proposal, a ISRAnswer, now time.Tim
 	if p.mu.leader == nil || prop == nil {
 		return false, false
 	}
-	switch p.mu.leader.HandleISRAnswer(prop, a) {
+	shrink := p.mu.leader.phase == isrPendingShrink
+	outcome := p.mu.leader.HandleISRAnswer(prop, a)
+	p.countISRAnswerLocked(outcome, shrink)
+	switch outcome {
 	case ISRCommitted:
 		isr, pe := p.mu.leader.ISR(), a.PartitionEpoch
 		p.mu.state.ISR, p.mu.state.PartitionEpoch = slices.Clone(isr), pe

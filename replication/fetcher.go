@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -41,6 +42,9 @@ type FetcherConfig struct {
 	OnPanic func()
 	// Throttle is the follower side of the replication throttles (nil: none).
 	Throttle *ReplicationThrottle
+	// BytesIn, when set, counts the record bytes appended as follower (Kafka's
+	// ReplicationBytesInPerSec).
+	BytesIn *atomic.Uint64
 }
 
 // FollowedPartition is a partition to replicate from its leader.
@@ -430,6 +434,9 @@ func (f *fetcher) processPartition(st *fetchState, rp *kmsg.FetchResponseTopicPa
 		if _, err := p.Log.MaybeIncrementLogStartOffset(rp.LogStartOffset); err != nil {
 			f.log.Warn().Err(err).Str("partition", p.TP.String()).Msg("moving the log start offset")
 		}
+	}
+	if c := f.m.cfg.BytesIn; c != nil {
+		c.Add(uint64(len(records)))
 	}
 	st.fetchOffset = p.Log.LogEndOffset()
 	st.caughtUp = st.fetchOffset >= rp.HighWatermark

@@ -19,6 +19,9 @@ type Delayed struct {
 	// onComplete sends the answer. expired is true when the timeout fired.
 	onComplete func(expired bool)
 
+	// Kind is the purgatory Kafka would park it in (set before it is watched).
+	Kind DelayedKind
+
 	mu    sync.Mutex
 	done  bool
 	timer *time.Timer

@@ -37,6 +37,8 @@ type ReplicaManager struct {
 	// Throttle is this broker's replication throttles (throttle.go; nil: none),
 	// updated from every image.
 	Throttle *ReplicationThrottle
+	// ISRChanges counts the led partitions' committed and refused ISR changes.
+	ISRChanges partition.ISRChangeCounts
 
 	// image is the last metadata image applied; eligibility reads it live.
 	image atomic.Pointer[controller.MetadataImage]
@@ -144,6 +146,7 @@ func (rm *ReplicaManager) applyImageLocked(prev, next *controller.MetadataImage)
 					continue
 				}
 				p = partition.New(tp, t.ID, log, rm.nodeID, rm.logger)
+				p.ISRChanges = &rm.ISRChanges
 				rm.mu.partitions[tp] = p
 			} else {
 				p.Log.SetConfig(cfg)

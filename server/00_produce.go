@@ -215,6 +215,7 @@ func (b *Broker) appendToPartition(p *partition.Partition, records []byte, acks 
 	sp.BaseOffset = info.FirstOffset
 	sp.LogAppendTime = info.LogAppendTime
 	sp.LogStartOffset = info.LogStartOffset
+	b.countProduced(len(records), info.FirstOffset, info.LastOffset)
 	b.rm.Purgatory.CheckAndComplete(p.TP)
 	return 0, "", info.LastOffset
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/gokafkad/gokafkad/acl"
 	"github.com/gokafkad/gokafkad/controller"
 	"github.com/gokafkad/gokafkad/protocol"
+	"github.com/gokafkad/gokafkad/replication"
 	"github.com/gokafkad/gokafkad/storage"
 )
 
@@ -109,6 +110,7 @@ func handleFetch(c *conn, r *request) error {
 		}
 		b.answerFetch(r, plan, reads)
 	})
+	d.Kind = replication.DelayedFetch
 	b.rm.Purgatory.TryCompleteElseWatch(d, keys, b.maxFetchWait(req.MaxWaitMillis))
 	return nil
 }
@@ -402,7 +404,7 @@ func (b *Broker) answerFetch(r *request, plan *fetchPlan, reads []partRead) {
 	if plan.session != nil && plan.incremental {
 		plan.session.moveToEndLocked(answered)
 	}
-
+	b.countFetched(plan.follower != nil, slices)
 	b.sendFetchResponse(r, resp, slices)
 }
 

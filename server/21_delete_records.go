@@ -24,6 +24,7 @@ import (
 
 	"github.com/gokafkad/gokafkad/acl"
 	"github.com/gokafkad/gokafkad/partition"
+	"github.com/gokafkad/gokafkad/replication"
 	"github.com/gokafkad/gokafkad/storage"
 )
 
@@ -137,6 +138,7 @@ func (c *conn) delayDeleteRecords(r *request, resp *kmsg.DeleteRecordsResponse, 
 		}
 		r.resp.finish(resp)
 	})
+	d.Kind = replication.DelayedDeleteRecords
 	c.b.rm.Purgatory.TryCompleteElseWatch(d, keys, timeout)
 }
 

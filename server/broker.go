@@ -23,6 +23,7 @@ import (
 	"github.com/gokafkad/gokafkad/internal/lograte"
 	"github.com/gokafkad/gokafkad/protocol"
 	"github.com/gokafkad/gokafkad/replication"
+	"github.com/gokafkad/gokafkad/status"
 	"github.com/gokafkad/gokafkad/storage"
 )
 
@@ -202,6 +203,10 @@ type Broker struct {
 	quotas *brokerQuotas
 	// killed makes Close stop as a killed process would (Kill, kill.go).
 	killed atomic.Bool
+	// metrics are the request-path counters and http the listener of
+	// gokafkad.http.listener (both nil without one; http_status.go).
+	metrics *status.Counters
+	http    *status.Server
 }
 
 // voters is controller.quorum.voters for the controller package.
@@ -220,7 +225,7 @@ func Start(cfg Config) (*Broker, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	b := &Broker{cfg: cfg, log: cfg.Logger, closing: make(chan struct{}), conns: map[*conn]struct{}{}}
+	b := &Broker{cfg: cfg, log: cfg.Logger, closing: make(chan struct{}), conns: map[*conn]struct{}{}, metrics: newCounters(cfg.Broker)}
 	b.pub.b = b
 	b.authz = newAuthz(cfg, b.authzImage)
 	b.quotas = newBrokerQuotas(cfg.Broker)
@@ -282,6 +287,9 @@ func Start(cfg Config) (*Broker, error) {
 		}
 	}
 	if !isBroker {
+		if err := b.startHTTP(); err != nil {
+			return nil, err
+		}
 		ok = true
 		b.log.Info().Int32("node_id", cfg.NodeID).Str("controller_listener", b.ControllerAddr()).Msg("gokafkad controller started")
 		return b, nil
@@ -313,6 +321,9 @@ func Start(cfg Config) (*Broker, error) {
 		return nil, fmt.Errorf("server: no cluster id from the controller quorum: %w", err)
 	}
 	if err := b.startBroker(ctx); err != nil {
+		return nil, err
+	}
+	if err := b.startHTTP(); err != nil {
 		return nil, err
 	}
 	ok = true
@@ -544,6 +555,9 @@ func (b *Broker) acceptLoop(l *listener) {
 func (b *Broker) Close() error {
 	var err error
 	b.closeOnce.Do(func() {
+		if b.http != nil {
+			b.http.Close()
+		}
 		if b.lifecycle != nil && b.lifecycle.epoch() >= 0 && !b.killed.Load() {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Duration(b.cfg.BrokerSessionTimeoutMs)*time.Millisecond)
 			if cerr := b.lifecycle.controlledShutdown(ctx); cerr != nil {

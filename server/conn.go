@@ -109,6 +109,12 @@ type response struct {
 	msg    kmsg.Response
 	chunks [][]byte
 	slices []storage.FileSlice
+
+	// metric, version and start are for the request metrics: metric is the
+	// status.RequestMetric index + 1, 0 when not counted (http_status.go).
+	metric  int16
+	version int16
+	start   time.Time
 }
 
 func (r *response) finish(msg kmsg.Response) {
@@ -245,6 +251,9 @@ func (c *conn) readLoop() error {
 			return err
 		}
 		r := &response{ready: make(chan struct{}), key: hdr.APIKey, flexible: req.IsFlexible(), corrID: hdr.CorrelationID}
+		if c.b.metrics != nil {
+			r.metric, r.version, r.start = requestMetric(hdr.APIKey, req)+1, hdr.APIVersion, time.Now()
+		}
 		c.queue(r)
 		if e := c.log.Debug(); e.Enabled() {
 			e.Str("api", kmsg.NameForKey(hdr.APIKey)).Int16("version", hdr.APIVersion).
@@ -299,6 +308,7 @@ func (c *conn) writeLoop() {
 		}
 		c.inflight.Add(-1)
 		if r.none {
+			c.observeRequest(r)
 			continue
 		}
 		if t := r.throttle.Load(); t > 0 {
@@ -325,6 +335,7 @@ func (c *conn) writeLoop() {
 		} else {
 			err = c.writeChunks(bw, buf, r)
 		}
+		c.observeRequest(r)
 		if err == nil && len(c.out) == 0 {
 			err = bw.Flush()
 			c.wrote()

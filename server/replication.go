@@ -39,6 +39,7 @@ func (b *Broker) startReplication() {
 		Logger:           cfg.Logger.With().Str("component", "replica-fetcher").Logger(),
 		OnPanic:          func() { b.limits.panics.n.Add(1) },
 		Throttle:         b.rm.Throttle,
+		BytesIn:          b.metrics.ReplicationBytesInCounter(),
 	}, wake)
 	b.rm.AlterPartitions = replication.NewAlterPartitionManager(cfg.NodeID, brokerEpoch,
 		func(ctx context.Context, req *kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, error) {
