@@ -144,17 +144,23 @@ func (m *mutationQuota) admitCreateTopics(req *kmsg.CreateTopicsRequest, default
 	return &out, refused
 }
 
-// finishCreateTopics adds the refused topics to resp and gives back what the
-// controller refused.
-func (m *mutationQuota) finishCreateTopics(r *request, resp *kmsg.CreateTopicsResponse, refused []kmsg.CreateTopicsResponseTopic) {
+// finishMutations gives back to m what the controller refused of the topics it
+// answered (topic names each answer's topic and error code), then adds the topics m
+// refused itself to the answer.
+func finishMutations[T any](m *mutationQuota, r *request, answered *[]T, refused []T, topic func(T) (string, int16)) {
 	if m == nil {
 		return
 	}
-	for _, t := range resp.Topics {
-		m.giveBack(t.Topic, t.ErrorCode)
+	for _, t := range *answered {
+		m.giveBack(topic(t))
 	}
-	resp.Topics = append(resp.Topics, refused...)
+	*answered = append(*answered, refused...)
 	m.done(r)
+}
+
+// finishCreateTopics is finishMutations for CreateTopics.
+func (m *mutationQuota) finishCreateTopics(r *request, resp *kmsg.CreateTopicsResponse, refused []kmsg.CreateTopicsResponseTopic) {
+	finishMutations(m, r, &resp.Topics, refused, func(t kmsg.CreateTopicsResponseTopic) (string, int16) { return t.Topic, t.ErrorCode })
 }
 
 // admitDeleteTopics charges each topic of req its partitions (from this broker's
@@ -201,23 +207,17 @@ func (m *mutationQuota) admitDeleteTopics(req *kmsg.DeleteTopicsRequest, img *co
 	return &out, refused
 }
 
-// finishDeleteTopics adds the refused topics to resp and gives back what the
-// controller refused.
+// finishDeleteTopics is finishMutations for DeleteTopics (topics named or by id).
 func (m *mutationQuota) finishDeleteTopics(r *request, resp *kmsg.DeleteTopicsResponse, refused []kmsg.DeleteTopicsResponseTopic, img *controller.MetadataImage) {
-	if m == nil {
-		return
-	}
-	for _, t := range resp.Topics {
-		name := ""
+	finishMutations(m, r, &resp.Topics, refused, func(t kmsg.DeleteTopicsResponseTopic) (string, int16) {
 		if t.Topic != nil {
-			name = *t.Topic
-		} else if ti := img.TopicsByID[controller.TopicID(t.TopicID)]; ti != nil {
-			name = ti.Name
+			return *t.Topic, t.ErrorCode
 		}
-		m.giveBack(name, t.ErrorCode)
-	}
-	resp.Topics = append(resp.Topics, refused...)
-	m.done(r)
+		if ti := img.TopicsByID[controller.TopicID(t.TopicID)]; ti != nil {
+			return ti.Name, t.ErrorCode
+		}
+		return "", t.ErrorCode
+	})
 }
 
 // admitCreatePartitions charges each topic the partitions it adds.
@@ -244,15 +244,7 @@ func (m *mutationQuota) admitCreatePartitions(req *kmsg.CreatePartitionsRequest,
 	return &out, refused
 }
 
-// finishCreatePartitions adds the refused topics to resp and gives back what the
-// controller refused.
+// finishCreatePartitions is finishMutations for CreatePartitions.
 func (m *mutationQuota) finishCreatePartitions(r *request, resp *kmsg.CreatePartitionsResponse, refused []kmsg.CreatePartitionsResponseTopic) {
-	if m == nil {
-		return
-	}
-	for _, t := range resp.Topics {
-		m.giveBack(t.Topic, t.ErrorCode)
-	}
-	resp.Topics = append(resp.Topics, refused...)
-	m.done(r)
+	finishMutations(m, r, &resp.Topics, refused, func(t kmsg.CreatePartitionsResponseTopic) (string, int16) { return t.Topic, t.ErrorCode })
 }
