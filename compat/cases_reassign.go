@@ -30,23 +30,15 @@ func (e *Env) twoNodeCluster(ctx context.Context, kind string) ([]*Broker, error
 	}
 	voters := fmt.Sprintf("1@127.0.0.1:%d", ports[2])
 	common := func(id int, dir string) [][2]string {
-		return [][2]string{
+		return append([][2]string{
 			{"node.id", strconv.Itoa(id)},
 			{"controller.quorum.voters", voters},
 			{"controller.listener.names", "CONTROLLER"},
 			{"inter.broker.listener.name", "PLAINTEXT"},
 			{"advertised.listeners", fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", ports[id-1])},
 			{"listener.security.protocol.map", "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"},
-			{"log.dirs", filepath.Join(dir, "data")},
-			{"num.partitions", "1"},
-			{"offsets.topic.replication.factor", "1"},
-			{"offsets.topic.num.partitions", "5"},
-			{"transaction.state.log.replication.factor", "1"},
-			{"transaction.state.log.min.isr", "1"},
-			{"transaction.state.log.num.partitions", "5"},
-			{"group.initial.rebalance.delay.ms", "0"},
 			{"replica.fetch.wait.max.ms", "100"},
-		}
+		}, dataProps(dir)...)
 	}
 	clusterID := newClusterID()
 	var nodes []*Broker

@@ -72,15 +72,8 @@ func securedProps(dir string, cs *certSet) ([][2]string, *secured, error) {
 		// User:kgo-client runs franz-go's whole pkg/kgo suite over mutual TLS.
 		{"super.users", "User:ANONYMOUS;User:kgo-client"},
 		{"allow.everyone.if.no.acl.found", "false"},
-		{"log.dirs", filepath.Join(dir, "data")},
-		{"num.partitions", "1"},
-		{"offsets.topic.replication.factor", "1"},
-		{"offsets.topic.num.partitions", "5"},
-		{"transaction.state.log.replication.factor", "1"},
-		{"transaction.state.log.min.isr", "1"},
-		{"transaction.state.log.num.partitions", "5"},
-		{"group.initial.rebalance.delay.ms", "0"},
 	}
+	props = append(props, dataProps(dir)...)
 	return props, s, nil
 }
 

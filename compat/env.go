@@ -208,7 +208,7 @@ func singleNodeProps(dir string) ([][2]string, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	return [][2]string{
+	return append([][2]string{
 		{"process.roles", "broker,controller"},
 		{"node.id", "1"},
 		{"controller.quorum.voters", fmt.Sprintf("1@127.0.0.1:%d", cport)},
@@ -217,6 +217,14 @@ func singleNodeProps(dir string) ([][2]string, string, error) {
 		{"listeners", fmt.Sprintf("PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", port, cport)},
 		{"advertised.listeners", fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", port)},
 		{"listener.security.protocol.map", "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"},
+	}, dataProps(dir)...), fmt.Sprintf("127.0.0.1:%d", port), nil
+}
+
+// dataProps are the data settings every broker of the suites shares: its log
+// directory under dir, one partition per topic, small internal topics with
+// replication factor 1, no initial rebalance delay.
+func dataProps(dir string) [][2]string {
+	return [][2]string{
 		{"log.dirs", filepath.Join(dir, "data")},
 		{"num.partitions", "1"},
 		{"offsets.topic.replication.factor", "1"},
@@ -225,7 +233,7 @@ func singleNodeProps(dir string) ([][2]string, string, error) {
 		{"transaction.state.log.min.isr", "1"},
 		{"transaction.state.log.num.partitions", "5"},
 		{"group.initial.rebalance.delay.ms", "0"},
-	}, fmt.Sprintf("127.0.0.1:%d", port), nil
+	}
 }
 
 // StartGokafkad starts the built gokafkad with a server.properties on free ports.
