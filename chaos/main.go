@@ -37,6 +37,7 @@ type config struct {
 	controllers int
 	netns       bool
 	keep        bool
+	keepAll     bool
 	verbose     bool
 	workDir     string
 	phases      phases
@@ -54,12 +55,13 @@ func main() {
 		netMode     = flag.String("net", "auto", "netns (each node in its own network namespace; needs root), loopback, or auto")
 		controllers = flag.Int("controllers", 3, "controllers in each cluster: 1 or 3")
 		keep        = flag.Bool("keep", false, "keep the data dirs and logs of runs that found anomalies")
+		keepAll     = flag.Bool("keep-all", false, "keep the data dirs and logs of every run")
 		verbose     = flag.Bool("v", false, "log each run's fault as it happens")
 	)
 	flag.Parse()
 	log.SetFlags(log.Ltime)
 
-	cfg := config{runs: *runs, controllers: *controllers, keep: *keep, verbose: *verbose,
+	cfg := config{runs: *runs, controllers: *controllers, keep: *keep || *keepAll, keepAll: *keepAll, verbose: *verbose,
 		phases: phases{warmup: 3 * time.Second, recovery: 6 * time.Second}}
 	if *controllers != 1 && *controllers != 3 {
 		log.Fatalf("-controllers must be 1 or 3")
@@ -155,6 +157,11 @@ func main() {
 		results = append(results, res)
 		line := fmt.Sprintf("[%d/%d] %-28s seed %-20d %5.1fs  acked %d/%d  acks/s %.0f|%.0f|%.0f  stall %v",
 			i+1, len(plan), p.f.name, p.seed, res.took.Seconds(), res.acked, res.writes, res.before, res.during, res.after, res.stall.Round(10*time.Millisecond))
+		if cfg.verbose {
+			for k, n := range res.clientEr {
+				line += fmt.Sprintf("\n      client error ×%d: %s", n, k)
+			}
+		}
 		if n := res.f.total(); n > 0 {
 			line += "  ANOMALIES: " + res.f.summary()
 			for _, k := range anomalyKinds {

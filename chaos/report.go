@@ -38,7 +38,7 @@ func report(results []result, in reportInfo) string {
 	p("Each run starts a fresh cluster of real gokafkad processes — three brokers and %d controller(s), %s — "+
 		"with two topics of three partitions, replication factor 3, `min.insync.replicas=2`, unclean election off, "+
 		"`broker.session.timeout.ms=%d`, `replica.lag.time.max.ms=%d`. The workload (franz-go): %d idempotent producers with acks=all "+
-		"writing unique values round robin to `%s` (at most %d unanswered each, one every %v), %d transactional producers "+
+		"writing unique values round robin to `%s` (one every %v each, at most %d unanswered per partition, a produce timeout of %v), %d transactional producers "+
 		"(acks=all, transactions of 1–4 records over `%s`'s partitions, about 70%% committed, the rest aborted; "+
 		"`transaction.timeout.ms=%d`), two consumers in a group reading both topics read_committed, and two consumers "+
 		"assigned every partition from the start, one read_uncommitted, one read_committed. "+
@@ -47,7 +47,7 @@ func report(results []result, in reportInfo) string {
 		"from its start to its high watermark at both isolation levels (once the last stable offset equals the high "+
 		"watermark), and the brokers are stopped and their segment files compared.\n\n",
 		in.controllers, in.net, sessionTimeout.Milliseconds(), replicaLag.Milliseconds(), idempotentProducers, topicA,
-		maxInFlight, writeInterval, txnProducers, topicT, txnTimeout.Milliseconds(), in.phases.warmup, in.phases.recovery)
+		writeInterval, maxInFlight, produceTimeout, txnProducers, topicT, txnTimeout.Milliseconds(), in.phases.warmup, in.phases.recovery)
 
 	byFault := map[string][]result{}
 	var order []string
@@ -60,8 +60,9 @@ func report(results []result, in reportInfo) string {
 
 	p("## Summary\n\n")
 	p("Availability is the idempotent producers' acknowledged writes per second (mean over the runs) before the fault, "+
-		"while it holds, and in the %v after the heal; the stall is the longest time without an acknowledgement from "+
-		"the fault to the end of the workload (the worst run).\n\n", in.phases.recovery)
+		"while it holds, and in the %v after the heal; the stall is the longest time a partition of `%s` went without an "+
+		"acknowledgement, from the fault to the end of the workload (the worst partition of the worst run: what the "+
+		"fault cost the partitions it hit; the others keep their pace).\n\n", in.phases.recovery, topicA)
 	p("| fault | runs | runs with anomalies | anomalies | acked / sent | acks/s before | during | after | longest stall |\n")
 	p("|---|---:|---:|---|---:|---:|---:|---:|---:|\n")
 	for _, name := range order {

@@ -57,7 +57,7 @@ func runOne(cfg config, flt fault, seed uint64, tag int) (res result) {
 		}
 		rt.finish()
 		res.took = time.Since(start)
-		if res.f.total() > 0 && cfg.keep {
+		if (res.f.total() > 0 && cfg.keep) || cfg.keepAll {
 			res.keptDir = dir
 		} else {
 			os.RemoveAll(dir)
@@ -112,6 +112,7 @@ func runOne(cfg config, flt fault, seed uint64, tag int) (res result) {
 	res.reads = len(h.reads)
 	res.clientEr = h.errs
 	var acks []time.Time
+	perPartition := make([][]time.Time, partitions)
 	for _, wr := range h.writes {
 		if wr.txn >= 0 {
 			continue
@@ -120,13 +121,17 @@ func runOne(cfg config, flt fault, seed uint64, tag int) (res result) {
 		if wr.offset >= 0 {
 			res.acked++
 			acks = append(acks, wr.acked)
+			perPartition[wr.partition] = append(perPartition[wr.partition], wr.acked)
 		}
 	}
 	sort.Slice(acks, func(i, j int) bool { return acks[i].Before(acks[j]) })
 	res.before = rate(acks, t0.Add(time.Second), r.faultAt)
 	res.during = rate(acks, r.faultAt, r.healAt)
 	res.after = rate(acks, r.healAt, stopAt)
-	res.stall = longestGap(acks, r.faultAt, stopAt)
+	for _, pa := range perPartition {
+		sort.Slice(pa, func(i, j int) bool { return pa[i].Before(pa[j]) })
+		res.stall = max(res.stall, longestGap(pa, r.faultAt, stopAt))
+	}
 
 	waitUntil(rt, 60*time.Second, "every partition back to three replicas in sync after the heal", func() bool { return c.healthy(topics...) })
 	ends, err := endOffsets(c.admin, txnTimeout+30*time.Second)

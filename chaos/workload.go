@@ -129,7 +129,8 @@ const (
 	idempotentProducers = 2
 	txnProducers        = 2
 	writeInterval       = 5 * time.Millisecond // per idempotent producer
-	maxInFlight         = 64                   // per idempotent producer
+	maxInFlight         = 16                   // per idempotent producer and partition
+	produceTimeout      = 5 * time.Second      // the acks=all wait a produce request asks for
 )
 
 func startWorkload(seeds []string, seed uint64, run string) *workload {
@@ -173,16 +174,23 @@ func (w *workload) client(opts ...kgo.Opt) *kgo.Client {
 }
 
 // idempotent writes unique values round robin over topicA's partitions with acks=all
-// (franz-go is idempotent by default), at most maxInFlight unanswered.
+// (franz-go is idempotent by default), at most maxInFlight unanswered per partition: a
+// partition that does not answer is skipped, so the others keep their pace and the
+// acknowledgements per partition show what the fault cost.
 func (w *workload) idempotent(i int) {
 	defer w.producers.Done()
 	cl := w.client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()),
-		kgo.RecordDeliveryTimeout(20*time.Second), kgo.ProducerLinger(0), kgo.ProducerBatchCompression(kgo.NoCompression()))
+		kgo.RecordDeliveryTimeout(20*time.Second), kgo.ProduceRequestTimeout(produceTimeout), kgo.ProducerLinger(0),
+		kgo.ProducerBatchCompression(kgo.NoCompression()))
 	defer cl.Close()
-	sem := make(chan struct{}, maxInFlight)
+	var sems [partitions]chan struct{}
+	for p := range sems {
+		sems[p] = make(chan struct{}, maxInFlight)
+	}
 	tick := time.NewTicker(writeInterval)
 	defer tick.Stop()
-	for seq := 0; ; seq++ {
+	seq := 0
+	for n := 0; ; n++ {
 		select {
 		case <-w.stopProduce:
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -191,18 +199,19 @@ func (w *workload) idempotent(i int) {
 			return
 		case <-tick.C:
 		}
+		p := n % partitions
 		select {
-		case sem <- struct{}{}:
-		case <-w.stopProduce:
-			seq--
-			continue
+		case sems[p] <- struct{}{}:
+		default:
+			continue // this partition is not answering; the next tick tries the next one
 		}
-		wr := &write{value: fmt.Sprintf("i%d-%d", i, seq), topic: topicA, partition: int32(seq % partitions), txn: -1, offset: -1}
+		wr := &write{value: fmt.Sprintf("i%d-%d", i, seq), topic: topicA, partition: int32(p), txn: -1, offset: -1}
+		seq++
 		w.hist.addWrite(wr)
 		cl.Produce(context.Background(), &kgo.Record{Topic: wr.topic, Partition: wr.partition, Value: []byte(wr.value)},
 			func(r *kgo.Record, err error) {
 				w.hist.ack(wr, r.Offset, err)
-				<-sem
+				<-sems[p]
 			})
 	}
 }
@@ -215,7 +224,7 @@ func (w *workload) transactional(i int, rng *rand.Rand) {
 	newClient := func() *kgo.Client {
 		return w.client(kgo.TransactionalID(fmt.Sprintf("chaos-%s-%s", w.run, name)), kgo.TransactionTimeout(txnTimeout),
 			kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()),
-			kgo.RecordDeliveryTimeout(15*time.Second), kgo.ProducerLinger(0), kgo.ProducerBatchCompression(kgo.NoCompression()))
+			kgo.RecordDeliveryTimeout(15*time.Second), kgo.ProduceRequestTimeout(produceTimeout), kgo.ProducerLinger(0), kgo.ProducerBatchCompression(kgo.NoCompression()))
 	}
 	cl := newClient()
 	defer func() { cl.Close() }()
