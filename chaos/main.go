@@ -49,7 +49,7 @@ func main() {
 		short       = flag.Bool("short", false, "a short campaign for CI: 2 runs each of kill-leader and pause-leader-long, shorter phases (under ~3 minutes)")
 		only        = flag.String("faults", "", "regexp: only the fault kinds it matches")
 		seed        = flag.Uint64("seed", 0, "campaign seed (0: from the clock); run i of a fault kind gets a seed derived from it")
-		replay      = flag.String("replay", "", "fault:seed — replay one run (as listed in RELIABILITY.md)")
+		replay      = flag.String("replay", "", "fault:seed — replay one run (as listed in RELIABILITY.md; add -short for a run of the short campaign)")
 		bin         = flag.String("bin", "", "gokafkad binary (default: go build ./cmd/gokafkad)")
 		out         = flag.String("out", "", "write the report here (default: stdout only)")
 		netMode     = flag.String("net", "auto", "netns (each node in its own network namespace; needs root), loopback, or auto")
@@ -111,6 +111,9 @@ func main() {
 	if base == 0 {
 		base = uint64(time.Now().UnixNano())
 	}
+	if *short {
+		cfg.phases = phases{warmup: 2 * time.Second, recovery: 4 * time.Second}
+	}
 	switch {
 	case *replay != "":
 		name, s, ok := strings.Cut(*replay, ":")
@@ -128,7 +131,6 @@ func main() {
 		}
 		if *short {
 			cfg.runs = 2
-			cfg.phases = phases{warmup: 2 * time.Second, recovery: 4 * time.Second}
 			re = regexp.MustCompile(`^(kill-leader|pause-leader-long)$`)
 		}
 		for fi, f := range faults {

@@ -38,7 +38,7 @@ func report(results []result, in reportInfo) string {
 	p("Each run starts a fresh cluster of real gokafkad processes — three brokers and %d controller(s), %s — "+
 		"with two topics of three partitions, replication factor 3, `min.insync.replicas=2`, unclean election off, "+
 		"`broker.session.timeout.ms=%d`, `replica.lag.time.max.ms=%d`. The workload (franz-go): %d idempotent producers with acks=all "+
-		"writing unique values round robin to `%s` (one every %v each, at most %d unanswered per partition, a produce timeout of %v), %d transactional producers "+
+		"writing unique values round robin to `%s` (one every %v each, at most %d unanswered per partition, a produce timeout of %v and franz-go's request timeout overhead cut to %v, so a silent leader makes them retry elsewhere), %d transactional producers "+
 		"(acks=all, transactions of 1–4 records over `%s`'s partitions, about 70%% committed, the rest aborted; "+
 		"`transaction.timeout.ms=%d`), two consumers in a group reading both topics read_committed, and two consumers "+
 		"assigned every partition from the start, one read_uncommitted, one read_committed. "+
@@ -47,7 +47,7 @@ func report(results []result, in reportInfo) string {
 		"from its start to its high watermark at both isolation levels (once the last stable offset equals the high "+
 		"watermark), and the brokers are stopped and their segment files compared.\n\n",
 		in.controllers, in.net, sessionTimeout.Milliseconds(), replicaLag.Milliseconds(), idempotentProducers, topicA,
-		writeInterval, maxInFlight, produceTimeout, txnProducers, topicT, txnTimeout.Milliseconds(), in.phases.warmup, in.phases.recovery)
+		writeInterval, maxInFlight, produceTimeout, requestOverhead, txnProducers, topicT, txnTimeout.Milliseconds(), in.phases.warmup, in.phases.recovery)
 
 	byFault := map[string][]result{}
 	var order []string
@@ -142,11 +142,11 @@ func report(results []result, in reportInfo) string {
 				p("- … %d more `%s`\n", c-len(r.f.examples[k]), k)
 			}
 		}
-		p("\nReplay: `go run ./chaos -replay %s:%d`\n\n", r.fault, r.seed)
+		p("\nReplay: `go run ./chaos -replay %s:%d%s`\n\n", r.fault, r.seed, shortFlag(in.short))
 	}
 
 	p("\n## Runs\n\n")
-	p("Replay one with `go run ./chaos -replay <fault>:<seed>` (or `make chaos CHAOSARGS='-replay <fault>:<seed>'`).\n\n")
+	p("Replay one with `go run ./chaos -replay <fault>:<seed>%s` (or `make chaos CHAOSARGS='-replay <fault>:<seed>%s'`).\n\n", shortFlag(in.short), shortFlag(in.short))
 	p("| fault | seed | what it did | acked / sent | transactions committed / aborted / unknown | records consumed | anomalies |\n")
 	p("|---|---:|---|---:|---:|---:|---|\n")
 	for _, r := range results {
@@ -162,4 +162,12 @@ func report(results []result, in reportInfo) string {
 			r.txns[txnCommitted], r.txns[txnAborted], r.txns[txnUnknown], r.reads, an)
 	}
 	return b.String()
+}
+
+// shortFlag is the flag a replay of a short campaign's run needs.
+func shortFlag(short bool) string {
+	if short {
+		return " -short"
+	}
+	return ""
 }

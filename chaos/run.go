@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -47,13 +48,14 @@ func runOne(cfg config, flt fault, seed uint64, tag int) (res result) {
 		return res
 	}
 	rt := &runT{dir: dir}
+	var clusterOf *cluster // for the logs of a run that could not finish
 	defer func() {
 		if v := recover(); v != nil {
 			a, ok := v.(abort)
 			if !ok {
 				panic(v)
 			}
-			res.f.add(harness, "%s", a.msg)
+			res.f.add(harness, "%s%s", a.msg, lastLogLines(clusterOf))
 		}
 		rt.finish()
 		res.took = time.Since(start)
@@ -73,6 +75,7 @@ func runOne(cfg config, flt fault, seed uint64, tag int) (res result) {
 		rt.Cleanup(net.teardown)
 	}
 	c := startCluster(rt, cfg.controllers, net)
+	clusterOf = c
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	minISR := "2"
 	for _, topic := range topics {
@@ -186,4 +189,26 @@ func longestGap(acks []time.Time, from, to time.Time) time.Duration {
 		prev = a
 	}
 	return max(gap, to.Sub(prev))
+}
+
+// lastLogLines is each node's last log line, for a harness failure's message.
+func lastLogLines(c *cluster) string {
+	if c == nil {
+		return ""
+	}
+	var b strings.Builder
+	ids := make([]int32, 0, len(c.Nodes))
+	for id := range c.Nodes {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		lines := strings.Split(strings.TrimSpace(c.Nodes[id].Log()), "\n")
+		last := lines[len(lines)-1]
+		if len(last) > 300 {
+			last = last[:300] + "…"
+		}
+		fmt.Fprintf(&b, "; node %d's last log line: %s", id, last)
+	}
+	return b.String()
 }

@@ -131,6 +131,11 @@ const (
 	writeInterval       = 5 * time.Millisecond // per idempotent producer
 	maxInFlight         = 16                   // per idempotent producer and partition
 	produceTimeout      = 5 * time.Second      // the acks=all wait a produce request asks for
+	// requestOverhead is how much longer than its own timeout a producer waits for an
+	// answer before it gives up on the connection (franz-go's default is 10 s): short,
+	// so a paused or cut-off leader makes producers retry elsewhere (idempotent
+	// retries, which must not duplicate) instead of waiting for it to come back.
+	requestOverhead = 2 * time.Second
 )
 
 func startWorkload(seeds []string, seed uint64, run string) *workload {
@@ -180,7 +185,7 @@ func (w *workload) client(opts ...kgo.Opt) *kgo.Client {
 func (w *workload) idempotent(i int) {
 	defer w.producers.Done()
 	cl := w.client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()),
-		kgo.RecordDeliveryTimeout(20*time.Second), kgo.ProduceRequestTimeout(produceTimeout), kgo.ProducerLinger(0),
+		kgo.RecordDeliveryTimeout(20*time.Second), kgo.ProduceRequestTimeout(produceTimeout), kgo.RequestTimeoutOverhead(requestOverhead), kgo.ProducerLinger(0),
 		kgo.ProducerBatchCompression(kgo.NoCompression()))
 	defer cl.Close()
 	var sems [partitions]chan struct{}
@@ -224,7 +229,7 @@ func (w *workload) transactional(i int, rng *rand.Rand) {
 	newClient := func() *kgo.Client {
 		return w.client(kgo.TransactionalID(fmt.Sprintf("chaos-%s-%s", w.run, name)), kgo.TransactionTimeout(txnTimeout),
 			kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()),
-			kgo.RecordDeliveryTimeout(15*time.Second), kgo.ProduceRequestTimeout(produceTimeout), kgo.ProducerLinger(0), kgo.ProducerBatchCompression(kgo.NoCompression()))
+			kgo.RecordDeliveryTimeout(15*time.Second), kgo.ProduceRequestTimeout(produceTimeout), kgo.RequestTimeoutOverhead(requestOverhead), kgo.ProducerLinger(0), kgo.ProducerBatchCompression(kgo.NoCompression()))
 	}
 	cl := newClient()
 	defer func() { cl.Close() }()
