@@ -202,6 +202,17 @@ var faults = []fault{
 		},
 	},
 	{
+		name:  "partition-leader-clients",
+		netns: true,
+		about: fmt.Sprintf("a blackhole route from a partition leader to the clients' address for 2–3× broker.session.timeout.ms (%v): its answers to producers and consumers are lost, the other brokers and the controllers still reach it (it stays leader; clients must wait it out)", sessionTimeout),
+		do: func(r *runCtx) string {
+			p, l := r.leader()
+			d := r.between(2*sessionTimeout, 3*sessionTimeout)
+			r.partitionFor(d, func() error { return r.c.net.cutClients(l) })
+			return fmt.Sprintf("cut broker %d (leader of %s/%d) from the clients for %v", l, topicA, p, d.Round(time.Millisecond))
+		},
+	},
+	{
 		name:  "isolate-broker",
 		netns: true,
 		about: fmt.Sprintf("set a random broker's link down (nobody reaches it, clients included) for 2–3× broker.session.timeout.ms (%v)", sessionTimeout),

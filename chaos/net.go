@@ -24,6 +24,7 @@ type network struct {
 	mu   sync.Mutex
 	cuts map[[2]int32]bool // blackholed pairs (a < b), so heal removes exactly those
 	down map[int32]bool    // nodes whose link is down
+	deaf map[int32]bool    // nodes with a blackhole route to the clients' address
 }
 
 type nsNode struct {
@@ -61,6 +62,7 @@ func newNetwork(tag int, ids []int32) (*network, error) {
 		nodes:  map[int32]*nsNode{},
 		cuts:   map[[2]int32]bool{},
 		down:   map[int32]bool{},
+		deaf:   map[int32]bool{},
 	}
 	n.bridge = n.tag + "br"
 	n.teardown() // leftovers of a campaign that was killed
@@ -136,6 +138,15 @@ func (n *network) cut(a, b int32) error {
 	return ipCmd("-n", n.nodes[b].ns, "route", "add", "blackhole", n.nodes[a].ip+"/32")
 }
 
+// cutClients blackholes id's traffic to the campaign's own address: its answers to the
+// clients (which all run in the root namespace) are lost; the other nodes still reach it.
+func (n *network) cutClients(id int32) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.deaf[id] = true
+	return ipCmd("-n", n.nodes[id].ns, "route", "add", "blackhole", n.hostIP+"/32")
+}
+
 // heal undoes every isolate and cut.
 func (n *network) heal() error {
 	n.mu.Lock()
@@ -155,8 +166,14 @@ func (n *network) heal() error {
 			errs = append(errs, err.Error())
 		}
 	}
+	for id := range n.deaf {
+		if err := ipCmd("-n", n.nodes[id].ns, "route", "del", "blackhole", n.hostIP+"/32"); err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
 	clear(n.down)
 	clear(n.cuts)
+	clear(n.deaf)
 	if len(errs) > 0 {
 		return fmt.Errorf("heal: %s", strings.Join(errs, "; "))
 	}
