@@ -157,8 +157,8 @@ func main() {
 	for i, p := range plan {
 		res := runOne(cfg, p.f, p.seed, tag)
 		results = append(results, res)
-		line := fmt.Sprintf("[%d/%d] %-28s seed %-20d %5.1fs  acked %d/%d  acks/s %.0f|%.0f|%.0f  stall %v",
-			i+1, len(plan), p.f.name, p.seed, res.took.Seconds(), res.acked, res.writes, res.before, res.during, res.after, res.stall.Round(10*time.Millisecond))
+		line := fmt.Sprintf("[%d/%d] %-28s seed %-20d %5.1fs  acked %d/%d  acks/s %.0f|%.0f|%.0f  stall %v  recovery %v",
+			i+1, len(plan), p.f.name, p.seed, res.took.Seconds(), res.acked, res.writes, res.before, res.during, res.after, res.stall.Round(10*time.Millisecond), res.recovery.Round(10*time.Millisecond))
 		if cfg.verbose {
 			for k, n := range res.clientEr {
 				line += fmt.Sprintf("\n      client error ×%d: %s", n, k)

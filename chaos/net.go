@@ -33,7 +33,7 @@ type nsNode struct {
 	ip   string
 }
 
-// run executes one ip(8) command and returns its error with the command's output.
+// ipCmd runs one ip(8) command and returns its error with the command's output.
 func ipCmd(args ...string) error {
 	out, err := exec.Command("ip", args...).CombinedOutput()
 	if err != nil {

@@ -62,15 +62,16 @@ func report(results []result, in reportInfo) string {
 	p("Availability is the idempotent producers' acknowledged writes per second (mean over the runs) before the fault, "+
 		"while it holds, and in the %v after the heal; the stall is the longest time a partition of `%s` went without an "+
 		"acknowledgement, from the fault to the end of the workload (the worst partition of the worst run: what the "+
-		"fault cost the partitions it hit; the others keep their pace).\n\n", in.phases.recovery, topicA)
-	p("| fault | runs | runs with anomalies | anomalies | acked / sent | acks/s before | during | after | longest stall |\n")
-	p("|---|---:|---:|---|---:|---:|---:|---:|---:|\n")
+		"fault cost the partitions it hit; the others keep their pace); recovery is the time from the heal to the "+
+		"first acknowledgement of the slowest partition (worst run).\n\n", in.phases.recovery, topicA)
+	p("| fault | runs | runs with anomalies | anomalies | acked / sent | acks/s before | during | after | longest stall | recovery |\n")
+	p("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, name := range order {
 		rs := byFault[name]
 		bad, all := 0, newFindings()
 		var acked, sent int
 		var before, during, after float64
-		var stall time.Duration
+		var stall, recovery time.Duration
 		for _, r := range rs {
 			if r.f.total() > 0 {
 				bad++
@@ -84,15 +85,23 @@ func report(results []result, in reportInfo) string {
 			during += r.during
 			after += r.after
 			stall = max(stall, r.stall)
+			recovery = max(recovery, r.recovery)
 		}
 		n := float64(len(rs))
 		anoms := all.summary()
 		if anoms == "" {
 			anoms = "none"
 		}
-		p("| %s | %d | %d | %s | %d / %d | %.0f | %.0f | %.0f | %v |\n", name, len(rs), bad, anoms, acked, sent,
-			before/n, during/n, after/n, stall.Round(10*time.Millisecond))
+		p("| %s | %d | %d | %s | %d / %d | %.0f | %.0f | %.0f | %v | %v |\n", name, len(rs), bad, anoms, acked, sent,
+			before/n, during/n, after/n, stall.Round(10*time.Millisecond), recovery.Round(10*time.Millisecond))
 	}
+	p("\nReading the figures: with acks=all a write waits for every replica in the ISR, so a follower that stops " +
+		"fetching (paused, killed, cut off) stalls the partitions it follows until the leader drops it from the ISR " +
+		"(`replica.lag.time.max.ms`) or its connection closes; a partition whose ISR falls below " +
+		"`min.insync.replicas` refuses writes (NOT_ENOUGH_REPLICAS, which producers retry) until a replica catches up. " +
+		"A silent peer (paused, or cut off by a partition) is noticed only through timeouts — the producers' request " +
+		"timeout, the session timeout at the controller — and a connection that lived through a partition resumes at " +
+		"its next TCP retransmission after the heal, which is why recovery after a partition takes seconds.\n")
 	if len(in.skipped) > 0 {
 		p("\nNot run (they need network namespaces, i.e. root): %s.\n", strings.Join(in.skipped, ", "))
 	}

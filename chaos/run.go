@@ -33,7 +33,8 @@ type result struct {
 	during   float64 // … while it holds
 	after    float64 // … after the heal
 	stall    time.Duration
-	keptDir  string // the run's data, kept when it found anomalies
+	recovery time.Duration // heal to the slowest partition's first acknowledgement
+	keptDir  string        // the run's data, kept when it found anomalies
 	clientEr map[string]int
 }
 
@@ -134,6 +135,11 @@ func runOne(cfg config, flt fault, seed uint64, tag int) (res result) {
 	for _, pa := range perPartition {
 		sort.Slice(pa, func(i, j int) bool { return pa[i].Before(pa[j]) })
 		res.stall = max(res.stall, longestGap(pa, r.faultAt, stopAt))
+		// The first acknowledgement at or after the heal (the flush's count too).
+		i := sort.Search(len(pa), func(i int) bool { return !pa[i].Before(r.healAt) })
+		if i < len(pa) {
+			res.recovery = max(res.recovery, pa[i].Sub(r.healAt))
+		}
 	}
 
 	waitUntil(rt, 60*time.Second, "every partition back to three replicas in sync after the heal", func() bool { return c.healthy(topics...) })
