@@ -256,3 +256,20 @@ func others(ids []int32, excl ...int32) []int32 {
 	}
 	return out
 }
+
+// coordinatorOf asks FindCoordinator which broker coordinates transactional id txnID.
+func (c *cluster) coordinatorOf(txnID string) int32 {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	req := kmsg.NewPtrFindCoordinatorRequest()
+	req.CoordinatorType = 1 // transaction
+	req.CoordinatorKeys = []string{txnID}
+	resp, err := req.RequestWith(ctx, c.raw)
+	if err != nil || len(resp.Coordinators) != 1 || resp.Coordinators[0].ErrorCode != 0 {
+		return -1
+	}
+	if id := resp.Coordinators[0].NodeID; slices.Contains(brokerIDs, id) {
+		return id
+	}
+	return -1
+}

@@ -24,6 +24,7 @@ type runCtx struct {
 	t       *runT
 	c       *cluster
 	rng     *rand.Rand
+	txnID   string // the first transactional producer's id
 	faultAt time.Time
 	healAt  time.Time
 }
@@ -49,6 +50,16 @@ func (r *runCtx) follower() (int32, int32) {
 	p, l := r.leader()
 	fs := others(brokerIDs, l)
 	return p, fs[r.rng.IntN(len(fs))]
+}
+
+// txnCoordinator returns the broker coordinating the first transactional producer's id.
+func (r *runCtx) txnCoordinator() int32 {
+	var id int32 = -1
+	waitUntil(r.t, 20*time.Second, "a transaction coordinator", func() bool {
+		id = r.c.coordinatorOf(r.txnID)
+		return id >= 0
+	})
+	return id
 }
 
 // controller returns the active controller.
@@ -153,6 +164,26 @@ var faults = []fault{
 			d := r.between(2*sessionTimeout, 3*sessionTimeout)
 			r.pauseFor(l, d)
 			return fmt.Sprintf("paused broker %d (leader of %s/%d) for %v", l, topicA, p, d.Round(time.Millisecond))
+		},
+	},
+	{
+		name:  "kill-txn-coordinator",
+		about: "kill -9 the transaction coordinator of a transactional producer (the leader of its `__transaction_state` partition); restart it 3–6 s later",
+		do: func(r *runCtx) string {
+			id := r.txnCoordinator()
+			d := r.between(3*time.Second, 6*time.Second)
+			r.killFor(id, d, nil)
+			return fmt.Sprintf("killed broker %d (transaction coordinator of %s) for %v", id, r.txnID, d.Round(time.Millisecond))
+		},
+	},
+	{
+		name:  "pause-txn-coordinator-long",
+		about: fmt.Sprintf("SIGSTOP the transaction coordinator of a transactional producer for 2–3× broker.session.timeout.ms (%v): it wakes up deposed, with requests queued", sessionTimeout),
+		do: func(r *runCtx) string {
+			id := r.txnCoordinator()
+			d := r.between(2*sessionTimeout, 3*sessionTimeout)
+			r.pauseFor(id, d)
+			return fmt.Sprintf("paused broker %d (transaction coordinator of %s) for %v", id, r.txnID, d.Round(time.Millisecond))
 		},
 	},
 	{

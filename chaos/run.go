@@ -98,7 +98,7 @@ func runOne(cfg config, flt fault, seed uint64, tag int) (res result) {
 	})
 	t0 := time.Now()
 	time.Sleep(cfg.phases.warmup)
-	r := &runCtx{t: rt, c: c, rng: rng}
+	r := &runCtx{t: rt, c: c, rng: rng, txnID: txnID(fmt.Sprint(seed), 0)}
 	res.what = flt.do(r)
 	if cfg.verbose {
 		log.Printf("%s seed %d: %s", flt.name, seed, res.what)

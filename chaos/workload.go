@@ -227,7 +227,7 @@ func (w *workload) transactional(i int, rng *rand.Rand) {
 	defer w.producers.Done()
 	name := fmt.Sprintf("txn-%d", i)
 	newClient := func() *kgo.Client {
-		return w.client(kgo.TransactionalID(fmt.Sprintf("chaos-%s-%s", w.run, name)), kgo.TransactionTimeout(txnTimeout),
+		return w.client(kgo.TransactionalID(txnID(w.run, i)), kgo.TransactionTimeout(txnTimeout),
 			kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()),
 			kgo.RecordDeliveryTimeout(15*time.Second), kgo.ProduceRequestTimeout(produceTimeout), kgo.RequestTimeoutOverhead(requestOverhead), kgo.ProducerLinger(0), kgo.ProducerBatchCompression(kgo.NoCompression()))
 	}
@@ -291,6 +291,9 @@ func (w *workload) transactional(i int, rng *rand.Rand) {
 		}
 	}
 }
+
+// txnID is transactional producer i's id in run.
+func txnID(run string, i int) string { return fmt.Sprintf("chaos-%s-txn-%d", run, i) }
 
 // groupConsumer reads both topics read_committed in a consumer group, committing
 // offsets automatically. Rebalances run only between polls, and each one starts a new
