@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    := ./...
 FUZZTIME ?= 10s
 
-.PHONY: run build test test-short vet fuzz soak bench compat clean
+.PHONY: run build test test-short vet fuzz soak bench compat chaos chaos-short clean
 
 ## run: start a single-node broker on 127.0.0.1:9092 with data in ./data
 run: build
@@ -49,6 +49,17 @@ bench: build
 ## Kafka, side by side; writes COMPATIBILITY.md (needs Java 17+, Maven, kcat, node, python3)
 compat:
 	cd compat && $(GO) run . -repo .. -out ../COMPATIBILITY.md -readme ../README.md $(COMPATARGS)
+
+## chaos: the fault campaign — real processes, one fault kind per run (kill -9, SIGSTOP,
+## network partitions in network namespaces when run as root, torn segment tails),
+## Jepsen's Kafka checks afterwards; writes RELIABILITY.md (CHAOSARGS=-runs=20 for the
+## full campaign, -faults=REGEXP, -replay=fault:seed)
+chaos: build
+	$(GO) run ./chaos -bin bin/gokafkad -out RELIABILITY.md $(CHAOSARGS)
+
+## chaos-short: two fault kinds, two runs each, under ~3 minutes, writing nothing (for CI)
+chaos-short: build
+	$(GO) run ./chaos -bin bin/gokafkad -short $(CHAOSARGS)
 
 clean:
 	rm -rf bin

@@ -108,7 +108,7 @@ func Ctx(t testing.TB, d time.Duration) context.Context {
 }
 
 // WaitFor polls cond until it is true or timeout passes (then the test fails with msg).
-func WaitFor(t testing.TB, timeout time.Duration, msg string, cond func() bool) {
+func WaitFor(t TB, timeout time.Duration, msg string, cond func() bool) {
 	t.Helper()
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()

@@ -10,9 +10,19 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"testing"
 	"time"
 )
+
+// TB is the part of testing.TB the process helpers use, so that a program (the fault
+// campaign, `make chaos`) can drive the same processes outside a test. *testing.T and
+// *testing.B satisfy it.
+type TB interface {
+	Helper()
+	Cleanup(func())
+	TempDir() string
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+}
 
 var (
 	buildOnce sync.Once
@@ -20,8 +30,12 @@ var (
 	buildErr  error
 )
 
+// UseBinary makes Binary return path instead of building cmd/gokafkad; it has effect
+// only before the first Binary call.
+func UseBinary(path string) { buildOnce.Do(func() { binPath = path }) }
+
 // Binary builds cmd/gokafkad once per test binary and returns its path.
-func Binary(t testing.TB) string {
+func Binary(t TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "gokafkad-bin")
@@ -44,17 +58,21 @@ func Binary(t testing.TB) string {
 
 // Process is gokafkad running as a real process, for tests that kill or pause it.
 type Process struct {
-	t       testing.TB
-	Dir     string
-	Props   map[string]string
-	Addr    string
+	t     TB
+	Dir   string
+	Props map[string]string
+	Addr  string
+	// Wrap, when set, is the command line the binary and its properties file are
+	// appended to (the campaign's `ip netns exec <ns>`); it must exec, not fork, so
+	// that signals reach gokafkad itself.
+	Wrap    []string
 	cmd     *exec.Cmd
 	logPath string
 	exited  chan struct{}
 }
 
 // freePort returns a loopback port that was free a moment ago.
-func freePort(t testing.TB) int {
+func freePort(t TB) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -66,7 +84,7 @@ func freePort(t testing.TB) int {
 
 // StartProcess starts a single combined node as a process with its own data dir and
 // ports; extra properties override the defaults. It is killed when the test ends.
-func StartProcess(t testing.TB, extra map[string]string) *Process {
+func StartProcess(t TB, extra map[string]string) *Process {
 	t.Helper()
 	dir := t.TempDir()
 	port, cport := freePort(t), freePort(t)
@@ -112,7 +130,8 @@ func (p *Process) launch() {
 	if err != nil {
 		p.t.Fatal(err)
 	}
-	p.cmd = exec.Command(Binary(p.t), propsPath)
+	args := append(append([]string(nil), p.Wrap...), Binary(p.t), propsPath)
+	p.cmd = exec.Command(args[0], args[1:]...)
 	p.cmd.Stdout, p.cmd.Stderr = logf, logf
 	dieWithParent(p.cmd)
 	if err := p.cmd.Start(); err != nil {
@@ -195,7 +214,7 @@ func (p *Process) Exited() bool {
 
 // Cluster is a multi-node cluster of real processes sharing controller.quorum.voters.
 type Cluster struct {
-	t     testing.TB
+	t     TB
 	Nodes map[int32]*Process
 	// Brokers are the ids of the nodes with the broker role, in order.
 	Brokers []int32
@@ -206,10 +225,26 @@ type Cluster struct {
 // same controller.quorum.voters; extra properties apply to every node. The processes
 // start together (a quorum needs a majority before any broker can register) and are
 // killed when the test ends. A controller-only node's Addr is its controller listener.
-func StartCluster(t testing.TB, roles map[int32]string, extra map[string]string) *Cluster {
+func StartCluster(t TB, roles map[int32]string, extra map[string]string) *Cluster {
+	t.Helper()
+	return StartClusterPlaced(t, roles, extra, nil)
+}
+
+// Placement says where a node of StartClusterPlaced runs: the address its listeners
+// bind and advertise (127.0.0.1 when empty) and the command its binary is started
+// under (Process.Wrap).
+type Placement struct {
+	Host string
+	Wrap []string
+}
+
+// StartClusterPlaced is StartCluster with each node placed by place (nil: every node
+// on 127.0.0.1), so the fault campaign can run each node in its own network namespace.
+func StartClusterPlaced(t TB, roles map[int32]string, extra map[string]string, place func(id int32) Placement) *Cluster {
 	t.Helper()
 	c := &Cluster{t: t, Nodes: map[int32]*Process{}}
 	ports, cports := map[int32]int{}, map[int32]int{}
+	hosts, wraps := map[int32]string{}, map[int32][]string{}
 	var voters []string
 	ids := make([]int32, 0, len(roles))
 	for id := range roles {
@@ -217,9 +252,17 @@ func StartCluster(t testing.TB, roles map[int32]string, extra map[string]string)
 	}
 	slices.Sort(ids)
 	for _, id := range ids {
+		hosts[id] = "127.0.0.1"
+		if place != nil {
+			pl := place(id)
+			if pl.Host != "" {
+				hosts[id] = pl.Host
+			}
+			wraps[id] = pl.Wrap
+		}
 		if strings.Contains(roles[id], "controller") {
 			cports[id] = freePort(t)
-			voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", id, cports[id]))
+			voters = append(voters, fmt.Sprintf("%d@%s:%d", id, hosts[id], cports[id]))
 		}
 		if strings.Contains(roles[id], "broker") {
 			ports[id] = freePort(t)
@@ -228,6 +271,7 @@ func StartCluster(t testing.TB, roles map[int32]string, extra map[string]string)
 	}
 	for _, id := range ids {
 		dir := t.TempDir()
+		host := hosts[id]
 		var listeners []string
 		props := map[string]string{
 			"process.roles":                  roles[id],
@@ -239,21 +283,21 @@ func StartCluster(t testing.TB, roles map[int32]string, extra map[string]string)
 		}
 		addr := ""
 		if port, ok := ports[id]; ok {
-			listeners = append(listeners, fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", port))
-			props["advertised.listeners"] = fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", port)
-			addr = fmt.Sprintf("127.0.0.1:%d", port)
+			listeners = append(listeners, fmt.Sprintf("PLAINTEXT://%s:%d", host, port))
+			props["advertised.listeners"] = fmt.Sprintf("PLAINTEXT://%s:%d", host, port)
+			addr = fmt.Sprintf("%s:%d", host, port)
 		}
 		if cport, ok := cports[id]; ok {
-			listeners = append(listeners, fmt.Sprintf("CONTROLLER://127.0.0.1:%d", cport))
+			listeners = append(listeners, fmt.Sprintf("CONTROLLER://%s:%d", host, cport))
 			if addr == "" {
-				addr = fmt.Sprintf("127.0.0.1:%d", cport)
+				addr = fmt.Sprintf("%s:%d", host, cport)
 			}
 		}
 		props["listeners"] = strings.Join(listeners, ",")
 		for k, v := range extra {
 			props[k] = v
 		}
-		p := &Process{t: t, Dir: dir, Props: props, Addr: addr}
+		p := &Process{t: t, Dir: dir, Props: props, Addr: addr, Wrap: wraps[id]}
 		t.Cleanup(func() { p.Kill() })
 		c.Nodes[id] = p
 	}
@@ -311,6 +355,14 @@ func (p *Process) Pause() {
 		i := strings.LastIndexByte(s, ')')
 		return i >= 0 && i+2 < len(s) && (s[i+2] == 'T' || s[i+2] == 't')
 	})
+}
+
+// Pid is the process id of the running (or last) process, 0 before the first start.
+func (p *Process) Pid() int {
+	if p.cmd == nil || p.cmd.Process == nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
 }
 
 // Resume continues a paused process (SIGCONT).

@@ -1,0 +1,209 @@
+// Command chaos is gokafkad's fault campaign (`make chaos`): Jepsen's Kafka workload,
+// written here, against real gokafkad processes. Each run starts a fresh cluster
+// (three brokers, one or three controllers, each process in its own network
+// namespace when the campaign runs as root), creates two topics with replication
+// factor 3 and min.insync.replicas=2, runs idempotent and transactional producers
+// (acks=all) and consumers (a group, and assigned partitions at both isolation
+// levels), applies one fault, heals it, reads every partition back at both isolation
+// levels, stops the brokers and compares their segment files. The checker then looks
+// for lost acknowledged writes, duplicates, offsets readers disagree on, records read
+// that nobody wrote, aborted transactions visible to read_committed, consumers going
+// back or skipping, and replicas that differ below the high watermark. The campaign
+// writes RELIABILITY.md: per fault kind the runs, anomalies and availability, and
+// every run's seed.
+//
+// A seed fixes a run's choices (victim, partition, durations, which transactions
+// commit), not the scheduling of the processes, so a replay repeats the fault, not
+// necessarily the anomaly.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/gokafkad/gokafkad/integration"
+)
+
+type config struct {
+	runs        int
+	controllers int
+	netns       bool
+	keep        bool
+	keepAll     bool
+	verbose     bool
+	workDir     string
+	phases      phases
+}
+
+func main() {
+	var (
+		runs        = flag.Int("runs", 3, "runs per fault kind (the full campaign is 20)")
+		short       = flag.Bool("short", false, "a short campaign for CI: 2 runs each of kill-leader and pause-leader-long, shorter phases (under ~3 minutes)")
+		only        = flag.String("faults", "", "regexp: only the fault kinds it matches")
+		seed        = flag.Uint64("seed", 0, "campaign seed (0: from the clock); run i of a fault kind gets a seed derived from it")
+		replay      = flag.String("replay", "", "fault:seed — replay one run (as listed in RELIABILITY.md; add -short for a run of the short campaign)")
+		bin         = flag.String("bin", "", "gokafkad binary (default: go build ./cmd/gokafkad)")
+		out         = flag.String("out", "", "write the report here (default: stdout only)")
+		netMode     = flag.String("net", "auto", "netns (each node in its own network namespace; needs root), loopback, or auto")
+		controllers = flag.Int("controllers", 3, "controllers in each cluster: 1 or 3")
+		keep        = flag.Bool("keep", false, "keep the data dirs and logs of runs that found anomalies")
+		keepAll     = flag.Bool("keep-all", false, "keep the data dirs and logs of every run")
+		verbose     = flag.Bool("v", false, "log each run's fault as it happens")
+	)
+	flag.Parse()
+	log.SetFlags(log.Ltime)
+
+	cfg := config{runs: *runs, controllers: *controllers, keep: *keep || *keepAll, keepAll: *keepAll, verbose: *verbose,
+		phases: phases{warmup: 3 * time.Second, recovery: 6 * time.Second}}
+	if *controllers != 1 && *controllers != 3 {
+		log.Fatalf("-controllers must be 1 or 3")
+	}
+	switch *netMode {
+	case "netns":
+		if err := netnsUsable(); err != nil {
+			log.Fatalf("-net netns: %v", err)
+		}
+		cfg.netns = true
+	case "auto":
+		cfg.netns = netnsUsable() == nil
+	case "loopback":
+	default:
+		log.Fatalf("-net: want netns, loopback or auto")
+	}
+	if *bin != "" {
+		integration.UseBinary(*bin)
+	}
+	var err error
+	if cfg.workDir, err = os.MkdirTemp("", "gokafkad-chaos"); err != nil {
+		log.Fatal(err)
+	}
+	tag := os.Getpid()%200 + 1 // names and the subnet of this campaign's namespaces
+
+	// SIGINT/SIGTERM: remove the namespaces before leaving (the brokers die with us).
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		<-sigs
+		if cfg.netns {
+			(&network{tag: fmt.Sprintf("gkc%d", tag), bridge: fmt.Sprintf("gkc%dbr", tag)}).teardown()
+		}
+		if !cfg.keep {
+			os.RemoveAll(cfg.workDir)
+		}
+		os.Exit(130)
+	}()
+
+	type planned struct {
+		f    fault
+		seed uint64
+	}
+	var plan []planned
+	var skipped []string
+	base := *seed
+	if base == 0 {
+		base = uint64(time.Now().UnixNano())
+	}
+	if *short {
+		cfg.phases = phases{warmup: 2 * time.Second, recovery: 4 * time.Second}
+	}
+	switch {
+	case *replay != "":
+		name, s, ok := strings.Cut(*replay, ":")
+		f, found := faultNamed(name)
+		n, err := strconv.ParseUint(s, 10, 64)
+		if !ok || !found || err != nil {
+			log.Fatalf("-replay %q: want fault:seed with a known fault", *replay)
+		}
+		plan = append(plan, planned{f, n})
+		cfg.runs = 1
+	default:
+		var re *regexp.Regexp
+		if *only != "" {
+			re = regexp.MustCompile(*only)
+		}
+		if *short {
+			cfg.runs = 2
+			re = regexp.MustCompile(`^(kill-leader|pause-leader-long)$`)
+		}
+		for fi, f := range faults {
+			if re != nil && !re.MatchString(f.name) {
+				continue
+			}
+			if f.netns && !cfg.netns {
+				skipped = append(skipped, f.name)
+				continue
+			}
+			for i := range cfg.runs {
+				plan = append(plan, planned{f, runSeed(base, fi, i)})
+			}
+		}
+	}
+	netDesc := "loopback (127.0.0.1, no network faults)"
+	if cfg.netns {
+		netDesc = "a network namespace per node"
+	}
+	log.Printf("chaos: %d runs (%d controllers, %s); campaign seed %d", len(plan), cfg.controllers, netDesc, base)
+
+	started := time.Now()
+	var results []result
+	for i, p := range plan {
+		res := runOne(cfg, p.f, p.seed, tag)
+		results = append(results, res)
+		line := fmt.Sprintf("[%d/%d] %-28s seed %-20d %5.1fs  acked %d/%d  acks/s %.0f|%.0f|%.0f  stall %v  recovery %v",
+			i+1, len(plan), p.f.name, p.seed, res.took.Seconds(), res.acked, res.writes, res.before, res.during, res.after, res.stall.Round(10*time.Millisecond), res.recovery.Round(10*time.Millisecond))
+		if cfg.verbose {
+			for k, n := range res.clientEr {
+				line += fmt.Sprintf("\n      client error ×%d: %s", n, k)
+			}
+		}
+		if n := res.f.total(); n > 0 {
+			line += "  ANOMALIES: " + res.f.summary()
+			for _, k := range anomalyKinds {
+				for _, e := range res.f.examples[k] {
+					line += "\n      " + k + ": " + e
+				}
+			}
+			if res.keptDir != "" {
+				line += "\n      data kept in " + res.keptDir
+			}
+		}
+		log.Print(line)
+	}
+	if !cfg.keep {
+		os.RemoveAll(cfg.workDir)
+	}
+
+	rep := report(results, reportInfo{
+		base: base, runs: cfg.runs, controllers: cfg.controllers, net: netDesc, short: *short,
+		skipped: skipped, took: time.Since(started), phases: cfg.phases, replay: *replay != "",
+	})
+	if *out != "" {
+		if err := os.WriteFile(*out, []byte(rep), 0o644); err != nil {
+			log.Fatal(err)
+		}
+		log.Printf("wrote %s", *out)
+	} else {
+		fmt.Print(rep)
+	}
+	for _, r := range results {
+		if r.f.total() > 0 {
+			os.Exit(1)
+		}
+	}
+}
+
+// runSeed derives run i of fault fi from the campaign seed (splitmix64).
+func runSeed(base uint64, fi, i int) uint64 {
+	z := base + uint64(fi)*0x9e3779b97f4a7c15 + uint64(i+1)*0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return (z ^ (z >> 31)) >> 1 // below 2^63, so a seed prints as a plain number
+}
