@@ -208,6 +208,15 @@ type Cluster struct {
 // killed when the test ends. A controller-only node's Addr is its controller listener.
 func StartCluster(t testing.TB, roles map[int32]string, extra map[string]string) *Cluster {
 	t.Helper()
+	c := PrepareCluster(t, roles, extra)
+	c.StartAll()
+	return c
+}
+
+// PrepareCluster is StartCluster without the start: a test may change a node's Props
+// (say, a per-node advertised listener) before it calls StartAll.
+func PrepareCluster(t testing.TB, roles map[int32]string, extra map[string]string) *Cluster {
+	t.Helper()
 	c := &Cluster{t: t, Nodes: map[int32]*Process{}}
 	ports, cports := map[int32]int{}, map[int32]int{}
 	var voters []string
@@ -257,7 +266,6 @@ func StartCluster(t testing.TB, roles map[int32]string, extra map[string]string)
 		t.Cleanup(func() { p.Kill() })
 		c.Nodes[id] = p
 	}
-	c.StartAll()
 	return c
 }
 
