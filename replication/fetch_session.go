@@ -95,15 +95,22 @@ func (h *fetchSessionHandler) build(req *kmsg.FetchRequest, next []wantedPartiti
 	h.round++
 	req.SessionID, req.SessionEpoch = h.sessionID, h.epoch
 	req.Topics, req.ForgottenTopics = req.Topics[:0], req.ForgottenTopics[:0]
-	topics := map[string]int{}
+	// Topics are grouped by name and id: while a recreated topic's partitions move to
+	// its new id, the old and the new one may both be fetched.
+	type topicKey struct {
+		name string
+		id   [16]byte
+	}
+	topics := map[topicKey]int{}
 	send := func(wp *wantedPartition) {
-		i, ok := topics[wp.TP.Topic]
+		k := topicKey{wp.TP.Topic, wp.Data.TopicID}
+		i, ok := topics[k]
 		if !ok {
 			t := kmsg.NewFetchRequestTopic()
 			t.Topic, t.TopicID = wp.TP.Topic, wp.Data.TopicID
 			req.Topics = append(req.Topics, t)
 			i = len(req.Topics) - 1
-			topics[wp.TP.Topic] = i
+			topics[k] = i
 		}
 		rp := kmsg.NewFetchRequestTopicPartition()
 		rp.Partition = wp.TP.Partition
@@ -113,10 +120,6 @@ func (h *fetchSessionHandler) build(req *kmsg.FetchRequest, next []wantedPartiti
 		rp.LogStartOffset = wp.Data.LogStartOffset
 		rp.PartitionMaxBytes = wp.Data.MaxBytes
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
-	}
-	type topicKey struct {
-		name string
-		id   [16]byte
 	}
 	forgotten := map[topicKey]int{}
 	forget := func(tp storage.TopicPartition, topicID [16]byte) {

@@ -3,6 +3,7 @@ package replication
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -255,4 +256,114 @@ func TestFetchSessionEpochWrapsAtMax(t *testing.T) {
 	s.expect(fmt.Sprintf("7/%d send=[] forget=[]", math.MaxInt32))
 	s.answer(7, 0)
 	s.expect("7/1 send=[] forget=[]")
+}
+
+// TestFetchSessionLeaderViewMatches: over random rounds of partitions joining,
+// leaving, moving and changing topic id, with answers lost, sessions evicted and
+// epochs refused, whenever the leader accepts a fetch its session (modelled as the
+// server keeps it: a full fetch replaces it, an incremental one upserts what it names
+// and drops what it forgets) holds exactly the partitions the fetcher wanted, at the
+// positions it wanted.
+func TestFetchSessionLeaderViewMatches(t *testing.T) {
+	type key struct {
+		tp storage.TopicPartition
+		id [16]byte
+	}
+	for seed := range uint64(20) {
+		rng := rand.New(rand.NewPCG(seed, 1))
+		h := newFetchSessionHandler()
+		want := map[storage.TopicPartition]fetchPartitionData{}
+		var leader map[key]fetchPartitionData // nil: no session on the leader
+		leaderID, leaderEpoch := int32(0), int32(0)
+		nextID := int32(100)
+		for round := range 300 {
+			// The fetcher's partitions change.
+			for range rng.IntN(4) {
+				tp := storage.TopicPartition{Topic: []string{"a", "b"}[rng.IntN(2)], Partition: rng.Int32N(6)}
+				switch d, ok := want[tp]; {
+				case !ok:
+					want[tp] = fetchPartitionData{TopicID: [16]byte{byte(rng.IntN(2))}, FetchOffset: rng.Int64N(100)}
+				case rng.IntN(4) == 0:
+					delete(want, tp)
+				case rng.IntN(6) == 0:
+					d.TopicID[0] ^= 1
+					want[tp] = d
+				default:
+					d.FetchOffset++
+					d.LastFetchedEpoch = rng.Int32N(3)
+					want[tp] = d
+				}
+			}
+			var next []wantedPartition
+			for tp, d := range want {
+				next = append(next, wantedPartition{TP: tp, Data: d})
+			}
+			req := kmsg.NewPtrFetchRequest()
+			if !h.build(req, next) {
+				if len(want) != 0 {
+					t.Fatalf("seed %d round %d: nothing to send with %d partitions wanted", seed, round, len(want))
+				}
+				continue
+			}
+			// The leader, as server/01_fetch.go's fetchContext.
+			resp := kmsg.NewPtrFetchResponse()
+			switch {
+			case req.SessionEpoch == 0:
+				leader = map[key]fetchPartitionData{}
+				nextID++
+				leaderID, leaderEpoch = nextID, 1
+				resp.SessionID = leaderID
+			case leader == nil || req.SessionID != leaderID:
+				resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
+			case req.SessionEpoch != leaderEpoch:
+				resp.ErrorCode = kerr.InvalidFetchSessionEpoch.Code
+			default:
+				leaderEpoch++
+				resp.SessionID = leaderID
+			}
+			if resp.ErrorCode == 0 {
+				for _, rt := range req.Topics {
+					for _, rp := range rt.Partitions {
+						leader[key{storage.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}, rt.TopicID}] = fetchPartitionData{
+							TopicID: rt.TopicID, FetchOffset: rp.FetchOffset, LogStartOffset: rp.LogStartOffset,
+							CurrentLeaderEpoch: rp.CurrentLeaderEpoch, LastFetchedEpoch: rp.LastFetchedEpoch, MaxBytes: rp.PartitionMaxBytes,
+						}
+					}
+				}
+				for _, ft := range req.ForgottenTopics {
+					for _, p := range ft.Partitions {
+						delete(leader, key{storage.TopicPartition{Topic: ft.Topic, Partition: p}, ft.TopicID})
+					}
+				}
+				if len(leader) != len(want) {
+					t.Fatalf("seed %d round %d: the leader's session holds %d partitions, the fetcher wants %d", seed, round, len(leader), len(want))
+				}
+				for tp, d := range want {
+					if got, ok := leader[key{tp, d.TopicID}]; !ok || got != d {
+						t.Fatalf("seed %d round %d: the leader's session has %v for %s, the fetcher wants %v", seed, round, got, tp, d)
+					}
+				}
+				// Full answers name every partition; incremental ones some.
+				for tp, d := range want {
+					if req.SessionEpoch == 0 || rng.IntN(3) == 0 {
+						rt := kmsg.NewFetchResponseTopic()
+						rt.TopicID = d.TopicID
+						rp := kmsg.NewFetchResponseTopicPartition()
+						rp.Partition = tp.Partition
+						rt.Partitions = append(rt.Partitions, rp)
+						resp.Topics = append(resp.Topics, rt)
+					}
+				}
+			}
+			switch r := rng.IntN(20); {
+			case r == 0: // the answer is lost (the leader applied the request)
+				h.handleError()
+			case r == 1: // the leader evicts the session
+				h.handleResponse(resp)
+				leader = nil
+			default:
+				h.handleResponse(resp)
+			}
+		}
+	}
 }
