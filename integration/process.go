@@ -242,6 +242,21 @@ type Placement struct {
 // on 127.0.0.1), so the fault campaign can run each node in its own network namespace.
 func StartClusterPlaced(t TB, roles map[int32]string, extra map[string]string, place func(id int32) Placement) *Cluster {
 	t.Helper()
+	c := PrepareClusterPlaced(t, roles, extra, place)
+	c.StartAll()
+	return c
+}
+
+// PrepareCluster is StartCluster without the start: a test may change a node's Props
+// (say, a per-node advertised listener) before it calls StartAll.
+func PrepareCluster(t TB, roles map[int32]string, extra map[string]string) *Cluster {
+	t.Helper()
+	return PrepareClusterPlaced(t, roles, extra, nil)
+}
+
+// PrepareClusterPlaced is StartClusterPlaced without the start.
+func PrepareClusterPlaced(t TB, roles map[int32]string, extra map[string]string, place func(id int32) Placement) *Cluster {
+	t.Helper()
 	c := &Cluster{t: t, Nodes: map[int32]*Process{}}
 	ports, cports := map[int32]int{}, map[int32]int{}
 	hosts, wraps := map[int32]string{}, map[int32][]string{}
@@ -301,7 +316,6 @@ func StartClusterPlaced(t TB, roles map[int32]string, extra map[string]string, p
 		t.Cleanup(func() { p.Kill() })
 		c.Nodes[id] = p
 	}
-	c.StartAll()
 	return c
 }
 

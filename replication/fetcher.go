@@ -170,7 +170,9 @@ func (m *FetcherManager) Close() {
 }
 
 // fetcher is one ReplicaFetcherThread: its loop truncates what needs truncating, then
-// fetches every partition it follows from its leader in one request.
+// fetches every partition it follows from its leader in one request — in a fetch
+// session (fetch_session.go), so once the session is open a request names only the
+// partitions whose position changed.
 type fetcher struct {
 	m      *FetcherManager
 	leader int32
@@ -179,6 +181,10 @@ type fetcher struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	wake   chan struct{}
+
+	// session and next are used by the run goroutine only.
+	session *fetchSessionHandler
+	next    []wantedPartition // reused by every buildFetch
 
 	mu    sync.Mutex
 	parts map[storage.TopicPartition]*fetchState
@@ -194,7 +200,8 @@ func newFetcher(m *FetcherManager, leader int32, id int) *fetcher {
 		m: m, leader: leader, ctx: ctx, cancel: cancel,
 		log:  m.cfg.Logger.With().Str("fetcher", fmt.Sprintf("ReplicaFetcherThread-%d-%d", id, leader)).Logger(),
 		done: make(chan struct{}), wake: make(chan struct{}, 1),
-		parts: map[storage.TopicPartition]*fetchState{},
+		parts:   map[storage.TopicPartition]*fetchState{},
+		session: newFetchSessionHandler(),
 	}
 }
 
@@ -239,7 +246,7 @@ func (f *fetcher) run() {
 	}()
 	backoff := time.Duration(f.m.cfg.BackoffMs) * time.Millisecond
 	for f.ctx.Err() == nil {
-		req, states := f.buildFetch()
+		req := f.buildFetch()
 		if req == nil {
 			select { // nothing to fetch: wait for partitions
 			case <-f.wake:
@@ -251,6 +258,7 @@ func (f *fetcher) run() {
 		if ep == nil {
 			addr, ok := f.m.cfg.Endpoint(f.leader)
 			if !ok {
+				f.session.handleError() // built, never sent
 				f.sleep(backoff)
 				continue
 			}
@@ -264,6 +272,7 @@ func (f *fetcher) run() {
 		// the log before the next fetch.
 		resp, err := ep.RequestReusing(f.ctx, req)
 		if err != nil {
+			f.session.handleError()
 			if f.ctx.Err() == nil {
 				f.log.Warn().Err(err).Msg("fetch from leader failed")
 				ep.Close()
@@ -272,7 +281,8 @@ func (f *fetcher) run() {
 			}
 			continue
 		}
-		if !f.processRecovered(ep, resp.(*kmsg.FetchResponse), states) {
+		if !f.processRecovered(ep, resp.(*kmsg.FetchResponse)) {
+			f.session.handleError()
 			ep.Close()
 			ep = nil
 			f.sleep(backoff)
@@ -283,7 +293,7 @@ func (f *fetcher) run() {
 // processRecovered is processResponse recovering a panic (a bug, or a response no
 // leader should send): logged with its stack and counted; false tells the loop to
 // reconnect after a backoff instead of taking the broker down.
-func (f *fetcher) processRecovered(ep *LeaderEndpoint, resp *kmsg.FetchResponse, states []*fetchState) (ok bool) {
+func (f *fetcher) processRecovered(ep *LeaderEndpoint, resp *kmsg.FetchResponse) (ok bool) {
 	defer func() {
 		if v := recover(); v != nil {
 			f.log.Error().Str("panic", fmt.Sprint(v)).Bytes("stack", debug.Stack()).
@@ -294,7 +304,7 @@ func (f *fetcher) processRecovered(ep *LeaderEndpoint, resp *kmsg.FetchResponse,
 			ok = false
 		}
 	}()
-	f.processResponse(ep, resp, states)
+	f.processResponse(ep, resp)
 	return true
 }
 
@@ -308,18 +318,20 @@ func (f *fetcher) sleep(d time.Duration) {
 // buildFetch makes the fetch for every partition not sitting out a backoff, as Kafka's
 // RemoteLeaderEndPoint.buildFetch: fetch offset, own log start offset, current leader
 // epoch and last fetched epoch per partition; replica id and broker epoch on the request.
-func (f *fetcher) buildFetch() (*kmsg.FetchRequest, []*fetchState) {
+// The session handler sends all of them (a full fetch) or only those that changed (an
+// incremental one); a partition sitting out a backoff leaves the session (forgotten),
+// so the leader neither reads it nor answers its error again, and rejoins it after.
+// It returns nil when there is nothing to send.
+func (f *fetcher) buildFetch() *kmsg.FetchRequest {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	now := time.Now()
-	var states []*fetchState
-	byTopic := map[string]int{}
 	req := kmsg.NewPtrFetchRequest()
 	cfg := f.m.cfg
 	req.ReplicaID = cfg.LocalID
 	req.ReplicaState.ID, req.ReplicaState.Epoch = cfg.LocalID, cfg.BrokerEpoch()
 	req.MaxWaitMillis, req.MinBytes, req.MaxBytes = cfg.WaitMaxMs, cfg.MinBytes, cfg.ResponseMaxBytes
-	req.SessionID, req.SessionEpoch = 0, -1 // sessionless
+	next := f.next[:0]
 	for _, st := range f.parts {
 		if now.Before(st.delayedUntil) {
 			continue
@@ -327,48 +339,47 @@ func (f *fetcher) buildFetch() (*kmsg.FetchRequest, []*fetchState) {
 		if th := cfg.Throttle; th != nil && !st.caughtUp && th.FollowerThrottled(st.P.TP) && th.Follower.Exceeded(now) {
 			continue // throttled (throttle.go): left out until the rate falls under the bound
 		}
-		i, ok := byTopic[st.P.TP.Topic]
-		if !ok {
-			t := kmsg.NewFetchRequestTopic()
-			t.Topic, t.TopicID = st.P.TP.Topic, st.TopicID
-			req.Topics = append(req.Topics, t)
-			i = len(req.Topics) - 1
-			byTopic[st.P.TP.Topic] = i
-		}
-		rp := kmsg.NewFetchRequestTopicPartition()
-		rp.Partition = st.P.TP.Partition
-		rp.FetchOffset = st.fetchOffset
-		rp.CurrentLeaderEpoch = st.LeaderEpoch
-		rp.LastFetchedEpoch = st.P.LastFetchedEpoch()
-		rp.LogStartOffset = st.P.Log.LogStartOffset()
-		rp.PartitionMaxBytes = cfg.MaxBytes
-		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
-		states = append(states, st)
+		next = append(next, wantedPartition{TP: st.P.TP, Data: fetchPartitionData{
+			TopicID:            st.TopicID,
+			FetchOffset:        st.fetchOffset,
+			LogStartOffset:     st.P.Log.LogStartOffset(),
+			CurrentLeaderEpoch: st.LeaderEpoch,
+			LastFetchedEpoch:   st.P.LastFetchedEpoch(),
+			MaxBytes:           cfg.MaxBytes,
+		}})
 	}
-	if len(states) == 0 {
-		return nil, nil
+	f.next = next
+	if !f.session.build(req, next) {
+		return nil
 	}
-	return req, states
+	return req
 }
 
 // processResponse applies one fetch response, as Kafka's processFetchRequest: records
 // are appended as they are, the leader's HW adopted up to the local LEO, a diverging
 // epoch answered by truncation, and errors put the partition out for a backoff until
-// the metadata tells where to fetch from.
-func (f *fetcher) processResponse(ep *LeaderEndpoint, resp *kmsg.FetchResponse, sent []*fetchState) {
-	if resp.ErrorCode != 0 {
-		f.log.Warn().Str("error", kerr.ErrorForCode(resp.ErrorCode).Error()).Msg("fetch refused by the leader")
-		f.sleep(time.Duration(f.m.cfg.BackoffMs) * time.Millisecond)
+// the metadata tells where to fetch from. A partition of the session missing from an
+// incremental answer had no news. An answer the session handler refuses is dropped and
+// the next fetch is full: at once after a session error (the full fetch cannot fail
+// that way, so this is one retry, not a loop), after the backoff for other errors.
+func (f *fetcher) processResponse(ep *LeaderEndpoint, resp *kmsg.FetchResponse) {
+	if !f.session.handleResponse(resp) {
+		switch resp.ErrorCode {
+		case 0:
+			f.log.Info().Msg("the leader's fetch response names partitions outside the fetch session; starting a new session")
+		case kerr.FetchSessionIDNotFound.Code, kerr.InvalidFetchSessionEpoch.Code:
+			f.log.Info().Str("error", kerr.ErrorForCode(resp.ErrorCode).Error()).Msg("fetch session lost on the leader; starting a new one")
+		default:
+			f.log.Warn().Str("error", kerr.ErrorForCode(resp.ErrorCode).Error()).Msg("fetch refused by the leader")
+			f.sleep(time.Duration(f.m.cfg.BackoffMs) * time.Millisecond)
+		}
 		return
 	}
 	var outOfRange []*fetchState
 	f.mu.Lock()
 	for _, t := range resp.Topics {
 		for _, rp := range t.Partitions {
-			tp := storage.TopicPartition{Topic: t.Topic, Partition: rp.Partition}
-			if t.Topic == "" {
-				tp.Topic = topicByID(sent, t.TopicID)
-			}
+			tp := storage.TopicPartition{Topic: f.session.responseTopic(&t), Partition: rp.Partition}
 			st := f.parts[tp]
 			if st == nil {
 				continue // removed meanwhile
@@ -386,15 +397,6 @@ func (f *fetcher) processResponse(ep *LeaderEndpoint, resp *kmsg.FetchResponse, 
 	for _, st := range outOfRange {
 		f.handleOutOfRange(ep, st)
 	}
-}
-
-func topicByID(sent []*fetchState, id [16]byte) string {
-	for _, st := range sent {
-		if st.TopicID == id {
-			return st.P.TP.Topic
-		}
-	}
-	return ""
 }
 
 // processPartition applies one partition's answer. Lock should be held.

@@ -193,7 +193,7 @@ func (b *Broker) fetchContext(req *kmsg.FetchRequest, now time.Time) (*fetchPlan
 	if s.mu.epoch != req.SessionEpoch {
 		return nil, kerr.InvalidFetchSessionEpoch.Code
 	}
-	s.mu.epoch++
+	s.mu.epoch = nextFetchSessionEpoch(s.mu.epoch)
 	for _, cp := range fromRequest() {
 		s.upsertLocked(*cp)
 	}

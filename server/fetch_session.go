@@ -8,6 +8,7 @@ package server
 // starve the others under the response size limit (as Kafka's FetchSession).
 
 import (
+	"math"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -18,6 +19,16 @@ const (
 	fetchEpochInitial = 0
 	fetchEpochFinal   = -1
 )
+
+// nextFetchSessionEpoch is the epoch after e, as Kafka's FetchMetadata.nextEpoch:
+// after MaxInt32 comes 1 (0 and -1 have their own meaning), so a session outlives
+// 2^31 fetches — a follower fetching a busy leader makes thousands a second.
+func nextFetchSessionEpoch(e int32) int32 {
+	if e == math.MaxInt32 {
+		return 1
+	}
+	return e + 1
+}
 
 // fetchKey names a partition in a fetch: by topic name before v13, by topic id from
 // v13 on (the name is then empty), so both are part of the key, as Kafka keys sessions

@@ -1,8 +1,12 @@
 package server
 
 import (
+	"math"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // TestFetchSessionEviction: which session a new one evicts from a full cache, as
@@ -101,5 +105,41 @@ func TestConsumerSessionsDoNotEvictFollowers(t *testing.T) {
 	}
 	if len(consumers) != 9 {
 		t.Fatalf("%d consumer sessions created, want the 9 free slots", len(consumers))
+	}
+}
+
+// TestFetchSessionEpochWraps: after epoch MaxInt32 the session expects 1, as Kafka's
+// FetchMetadata.nextEpoch (it went negative, and the next fetch of a long-lived
+// follower session was refused with INVALID_FETCH_SESSION_EPOCH).
+func TestFetchSessionEpochWraps(t *testing.T) {
+	b := &Broker{fetchSessions: newFetchSessionCache(4)}
+	now := time.Unix(1_000_000, 0)
+	req := kmsg.NewPtrFetchRequest()
+	req.SetVersion(17)
+	req.ReplicaState.ID = 2
+	req.SessionEpoch = 0
+	rt := kmsg.NewFetchRequestTopic()
+	rt.TopicID = [16]byte{1}
+	rt.Partitions = append(rt.Partitions, kmsg.NewFetchRequestTopicPartition())
+	req.Topics = append(req.Topics, rt)
+	plan, code := b.fetchContext(req, now)
+	if code != 0 || plan.session == nil {
+		t.Fatalf("opening a session: code %d, session %v", code, plan.session)
+	}
+	plan.session.mu.Lock()
+	plan.session.mu.epoch = math.MaxInt32
+	plan.session.mu.Unlock()
+	inc := kmsg.NewPtrFetchRequest()
+	inc.SetVersion(17)
+	inc.ReplicaState.ID = 2
+	for _, epoch := range []int32{math.MaxInt32, 1, 2} {
+		inc.SessionID, inc.SessionEpoch = plan.sessionID, epoch
+		p, code := b.fetchContext(inc, now)
+		if code != 0 {
+			t.Fatalf("incremental fetch at epoch %d: %v", epoch, kerr.ErrorForCode(code))
+		}
+		if !p.incremental || len(p.parts) != 1 {
+			t.Fatalf("incremental fetch at epoch %d: incremental %v, %d partitions", epoch, p.incremental, len(p.parts))
+		}
 	}
 }
