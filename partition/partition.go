@@ -268,6 +268,22 @@ func (p *Partition) EnoughReplicas(requiredOffset int64) (bool, error) {
 	return p.mu.leader.EnoughReplicas(p.Log.HighWatermark(), requiredOffset, p.mu.minISR)
 }
 
+// CommittedInEpoch answers a coordinator write or a transaction marker appended as
+// leader in leaderEpoch, waiting for requiredOffset (last offset written + 1): done
+// once the HW reaches it, with ErrNotLeaderOrFollower once this broker no longer leads
+// in that epoch. The HW alone does not tell: a deposed leader's unreplicated tail is
+// truncated when it becomes a follower, and a follower's HW follows the new leader's,
+// past offsets that now hold other records (as Kafka's
+// checkEnoughReplicasReachOffset answers NOT_LEADER_OR_FOLLOWER once not leader).
+func (p *Partition) CommittedInEpoch(requiredOffset int64, leaderEpoch int32) (bool, error) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.mu.leader == nil || p.mu.state.LeaderEpoch != leaderEpoch {
+		return true, ErrNotLeaderOrFollower
+	}
+	return p.Log.HighWatermark() >= requiredOffset, nil
+}
+
 // HighWatermark is the offset below which records are committed.
 func (p *Partition) HighWatermark() int64 { return p.Log.HighWatermark() }
 

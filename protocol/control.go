@@ -27,31 +27,56 @@ var ErrBadControlRecord = errors.New("protocol: malformed control record")
 // ControlTypeCommit; other values are future types) from its key, as Kafka's
 // ControlRecordType.parse. b must be the whole batch.
 func (b Batch) ControlType() (int16, error) {
-	if !b.IsControl() || len(b) <= BatchHeaderSize || b.Compression() != CodecNone {
+	key, _, err := b.controlRecord()
+	if err != nil || len(key) < 4 {
 		return -1, ErrBadControlRecord
+	}
+	return int16(binary.BigEndian.Uint16(key[2:])), nil
+}
+
+// MarkerCoordinatorEpoch returns the coordinator epoch of a transaction marker (a
+// control batch of type ABORT or COMMIT) from its EndTransactionMarker value, as
+// Kafka's EndTransactionMarker.deserialize. b must be the whole batch.
+func (b Batch) MarkerCoordinatorEpoch() (int32, error) {
+	_, value, err := b.controlRecord()
+	if err != nil || len(value) < 6 {
+		return -1, ErrBadControlRecord
+	}
+	return int32(binary.BigEndian.Uint32(value[2:])), nil
+}
+
+// controlRecord returns the key and value of a control batch's first record.
+func (b Batch) controlRecord() (key, value []byte, err error) {
+	if len(b) <= BatchHeaderSize || !b.IsControl() || b.Compression() != CodecNone {
+		return nil, nil, ErrBadControlRecord
 	}
 	rec := b[BatchHeaderSize:]
 	n, k := binary.Varint(rec)
 	if k <= 0 || n < 0 || int64(len(rec)-k) < n {
-		return -1, ErrBadControlRecord
+		return nil, nil, ErrBadControlRecord
 	}
 	rec = rec[k : k+int(n)]
 	if len(rec) < 1 {
-		return -1, ErrBadControlRecord
+		return nil, nil, ErrBadControlRecord
 	}
 	rec = rec[1:] // attributes
 	for range 2 { // timestampDelta, offsetDelta
 		if _, k = binary.Varint(rec); k <= 0 {
-			return -1, ErrBadControlRecord
+			return nil, nil, ErrBadControlRecord
 		}
 		rec = rec[k:]
 	}
 	kl, k := binary.Varint(rec)
-	if k <= 0 || kl < 4 || int64(len(rec)-k) < kl {
-		return -1, ErrBadControlRecord
+	if k <= 0 || kl < 0 || int64(len(rec)-k) < kl {
+		return nil, nil, ErrBadControlRecord
 	}
-	key := rec[k:]
-	return int16(binary.BigEndian.Uint16(key[2:])), nil
+	key, rec = rec[k:k+int(kl)], rec[k+int(kl):]
+	vl, k := binary.Varint(rec)
+	if k <= 0 || vl < 0 || int64(len(rec)-k) < vl {
+		// A key without a readable value: the type is still known.
+		return key, nil, nil
+	}
+	return key, rec[k : k+int(vl)], nil
 }
 
 // EndTxnMarker builds a transaction marker batch (base offset 0: the log assigns it;

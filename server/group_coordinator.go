@@ -59,30 +59,42 @@ func (l offsetsLog) Append(partition int32, batch []byte) error {
 	if t := b.ctl.Image().Topics[tp.Topic]; t != nil {
 		minISR = b.topicConfigFor(t).MinInsyncReplicas
 	}
+	epoch := p.LeaderEpoch() // before the append: a later epoch fails the wait, never passes it
 	info, err := p.AppendRecordsToLeader(batch, -1, minISR, b.cfg.Now())
 	if err != nil {
 		return kerr.TypedErrorForCode(errorCode(err))
 	}
 	b.rm.Purgatory.CheckAndComplete(tp)
-	return b.waitForHW(p, info.LastOffset+1)
+	return b.waitForHW(p, epoch, info.LastOffset+1)
 }
 
-// waitForHW waits (in the purgatory) until p's HW reaches required, for at most
-// offsets.commit.timeout.ms: REQUEST_TIMED_OUT otherwise.
-func (b *Broker) waitForHW(p *partition.Partition, required int64) error {
+// waitForHW waits (in the purgatory) until p's HW reaches required while this broker
+// still leads p in leaderEpoch (the epoch the write was appended in), for at most
+// offsets.commit.timeout.ms: REQUEST_TIMED_OUT otherwise, NOT_LEADER_OR_FOLLOWER once
+// the leadership moved. A deposed leader's write is truncated away when it follows the
+// new leader, whose HW it then adopts: the HW passing the offset would say the write
+// is committed when another record is there (see Partition.CommittedInEpoch).
+func (b *Broker) waitForHW(p *partition.Partition, leaderEpoch int32, required int64) error {
 	tp := p.TP
-	if p.HighWatermark() >= required {
+	check := func() error {
+		done, err := p.CommittedInEpoch(required, leaderEpoch)
+		switch {
+		case err != nil:
+			return kerr.NotLeaderForPartition
+		case !done:
+			return kerr.RequestTimedOut
+		}
 		return nil
 	}
-	done := make(chan bool, 1)
-	d := b.safeDelayed(b.log, nil, func() { done <- false },
-		func() bool { return p.HighWatermark() >= required },
-		func(expired bool) { done <- !expired || p.HighWatermark() >= required })
-	b.rm.Purgatory.TryCompleteElseWatch(d, []storage.TopicPartition{tp}, offsetsCommitTimeout)
-	if !<-done {
-		return kerr.RequestTimedOut
+	if err := check(); err != kerr.RequestTimedOut {
+		return err
 	}
-	return nil
+	done := make(chan error, 1)
+	d := b.safeDelayed(b.log, nil, func() { done <- kerr.RequestTimedOut },
+		func() bool { return check() != kerr.RequestTimedOut },
+		func(bool) { done <- check() })
+	b.rm.Purgatory.TryCompleteElseWatch(d, []storage.TopicPartition{tp}, offsetsCommitTimeout)
+	return <-done
 }
 
 // Read hands fn the partition's batches from the log start to the log end, 1 MiB at a

@@ -143,12 +143,18 @@ func (b *Broker) writeTxnMarker(tp storage.TopicPartition, pid int64, epoch int1
 		return kerr.NotLeaderForPartition.Code
 	}
 	minISR := b.topicConfigFor(t).MinInsyncReplicas
+	leaderEpoch := p.LeaderEpoch()
 	info, err := p.AppendTxnMarker(pid, epoch, coordEpoch, commit, minISR, b.cfg.Now())
 	if err != nil {
 		return errorCode(err)
 	}
 	b.rm.Purgatory.CheckAndComplete(tp)
-	if err := b.waitForHW(p, info.LastOffset+1); err != nil {
+	if err := b.waitForHW(p, leaderEpoch, info.LastOffset+1); err != nil {
+		// NOT_LEADER_OR_FOLLOWER when deposed meanwhile: the marker may be truncated
+		// away, and the coordinator must write it to the new leader.
+		if errors.Is(err, kerr.NotLeaderForPartition) {
+			return kerr.NotLeaderForPartition.Code
+		}
 		return kerr.RequestTimedOut.Code
 	}
 	if tp.Topic == coordinator.OffsetsTopic {

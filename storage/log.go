@@ -701,13 +701,16 @@ func (l *Log) removeExpiredProducers(now time.Time) int {
 // replay updates the producer state ps with a written batch (b may be a header only,
 // except for control batches, whose marker type is in their record).
 func replay(ps *producerState, b protocol.Batch) (completedTxn, bool) {
-	typ := int16(-1)
+	typ, coordEpoch := int16(-1), int32(-1)
 	if b.IsControl() {
 		if t, err := b.ControlType(); err == nil {
 			typ = t
 		}
+		if e, err := b.MarkerCoordinatorEpoch(); err == nil {
+			coordEpoch = e
+		}
 	}
-	return ps.update(b, typ)
+	return ps.update(b, typ, coordEpoch)
 }
 
 // replayLocked is replay on the log's own producer state. Lock should be held.
@@ -747,7 +750,6 @@ func (l *Log) AppendTxnMarker(producerID int64, producerEpoch int16, coordinator
 	if err := l.appendLocked(b, now); err != nil {
 		return AppendInfo{}, err
 	}
-	l.mu.producers.setCoordinatorEpoch(producerID, coordinatorEpoch)
 	delete(l.mu.verifying, producerID)
 	return AppendInfo{FirstOffset: leo, LastOffset: leo, MaxTimestamp: b.MaxTimestamp(), LogAppendTime: -1,
 		LogStartOffset: l.mu.logStartOffset, RecordCount: 1}, nil

@@ -160,8 +160,10 @@ func (s *producerState) checkLeaderAppend(b protocol.Batch) error {
 // marker (controlType >= 0: the control batch's record type, which the caller reads
 // since b may be a header only) ends it and is returned as a completedTxn, as
 // ProducerAppendInfo.appendEndTxnMarker. A marker for a producer with no known ongoing
-// transaction completes nothing.
-func (s *producerState) update(b protocol.Batch, controlType int16) (completedTxn, bool) {
+// transaction completes nothing. Every marker, written here or replicated or replayed,
+// records its coordinatorEpoch (the control record's value, -1 when unreadable): a
+// new leader fences a deposed coordinator's late markers as the old leader did.
+func (s *producerState) update(b protocol.Batch, controlType int16, coordinatorEpoch int32) (completedTxn, bool) {
 	pid := b.ProducerID()
 	if pid < 0 {
 		return completedTxn{}, false
@@ -180,6 +182,7 @@ func (s *producerState) update(b protocol.Batch, controlType int16) (completedTx
 		if controlType != protocol.ControlTypeAbort && controlType != protocol.ControlTypeCommit {
 			return completedTxn{}, false
 		}
+		e.coordinatorEpoch = max(e.coordinatorEpoch, coordinatorEpoch)
 		first := e.currentTxnFirstOffset
 		if first < 0 {
 			// As ProducerAppendInfo.appendEndTxnMarker: a marker ending no transaction
@@ -212,13 +215,6 @@ func (s *producerState) update(b protocol.Batch, controlType int16) (completedTx
 	}
 	e.batches = append(e.batches, m)
 	return completedTxn{}, false
-}
-
-// setCoordinatorEpoch remembers the coordinator epoch of a marker the leader wrote.
-func (s *producerState) setCoordinatorEpoch(pid int64, epoch int32) {
-	if e := s.producers[pid]; e != nil {
-		e.coordinatorEpoch = max(e.coordinatorEpoch, epoch)
-	}
 }
 
 // removeExpired forgets producers whose last batch is at least expirationMs older than

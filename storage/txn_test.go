@@ -240,3 +240,41 @@ func TestVerificationGuard(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestReplicatedMarkerFencesOlderCoordinator: the coordinator epoch of a marker is
+// kept by every replica, not only by the leader that wrote it (as Kafka's
+// appendEndTxnMarker for every origin), and survives a reopen. Otherwise a new leader
+// accepts a deposed coordinator's late COMMIT marker, which ends the producer's next
+// transaction (same producer epoch under transaction version 1) before its own end.
+func TestReplicatedMarkerFencesOlderCoordinator(t *testing.T) {
+	e := newEnv(t, testLogConfig())
+	l := e.log()
+	now := e.clock.Now()
+	// As a follower: the producer's data and the marker of coordinator epoch 5.
+	var replicated []byte
+	data := protocol.Batch(txnBatch(t, 10, 0, 0, 1))
+	data.SetBaseOffset(0)
+	data.UpdateCRC()
+	marker := protocol.Batch(protocol.EndTxnMarker(10, 0, 5, true, now.UnixMilli()))
+	marker.SetBaseOffset(1)
+	replicated = append(append(replicated, data...), marker...)
+	if _, err := l.AppendAsFollower(replicated); err != nil {
+		t.Fatal(err)
+	}
+	check := func(when string) {
+		t.Helper()
+		if ps := l.ProducerStates(); len(ps) != 1 || ps[0].CoordinatorEpoch != 5 {
+			t.Fatalf("%s: producer states %+v, want coordinator epoch 5", when, ps)
+		}
+		if _, err := l.AppendTxnMarker(10, 0, 4, true, 0, now); !errors.Is(err, ErrTransactionCoordinatorFenced) {
+			t.Fatalf("%s: a marker of coordinator epoch 4 after one of 5: %v, want fenced", when, err)
+		}
+	}
+	check("after replication")
+	e.reopen()
+	l = e.log()
+	check("after reopening")
+	if _, err := l.AppendTxnMarker(10, 0, 5, false, 0, now); err != nil {
+		t.Fatalf("a marker of the same coordinator epoch: %v", err)
+	}
+}
