@@ -37,13 +37,14 @@ const tagCost = 64
 // ErrMalformed when a Produce or Fetch body is malformed.
 func DecodeCost(key, version int16, body []byte) (int, error) {
 	switch {
-	case key == 0 && version >= 3 && version <= 12:
+	case key == 0 && version >= 3 && version <= 13:
 		return produceCost(version, body)
-	case key == 1 && version >= 4 && version <= 17:
+	case key == 1 && version >= 4 && version <= 18:
 		return fetchCost(version, body)
 	}
-	// Other keys, and versions the walkers do not know (a later Produce names
-	// topics by id): the bound per byte.
+	// Other keys, and versions the walkers do not know: the bound per byte. (A
+	// version served to clients must be walked: a 10 MB produce charged 32× would
+	// outgrow queued.max.request.bytes and be refused.)
 	return DecodeRatio * len(body), nil
 }
 
@@ -192,13 +193,17 @@ var (
 	sizeFetchForgotten   = reflect.TypeFor[kmsg.FetchRequestForgottenTopic]().Size()
 )
 
-// produceCost walks a Produce body, v3–v12 (flexible from v9).
+// produceCost walks a Produce body, v3–v13 (flexible from v9, topic ids from v13).
 func produceCost(version int16, body []byte) (int, error) {
 	w := &walker{b: body, flexible: version >= 9}
 	w.str() // transactional id
 	w.skip(2 + 4)
 	w.array(sizeProduceTopic, func() {
-		w.str()
+		if version >= 13 {
+			w.skip(16) // topic id
+		} else {
+			w.str()
+		}
 		w.array(sizeProducePartition, func() {
 			w.skip(4)
 			w.bytes()
@@ -210,7 +215,8 @@ func produceCost(version int16, body []byte) (int, error) {
 	return w.result()
 }
 
-// fetchCost walks a Fetch body, v4–v17 (flexible from v12).
+// fetchCost walks a Fetch body, v4–v18 (flexible from v12; v17's replica directory
+// id and v18's high watermark are tagged fields).
 func fetchCost(version int16, body []byte) (int, error) {
 	w := &walker{b: body, flexible: version >= 12}
 	if version <= 14 {

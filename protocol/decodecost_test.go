@@ -14,7 +14,7 @@ func sampleProduce(version int16) []byte {
 	req.Acks, req.TimeoutMillis = -1, 1000
 	for ti := range 3 {
 		t := kmsg.NewProduceRequestTopic()
-		t.Topic = string(rune('a' + ti))
+		t.Topic, t.TopicID = string(rune('a'+ti)), [16]byte{byte(ti + 1)}
 		for pi := range 4 {
 			p := kmsg.NewProduceRequestTopicPartition()
 			p.Partition = int32(pi)
@@ -54,14 +54,14 @@ func sampleFetch(version int16) []byte {
 // TestDecodeCostWalksValidRequests: the Produce and Fetch walkers accept every
 // version kmsg encodes, and charge a few hundred bytes (the records stay in the frame).
 func TestDecodeCostWalksValidRequests(t *testing.T) {
-	for v := int16(3); v <= 12; v++ {
+	for v := int16(3); v <= 13; v++ {
 		body := sampleProduce(v)
 		cost, err := DecodeCost(0, v, body)
 		if err != nil || cost > 4096 {
 			t.Errorf("Produce v%d: cost %d, err %v", v, cost, err)
 		}
 	}
-	for v := int16(4); v <= 17; v++ {
+	for v := int16(4); v <= 18; v++ {
 		body := sampleFetch(v)
 		cost, err := DecodeCost(1, v, body)
 		if err != nil || cost > 8192 {
@@ -70,13 +70,36 @@ func TestDecodeCostWalksValidRequests(t *testing.T) {
 	}
 }
 
+// TestDecodeCostLargeProduce: a 16 MB Produce at the newest version (what franz-go
+// sends a broker serving v13, batching 1 MB to each of 16 partitions) is charged its
+// structure, not its size: charged per byte it would outgrow queued.max.request.bytes
+// (256 MiB at 32 bytes per byte) and the broker would close an honest producer's
+// connection on every retry, as make bench's 100-partition run found.
+func TestDecodeCostLargeProduce(t *testing.T) {
+	req := kmsg.NewPtrProduceRequest()
+	req.Version, req.Acks, req.TimeoutMillis = 13, -1, 30000
+	tp := kmsg.NewProduceRequestTopic()
+	tp.TopicID = [16]byte{7}
+	for pi := range 16 {
+		p := kmsg.NewProduceRequestTopicPartition()
+		p.Partition, p.Records = int32(pi), make([]byte, 1<<20)
+		tp.Partitions = append(tp.Partitions, p)
+	}
+	req.Topics = append(req.Topics, tp)
+	body := req.AppendTo(nil)
+	cost, err := DecodeCost(0, 13, body)
+	if err != nil || cost > 64<<10 {
+		t.Fatalf("Produce v13 of %d bytes: cost %d, err %v; want a few KB", len(body), cost, err)
+	}
+}
+
 // FuzzDecodeCost checks the walkers against kmsg: a body kmsg decodes is never
 // refused by DecodeCost (the broker would close a good client's connection).
 func FuzzDecodeCost(f *testing.F) {
-	for v := int16(3); v <= 12; v++ {
+	for v := int16(3); v <= 13; v++ {
 		f.Add(int16(0), v, sampleProduce(v))
 	}
-	for v := int16(4); v <= 17; v++ {
+	for v := int16(4); v <= 18; v++ {
 		f.Add(int16(1), v, sampleFetch(v))
 	}
 	f.Fuzz(func(t *testing.T, key, version int16, body []byte) {
@@ -85,7 +108,7 @@ func FuzzDecodeCost(f *testing.F) {
 		}
 		req := kmsg.RequestForKey(key)
 		lo := map[int16]int16{0: 3, 1: 4}[key]
-		hi := map[int16]int16{0: 12, 1: 17}[key]
+		hi := map[int16]int16{0: 13, 1: 18}[key]
 		if version < lo || version > hi {
 			return
 		}
@@ -111,7 +134,7 @@ func BenchmarkDecodeCostProduce(b *testing.B) {
 // charged the bound per byte, never refused.
 func TestDecodeCostUnknownVersions(t *testing.T) {
 	body := make([]byte, 100)
-	for _, kv := range [][2]int16{{0, 13}, {0, 2}, {1, 18}, {1, 3}} {
+	for _, kv := range [][2]int16{{0, 14}, {0, 2}, {1, 19}, {1, 3}} {
 		cost, err := DecodeCost(kv[0], kv[1], body)
 		if err != nil || cost != DecodeRatio*len(body) {
 			t.Errorf("key %d v%d: cost %d, err %v", kv[0], kv[1], cost, err)
