@@ -3,10 +3,12 @@ package main
 import (
 	"fmt"
 	"image/color"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -103,6 +105,7 @@ func (r *report) panel(d dimension, metric, title, unit string) (*plot.Plot, boo
 	p.Y.Label.Text = unit
 	p.X.Scale = plot.LogScale{}
 	p.Y.Min = 0
+	p.Y.Tick.Marker = niceTicks{}
 	p.Legend.Top = true
 	p.Add(plotter.NewGrid())
 	var ticks plot.ConstantTicks
@@ -120,7 +123,7 @@ func (r *report) panel(d dimension, metric, title, unit string) (*plot.Plot, boo
 			lo, hi := f.min(kind), f.max(kind)
 			pts.XYs = append(pts.XYs, plotter.XY{X: f.x, Y: med[0]})
 			pts.YErrors = append(pts.YErrors, struct{ Low, High float64 }{med[0] - lo[0], hi[0] - med[0]})
-			p.Y.Max = max(p.Y.Max, hi[0]*1.08)
+			p.Y.Max = max(p.Y.Max, hi[0]*1.3) // headroom for the legend
 		}
 		if len(pts.XYs) == 0 {
 			continue
@@ -206,4 +209,32 @@ func pprofTop(files []string) (flat, cum string, err error) {
 	}
 	cum, err = run("-cum", "-show=^github.com/gokafkad/gokafkad/")
 	return flat, cum, err
+}
+
+// niceTicks labels about five round values (1, 2 or 5 × 10^k apart) of an axis.
+type niceTicks struct{}
+
+func (niceTicks) Ticks(lo, hi float64) []plot.Tick {
+	if hi <= lo {
+		return []plot.Tick{{Value: lo, Label: fmtVal(lo)}}
+	}
+	step := math.Pow(10, math.Floor(math.Log10((hi-lo)/5)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if (hi-lo)/(step*m) <= 6 {
+			step *= m
+			break
+		}
+	}
+	var ts []plot.Tick
+	for v := math.Ceil(lo/step) * step; v <= hi+step/1e6; v += step {
+		label := strconv.FormatFloat(v, 'f', -1, 64)
+		if v >= 1000 {
+			label = commas(v)
+		}
+		ts = append(ts, plot.Tick{Value: v, Label: label})
+		if minor := v + step/2; minor < hi {
+			ts = append(ts, plot.Tick{Value: minor})
+		}
+	}
+	return ts
 }

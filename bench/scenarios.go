@@ -417,15 +417,29 @@ func (b *bench) partitionRound(c *cluster, topic string, n int, set func(what st
 // -size bytes to a topic of -partitions partitions: their throughput, the brokers' CPU
 // time per GB, and the largest broker's resident memory meanwhile.
 func (b *bench) connections(cs map[string]*cluster, conns []int) error {
+	labels := map[int]string{}
 	for _, n := range conns {
-		label := fmt.Sprintf("%s producers", commas(float64(n)))
+		labels[n] = fmt.Sprintf("%s producers", commas(float64(n)))
 		if n == 1 {
-			label = "1 producer"
+			labels[n] = "1 producer"
 		}
+	}
+	// Rows by measure, then count.
+	for _, n := range conns {
+		f := b.rep.get(groupConnections, labels[n]+": produce", "MB/s", false, false)
+		f.dim, f.metric, f.x = dimConnections, metricProduce, float64(n)
+	}
+	for _, n := range conns {
+		f := b.rep.get(groupConnections, labels[n]+": broker CPU time per GB produced", "s", true, false)
+		f.dim, f.metric, f.x = dimConnections, metricCPU, float64(n)
+	}
+	for _, n := range conns {
+		b.rep.get(groupConnections, labels[n]+": resident memory per broker under load (largest peak)", "MB", true, false)
+	}
+	for _, n := range conns {
+		label := labels[n]
 		prod := b.rep.get(groupConnections, label+": produce", "MB/s", false, false)
-		prod.dim, prod.metric, prod.x = dimConnections, metricProduce, float64(n)
 		cpuF := b.rep.get(groupConnections, label+": broker CPU time per GB produced", "s", true, false)
-		cpuF.dim, cpuF.metric, cpuF.x = dimConnections, metricCPU, float64(n)
 		rss := loadRSS{}
 		err := b.each(cs, rss, fmt.Sprintf("conns-%d", n), 3, func(c *cluster, t string) error {
 			r, cpu, err := b.peak(c, func() (produceResult, error) { return franzProduceClients(c, t, *records, n) })
@@ -450,12 +464,18 @@ func (b *bench) connections(cs map[string]*cluster, conns []int) error {
 // recordSizes runs, on the running three-broker deployments, franz-go's peak produce of
 // random values of each size, as many as make -records × -size bytes.
 func (b *bench) recordSizes(cs map[string]*cluster, sizes []int) error {
+	for _, sz := range sizes { // rows by measure, then size
+		f := b.rep.get(groupSizes, fmtBytes(sz)+" records: produce", "MB/s", false, false)
+		f.dim, f.metric, f.x = dimSizes, metricProduce, float64(sz)
+	}
+	for _, sz := range sizes {
+		f := b.rep.get(groupSizes, fmtBytes(sz)+" records: broker CPU time per GB produced", "s", true, false)
+		f.dim, f.metric, f.x = dimSizes, metricCPU, float64(sz)
+	}
 	for _, sz := range sizes {
 		label := fmtBytes(sz) + " records"
 		prod := b.rep.get(groupSizes, label+": produce", "MB/s", false, false)
-		prod.dim, prod.metric, prod.x = dimSizes, metricProduce, float64(sz)
 		cpuF := b.rep.get(groupSizes, label+": broker CPU time per GB produced", "s", true, false)
-		cpuF.dim, cpuF.metric, cpuF.x = dimSizes, metricCPU, float64(sz)
 		values := randomValuesOf(sz)
 		n := max(1, *records**size/sz)
 		err := b.each(cs, nil, fmt.Sprintf("size-%d", sz), 3, func(c *cluster, t string) error {
