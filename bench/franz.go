@@ -65,6 +65,23 @@ func createTopicN(ctx context.Context, c *cluster, topic string, n int, rf int16
 	}
 }
 
+// deleteTopic deletes a measured topic (errors only logged: the next run uses another).
+func deleteTopic(c *cluster, topic string) {
+	cl, err := kgo.NewClient(c.clientOpts()...)
+	if err == nil {
+		defer cl.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		var r kadm.DeleteTopicResponses
+		if r, err = kadm.NewClient(cl).DeleteTopics(ctx, topic); err == nil {
+			err = r.Error()
+		}
+	}
+	if err != nil {
+		raw("%s: deleting %s: %v", c.kind, topic, err)
+	}
+}
+
 // latencies are sorted durations.
 type latencies []time.Duration
 
