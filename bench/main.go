@@ -796,7 +796,8 @@ func (b *bench) explain(c *cluster, figs []*figure, what string, run func(c *clu
 			return nil
 		}
 	}
-	p.windows = len(b.windowFiles) / max(len(c.brokers), 1)
+	p.brokers = len(c.brokers)
+	p.windows = len(b.windowFiles) / max(p.brokers, 1)
 	p.dur = b.windowTime
 	var err error
 	if p.flat, p.cum, err = pprofTop(b.windowFiles); err != nil {
