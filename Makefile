@@ -39,7 +39,8 @@ soak:
 	GOKAFKAD_SOAK=$(SOAKTIME) $(GO) test -count=1 -v -timeout 60m -run '^TestSoak$$' ./integration
 
 ## bench: gokafkad and Apache Kafka side by side (throughput, latency, start-up, memory, TLS,
-## compression, partitions); writes BENCHMARKS.md, bench/results/raw.txt and the README's
+## compression, partitions, producer connections, record sizes; each figure the median of
+## -rounds); writes BENCHMARKS.md, bench/results/ (raw.txt and the plots) and the README's
 ## bench block (needs Java 17+ and Maven for Kafka's jars; BENCHARGS=-kafka=false measures
 ## gokafkad alone, and BENCHARGS='-only tls,compression' some of the scenarios, writing nothing)
 bench: build

@@ -31,6 +31,9 @@ type node struct {
 	cmd  *exec.Cmd
 	done chan struct{}
 	log  string
+
+	profPrefix string // GOKAFKAD_CPUPROFILE_WINDOWS, "" when not set
+	windows    int    // profile windows opened so far
 }
 
 func (n *node) pid() int { return n.cmd.Process.Pid }
@@ -192,6 +195,7 @@ func singleProps(kind string) (props, string) {
 type launcher struct {
 	kind    string
 	profile string // GOKAFKAD_CPUPROFILE prefix, "" for none
+	windows bool   // set GOKAFKAD_CPUPROFILE_WINDOWS (a gokafkad node's directory/cpu-window)
 }
 
 // start prepares a node and starts its process.
@@ -200,7 +204,17 @@ func (l launcher) start(dir string, id int, p props, clusterID string) (*node, e
 	if err != nil {
 		return nil, err
 	}
-	return launch(cmd)
+	var prefix string
+	if l.windows && l.kind == gokafkad {
+		prefix = filepath.Join(cmd.Dir, "cpu-window")
+		cmd.Env = append(cmd.Env, "GOKAFKAD_CPUPROFILE_WINDOWS="+prefix)
+	}
+	n, err := launch(cmd)
+	if err != nil {
+		return nil, err
+	}
+	n.profPrefix = prefix
+	return n, nil
 }
 
 // prepare writes the node's properties (node.id and log.dirs added) and returns the

@@ -65,6 +65,23 @@ func createTopicN(ctx context.Context, c *cluster, topic string, n int, rf int16
 	}
 }
 
+// deleteTopic deletes a measured topic (errors only logged: the next run uses another).
+func deleteTopic(c *cluster, topic string) {
+	cl, err := kgo.NewClient(c.clientOpts()...)
+	if err == nil {
+		defer cl.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		var r kadm.DeleteTopicResponses
+		if r, err = kadm.NewClient(cl).DeleteTopics(ctx, topic); err == nil {
+			err = r.Error()
+		}
+	}
+	if err != nil {
+		raw("%s: deleting %s: %v", c.kind, topic, err)
+	}
+}
+
 // latencies are sorted durations.
 type latencies []time.Duration
 
@@ -81,9 +98,13 @@ func (l latencies) pct(q float64) float64 {
 
 type produceResult struct {
 	mbps, recsPerSec float64
+	records, bytes   int       // what was sent (and acknowledged)
 	lat              latencies // send to acknowledgement
 	e2e              latencies // send to a consumer's receipt (rate-limited runs only)
 }
+
+// gb is the bytes produced, in GB.
+func (r produceResult) gb() float64 { return float64(r.bytes) / 1e9 }
 
 func (r produceResult) String() string {
 	s := fmt.Sprintf("%.1f MB/s %.0f rec/s; produce latency p50 %.2f p99 %.2f p99.9 %.2f ms",
@@ -96,7 +117,8 @@ func (r produceResult) String() string {
 
 // franzProduce writes n random values of -size bytes with franz-go and measures each
 // record's latency from Produce to its acknowledgement. rate 0 produces as fast as the
-// client can (records buffered up to franz-go's default limit); rate > 0 paces sends at
+// client can (records buffered up to franz-go's default limit), but stops sending after
+// -run-time (a slow broker is measured on fewer records); rate > 0 paces sends at
 // that many records a second, and then a consumer in a group-less client reads the topic
 // at the same time and measures end-to-end latency (the first 8 bytes of each value are
 // its send time).
@@ -135,9 +157,14 @@ func franzProduceValues(c *cluster, topic string, acks kgo.Acks, n int, rate flo
 	lat := make(latencies, n)
 	var wg sync.WaitGroup
 	var firstErr atomic.Value
-	wg.Add(n)
 	start := time.Now()
+	sent := 0
 	for i := 0; i < n; i++ {
+		if rate == 0 && i%256 == 0 && *runTime > 0 && time.Since(start) > *runTime {
+			break
+		}
+		sent++
+		wg.Add(1)
 		if rate > 0 {
 			if due := start.Add(time.Duration(float64(i) / rate * float64(time.Second))); time.Until(due) > 0 {
 				time.Sleep(time.Until(due))
@@ -168,25 +195,98 @@ func franzProduceValues(c *cluster, topic string, acks kgo.Acks, n int, rate flo
 			return produceResult{}, err
 		}
 	}
+	lat = lat[:sent]
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	sort.Slice(e2e, func(i, j int) bool { return e2e[i] < e2e[j] })
 	bytes := 0
-	for i := 0; i < n; i++ {
+	for i := 0; i < sent; i++ {
 		bytes += len(values[i%len(values)])
 	}
 	return produceResult{
 		mbps:       float64(bytes) / el.Seconds() / 1e6,
-		recsPerSec: float64(n) / el.Seconds(),
+		recsPerSec: float64(sent) / el.Seconds(),
+		records:    sent,
+		bytes:      bytes,
 		lat:        lat,
 		e2e:        e2e,
 	}, nil
 }
 
+// franzProduceClients is a peak produce of n random values of -size bytes by that many
+// franz-go producers at once, each its own client (its own connections and producer id)
+// sending its share; the run stops sending after -run-time. Only throughput is kept.
+func franzProduceClients(c *cluster, topic string, n, clients int) (produceResult, error) {
+	values := randomValues()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cls := make([]*kgo.Client, clients)
+	for i := range cls {
+		cl, err := kgo.NewClient(c.clientOpts(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic(topic))...)
+		if err != nil {
+			return produceResult{}, err
+		}
+		defer cl.Close()
+		// Warm up: metadata, connections, producer id.
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("warm")}).FirstErr(); err != nil {
+			return produceResult{}, err
+		}
+		cls[i] = cl
+	}
+	var sent, bytes atomic.Int64
+	var firstErr atomic.Value
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i, cl := range cls {
+		share := n / clients
+		if i < n%clients {
+			share++
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var done sync.WaitGroup
+			for j := 0; j < share; j++ {
+				if j%256 == 0 && *runTime > 0 && time.Since(start) > *runTime {
+					break
+				}
+				v := values[(i+j)%len(values)]
+				done.Add(1)
+				cl.Produce(ctx, &kgo.Record{Value: v}, func(_ *kgo.Record, err error) {
+					if err != nil {
+						firstErr.CompareAndSwap(nil, err)
+					} else {
+						sent.Add(1)
+						bytes.Add(int64(len(v)))
+					}
+					done.Done()
+				})
+			}
+			done.Wait()
+		}()
+	}
+	wg.Wait()
+	el := time.Since(start)
+	if e, _ := firstErr.Load().(error); e != nil {
+		return produceResult{}, e
+	}
+	return produceResult{
+		mbps:       float64(bytes.Load()) / el.Seconds() / 1e6,
+		recsPerSec: float64(sent.Load()) / el.Seconds(),
+		records:    int(sent.Load()), // besides each client's warm-up record
+		bytes:      int(bytes.Load()),
+	}, nil
+}
+
 // randomValues are 1,024 values of -size random bytes: what no codec can shrink.
-func randomValues() [][]byte {
-	values := make([][]byte, 1024)
+func randomValues() [][]byte { return randomValuesOf(*size) }
+
+// randomValuesOf are values of size random bytes (at least 8): 1,024 of them, or fewer
+// of large ones (at most about 16 MiB in all).
+func randomValuesOf(size int) [][]byte {
+	size = max(size, 8)
+	values := make([][]byte, max(1, min(1024, 16<<20/size)))
 	for i := range values {
-		values[i] = make([]byte, max(*size, 8))
+		values[i] = make([]byte, size)
 		rand.Read(values[i])
 	}
 	return values

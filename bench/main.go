@@ -5,22 +5,32 @@
 // acknowledged produce, and resident memory idle and under load — for a single node
 // and for three brokers with replication factor 3, min.insync.replicas=2, acks=all —
 // and, on three brokers, the same over TLS, compressed batches, and how cost grows
-// with the number of partitions.
+// with the number of partitions, of producer connections and with the record size
+// (plotted into bench/results/*.png beside raw.txt).
 //
-//	go run ./bench [-only LIST] [-records N] [-size BYTES] [-bin path/to/gokafkad] [-kafka=false]
+//	go run ./bench [-only LIST] [-rounds N] [-records N] [-size BYTES] [-bin path/to/gokafkad] [-kafka=false]
 //
 // -only takes a comma-separated list of scenarios (all when empty):
 //
-//	startup      exec to first acknowledged produce, idle memory
-//	single       one combined node, acks=1 and acks=all (runs startup too)
-//	three        three brokers, RF 3, acks=all, then leader election after a SIGKILL
-//	tls          three brokers with every listener (clients, brokers, controller) on SSL
-//	compression  three brokers, franz-go batches compressed with each of -codecs
-//	partitions   three brokers, one topic of each of -partition-counts partitions
+//	startup       exec to first acknowledged produce, idle memory
+//	single        one combined node, acks=1 and acks=all (runs startup too)
+//	three         three brokers, RF 3, acks=all, then leader election after a SIGKILL
+//	tls           three brokers with every listener (clients, brokers, controller) on SSL
+//	compression   three brokers, franz-go batches compressed with each of -codecs
+//	connections   three brokers, as many franz-go producers at once as each of -connections
+//	record-sizes  three brokers, values of each of -record-sizes bytes
+//	partitions    three brokers, one topic of each of -partition-counts partitions
 //
-// -records sets the record count of every run (200,000; lower it to check that a
-// scenario runs, not to measure); without -out nothing is written but a raw log in a
-// temporary directory.
+// Every measurement runs -rounds times (3), alternately on gokafkad and Kafka; the report
+// gives the median and the spread. Where gokafkad's median trails Kafka's or misses a
+// target of issue 15, the bench repeats that measurement on gokafkad alone with a CPU
+// profile of each broker (GOKAFKAD_CPUPROFILE_WINDOWS) and prints the profile's top in
+// the section "Where gokafkad trails" (-explain=false skips it).
+//
+// -records sets the record count of every run (200,000; lower it, with -rounds 1 or 2,
+// to check that a scenario runs, not to measure); -run-time and -latency-time bound
+// the peak and latency runs. Without -out nothing is written but a raw log in a
+// temporary directory; a report of a run with -only or -kafka=false says it is partial.
 //
 // Apache Kafka's jars come from Maven Central (compat/kafka/pom.xml) into the cache
 // make compat uses.
@@ -33,7 +43,9 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -51,9 +63,16 @@ var (
 	withKafka    = flag.Bool("kafka", true, "measure Apache Kafka too (false: gokafkad only)")
 	starts       = flag.Int("starts", 5, "start-up measurements for gokafkad")
 	kafkaStarts  = flag.Int("kafka-starts", 3, "start-up measurements for Apache Kafka")
-	only         = flag.String("only", "", "comma-separated scenarios to run: startup, single (with startup), three, tls, compression, partitions (default all)")
+	only         = flag.String("only", "", "comma-separated scenarios to run: startup, single (with startup), three, tls, compression, connections, record-sizes, partitions (default all)")
 	codecsFlag   = flag.String("codecs", "lz4,zstd", "franz-go batch codecs of the compression scenario (gzip, snappy, lz4, zstd)")
 	countsFlag   = flag.String("partition-counts", "10,100,1000", "partition counts of the partitions scenario")
+	connsFlag    = flag.String("connections", "1,4,16,64", "producer clients at once of the connections scenario")
+	sizesFlag    = flag.String("record-sizes", "100,1024,10240,102400", "value sizes in bytes of the record-sizes scenario")
+	rounds       = flag.Int("rounds", 3, "rounds of every measurement (the report gives their median and spread)")
+	runTime      = flag.Duration("run-time", 10*time.Second, "longest a franz-go peak produce run sends")
+	latencyTime  = flag.Duration("latency-time", 5*time.Second, "about how long a rate-limited latency run sends")
+	explain      = flag.Bool("explain", true, "profile gokafkad (CPU, every broker) during each measurement where it trails, for the report")
+	profileTime  = flag.Duration("profile-time", 2*time.Second, "least measured time a trailing measurement's profile covers (repeated until then, at most 10 times)")
 	outFlag      = flag.String("out", "", "write BENCHMARKS.md here (and results/raw.txt next to bench/)")
 	readmeFlag   = flag.String("readme", "", "update the bench block of this README")
 	pprofDir     = flag.String("pprof", "", "write gokafkad CPU profiles (one per node and scenario) into this directory")
@@ -97,9 +116,20 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	counts, err := parseCounts(*countsFlag)
+	counts, err := parseInts("-partition-counts", *countsFlag)
 	if err != nil {
 		return err
+	}
+	conns, err := parseInts("-connections", *connsFlag)
+	if err != nil {
+		return err
+	}
+	sizes, err := parseInts("-record-sizes", *sizesFlag)
+	if err != nil {
+		return err
+	}
+	if *rounds < 1 {
+		return fmt.Errorf("-rounds %d: at least 1", *rounds)
 	}
 
 	if gokafkadBin, err = filepath.Abs(*binFlag); err != nil {
@@ -118,13 +148,19 @@ func run() error {
 	} else {
 		progress("work directory: %s", work)
 	}
-	rawPath := filepath.Join(work, "raw.txt")
+	// The report links its raw output and plots as bench/results/..., beside it.
+	results := filepath.Join(work, "results")
 	if *outFlag != "" {
-		rawPath = filepath.Join(repo, "bench", "results", "raw.txt")
-		if err := os.MkdirAll(filepath.Dir(rawPath), 0o755); err != nil {
+		out, err := filepath.Abs(*outFlag)
+		if err != nil {
 			return err
 		}
+		results = filepath.Join(filepath.Dir(out), "bench", "results")
 	}
+	if err := os.MkdirAll(results, 0o755); err != nil {
+		return err
+	}
+	rawPath := filepath.Join(results, "raw.txt")
 	if rawFile, err = os.Create(rawPath); err != nil {
 		return err
 	}
@@ -155,41 +191,76 @@ func run() error {
 		kinds = append(kinds, kafka)
 	}
 	raw("machine: %s", machine())
-	raw("settings: records=%d size=%d partitions=%d", *records, *size, *partitions)
-	progress("%s\nrecords=%d value=%dB partitions=%d, no compression\n", machine(), *records, *size, *partitions)
+	raw("settings: records=%d size=%d partitions=%d rounds=%d", *records, *size, *partitions, *rounds)
+	progress("%s\nrecords=%d value=%dB partitions=%d rounds=%d, no compression\n", machine(), *records, *size, *partitions, *rounds)
 
-	b := &bench{rep: &report{}, kinds: kinds, work: work}
 	began := time.Now()
+	b := &bench{rep: &report{}, kinds: kinds, work: work}
+	var partial []string
+	if *only != "" {
+		partial = append(partial, "only the scenarios "+*only+" (-only)")
+	}
+	if !*withKafka {
+		partial = append(partial, "gokafkad alone (-kafka=false)")
+	}
+	b.rep.partial = strings.Join(partial, ", ")
+	scenarioTime := func(name string, t0 time.Time) {
+		raw("scenario %s took %s", name, time.Since(t0).Round(time.Second))
+		progress("-- %s took %s (%s so far)", name, time.Since(t0).Round(time.Second), time.Since(began).Round(time.Second))
+	}
 	if scenarios["single"] || scenarios["startup"] {
+		t0 := time.Now()
 		if err := b.startup(); err != nil {
 			return err
 		}
+		scenarioTime("startup", t0)
 	}
 	if scenarios["single"] {
+		t0 := time.Now()
 		if err := b.single(); err != nil {
 			return err
 		}
 		if err := b.kfake(); err != nil {
 			return err
 		}
+		scenarioTime("single", t0)
 	}
-	if scenarios["three"] || scenarios["compression"] {
+	if scenarios["three"] || scenarios["compression"] || scenarios["connections"] || scenarios["record-sizes"] {
+		t0 := time.Now()
 		if !scenarios["compression"] {
 			codecs = nil
 		}
-		if err := b.three(scenarios["three"], codecs); err != nil {
+		if !scenarios["connections"] {
+			conns = nil
+		}
+		if !scenarios["record-sizes"] {
+			sizes = nil
+		}
+		if err := b.three(scenarios["three"], codecs, conns, sizes); err != nil {
 			return err
 		}
+		scenarioTime("three-broker scenarios", t0)
 	}
 	if scenarios["tls"] {
+		t0 := time.Now()
 		if err := b.tls(); err != nil {
 			return err
 		}
+		scenarioTime("tls", t0)
 	}
 	if scenarios["partitions"] {
+		t0 := time.Now()
 		if err := b.partitionCounts(counts); err != nil {
 			return err
 		}
+		scenarioTime("partitions", t0)
+	}
+	if *outFlag != "" {
+		links, err := b.rep.plots(results, "bench/results")
+		if err != nil {
+			return err
+		}
+		b.rep.plotLinks = links
 	}
 	if *outFlag != "" {
 		if err := os.WriteFile(*outFlag, []byte(b.rep.markdown(time.Since(began))), 0o644); err != nil {
@@ -211,6 +282,13 @@ type bench struct {
 	kinds []string
 	work  string
 	seq   int
+	round int // the round being run, from 1 (0 outside rounds)
+
+	// While profiling a trailing measurement on gokafkad: the windows' files and
+	// their total wall time.
+	profiling   bool
+	windowFiles []string
+	windowTime  time.Duration
 }
 
 func (b *bench) launcher(kind, scenario string) launcher {
@@ -218,8 +296,21 @@ func (b *bench) launcher(kind, scenario string) launcher {
 	if kind == gokafkad && *pprofDir != "" {
 		l.profile = filepath.Join(*pprofDir, scenario)
 	}
+	// The whole-run profile of -pprof holds the profiler: windows would fail.
+	l.windows = kind == gokafkad && *explain && *pprofDir == ""
 	return l
 }
+
+// keep records a value a later measurement derives from (a peak that sets the latency
+// runs' rate), except in a profiling run.
+func (b *bench) keep(m map[string][]float64, kind string, v float64) {
+	if !b.profiling {
+		m[kind] = append(m[kind], v)
+	}
+}
+
+// firstRound reports whether this is the first round (notes are written once).
+func (b *bench) firstRound() bool { return b.round <= 1 && !b.profiling }
 
 func (b *bench) dir(name string) string {
 	b.seq++
@@ -295,10 +386,10 @@ func (b *bench) startOne(kind, scenario string, start func(launcher, string) (*c
 	err = createTopic(ctx, c, t, int16(len(c.brokers)))
 	cancel()
 	if err == nil {
-		_, err = franzProduce(c, t, kgo.AllISRAcks(), *records/2, 0)
-	}
-	if err == nil {
-		_, err = franzConsume(c, t, *records/2+1)
+		var r produceResult
+		if r, err = franzProduce(c, t, kgo.AllISRAcks(), *records/2, 0); err == nil {
+			_, err = franzConsume(c, t, r.records+1)
+		}
 	}
 	if err != nil {
 		c.stop()
@@ -317,6 +408,9 @@ func stopAll(cs map[string]*cluster) {
 type loadRSS map[string]float64
 
 func (l loadRSS) during(c *cluster, f func() error) error {
+	if l == nil {
+		return f()
+	}
 	s := sampleRSS(c.pids())
 	err := f()
 	if p := s.stop(); p > l[c.kind] {
@@ -325,32 +419,54 @@ func (l loadRSS) during(c *cluster, f func() error) error {
 	return err
 }
 
-// each runs one measurement against every broker kind in turn, each on a fresh topic,
-// tracking resident memory while it runs.
+// each runs one measurement -rounds times against every broker kind in turn (gokafkad,
+// Kafka, gokafkad, …), each time on a fresh topic, tracking resident memory while it
+// runs; then, where gokafkad trails in a figure it set, profiles gokafkad repeating it.
 func (b *bench) each(cs map[string]*cluster, rss loadRSS, what string, rf int16, f func(c *cluster, topic string) error) error {
-	for _, kind := range b.kinds {
-		c := cs[kind]
-		t := fmt.Sprintf("%s-%d", what, b.seq)
-		b.seq++
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		err := createTopic(ctx, c, t, rf)
-		cancel()
-		if err == nil {
-			err = rss.during(c, func() error { return f(c, t) })
-		}
-		if err != nil {
-			return fmt.Errorf("%s %s: %w", kind, what, err)
+	b.rep.startTracking()
+	for r := 1; r <= *rounds; r++ {
+		b.round = r
+		for _, kind := range b.kinds {
+			if err := b.once(cs[kind], rss, what, rf, f); err != nil {
+				b.rep.stopTracking()
+				return err
+			}
 		}
 	}
+	b.round = 0
+	figs := b.rep.stopTracking()
+	return b.explain(cs[gokafkad], figs, what, func(c *cluster) error { return b.once(c, nil, what, rf, f) })
+}
+
+// once runs f on a fresh topic of c.
+func (b *bench) once(c *cluster, rss loadRSS, what string, rf int16, f func(c *cluster, topic string) error) error {
+	t := fmt.Sprintf("%s-%d", what, b.seq)
+	b.seq++
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	err := createTopic(ctx, c, t, rf)
+	cancel()
+	if err == nil {
+		err = rss.during(c, func() error { return f(c, t) })
+	}
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", c.kind, what, err)
+	}
+	// Rounds of every measurement would otherwise fill the disk (three replicas of
+	// every run's bytes); Kafka deletes the files a minute later (file.delete.delay.ms).
+	deleteTopic(c, t)
 	return nil
 }
 
-// halfLowest is half the lowest of the brokers' peaks.
-func halfLowest(peaks map[string]float64) float64 {
+// halfLowest is half the lowest of the brokers' median peaks.
+func halfLowest(peaks map[string][]float64) float64 {
 	lo := 0.0
 	for _, v := range peaks {
-		if lo == 0 || v < lo {
-			lo = v
+		f := &figure{vals: map[string][][]float64{}}
+		for _, x := range v {
+			f.vals[""] = append(f.vals[""], []float64{x})
+		}
+		if m := f.med(""); m != nil && (lo == 0 || m[0] < lo) {
+			lo = m[0]
 		}
 	}
 	return lo / 2
@@ -370,43 +486,51 @@ func (b *bench) throughputAndLatency(group string, cs map[string]*cluster, rss l
 		acksLabel = "" // the group's title says acks=all
 	}
 	prefix := "produce" + acksLabel
-	franzPeak, perfPeak := map[string]float64{}, map[string]float64{}
+	if group == groupThree {
+		// Issue 15's targets for three brokers at 3–10 partitions.
+		b.rep.get(group, prefix+", franz-go", "MB/s", false, headline).targetRatio = 8
+		b.rep.get(group, prefix+", franz-go: broker CPU time per GB produced", "s", true, false).targetAbs = 1
+	}
+	franzPeak, perfPeak := map[string][]float64{}, map[string][]float64{}
 	err := b.each(cs, rss, "franz-acks"+acksName, rf, func(c *cluster, t string) error {
-		cpu0 := cpuSeconds(c.pids())
-		r, err := franzProduce(c, t, acks, *records, 0)
+		r, cpu, err := b.peak(c, func() (produceResult, error) { return franzProduce(c, t, acks, *records, 0) })
 		if err != nil {
 			return err
 		}
-		cpu := cpuSeconds(c.pids()) - cpu0
 		raw("%s %s franz-go peak: %s", c.kind, prefix, r)
-		franzPeak[c.kind] = r.recsPerSec
+		b.keep(franzPeak, c.kind, r.recsPerSec)
 		b.rep.set(group, prefix+", franz-go", "MB/s", false, headline, c.kind, r.mbps)
-		b.rep.set(group, prefix+", franz-go: broker CPU time per GB produced", "s", true, false, c.kind, cpu/gbProduced())
-		if c.kind == gokafkad && acksName == "1" && group == groupSingle {
-			b.rep.kfake[0] = r.mbps
-		}
+		b.rep.set(group, prefix+", franz-go: broker CPU time per GB produced", "s", true, false, c.kind, cpu/r.gb())
 		return nil
 	})
 	if err != nil {
 		return err
 	}
 	err = b.each(cs, rss, "perf-acks"+acksName, rf, func(c *cluster, t string) error {
-		r, err := producerPerfTest(ctx, c, t, acksName, idempotent, *records, 0)
+		var r perfResult
+		err := b.window(c, func() (err error) {
+			r, err = producerPerfTest(ctx, c, t, acksName, idempotent, max(*records/2, 1000), 0)
+			return err
+		})
 		if err != nil {
 			return err
 		}
-		perfPeak[c.kind] = r.recsPerSec
+		b.keep(perfPeak, c.kind, r.recsPerSec)
 		b.rep.set(group, prefix+", kafka-producer-perf-test", "MB/s", false, headline && group == groupThree, c.kind, r.recsPerSec*float64(*size)/1e6)
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	// Latency at half the lower peak, for at most about 20 seconds a run.
+	// Latency at half the lower peak, for about -latency-time a run.
 	rate := halfLowest(franzPeak)
 	name := fmt.Sprintf("p50 / p99 / p99.9%s at %s rec/s (half the lower peak), franz-go", acksLabel, commas(rate))
 	err = b.each(cs, rss, "franz-rate-acks"+acksName, rf, func(c *cluster, t string) error {
-		r, err := franzProduce(c, t, acks, latencyRecords(rate), rate)
+		var r produceResult
+		err := b.window(c, func() (err error) {
+			r, err = franzProduce(c, t, acks, latencyRecords(rate), rate)
+			return err
+		})
 		if err != nil {
 			return err
 		}
@@ -421,7 +545,11 @@ func (b *bench) throughputAndLatency(group string, cs map[string]*cluster, rss l
 	rate = halfLowest(perfPeak)
 	name = fmt.Sprintf("produce latency p50 / p99 / p99.9%s at %s rec/s (half the lower peak), kafka-producer-perf-test", acksLabel, commas(rate))
 	return b.each(cs, rss, "perf-rate-acks"+acksName, rf, func(c *cluster, t string) error {
-		r, err := producerPerfTest(ctx, c, t, acksName, idempotent, latencyRecords(rate), rate)
+		var r perfResult
+		err := b.window(c, func() (err error) {
+			r, err = producerPerfTest(ctx, c, t, acksName, idempotent, latencyRecords(rate), rate)
+			return err
+		})
 		if err != nil {
 			return err
 		}
@@ -433,15 +561,16 @@ func (b *bench) throughputAndLatency(group string, cs map[string]*cluster, rss l
 // consume fills a topic, then reads it back from the start with both consumers.
 func (b *bench) consume(group string, cs map[string]*cluster, rss loadRSS, rf int16, headline bool) error {
 	return b.each(cs, rss, "consume", rf, func(c *cluster, t string) error {
-		if _, err := franzProduce(c, t, kgo.AllISRAcks(), *records, 0); err != nil {
-			return err
-		}
-		mbps, err := franzConsume(c, t, *records+1)
+		p, err := franzProduce(c, t, kgo.AllISRAcks(), *records, 0)
 		if err != nil {
 			return err
 		}
+		var mbps float64
+		if err := b.window(c, func() (err error) { mbps, err = franzConsume(c, t, p.records+1); return err }); err != nil {
+			return err
+		}
 		b.rep.set(group, "consume from the start, franz-go", "MB/s", false, headline, c.kind, mbps)
-		if mbps, err = consumerPerfTest(context.Background(), c, t, *records); err != nil {
+		if err := b.window(c, func() (err error) { mbps, err = consumerPerfTest(context.Background(), c, t, p.records); return err }); err != nil {
 			return err
 		}
 		b.rep.set(group, "consume from the start, kafka-consumer-perf-test", "MB/s", false, false, c.kind, mbps)
@@ -482,17 +611,24 @@ func (b *bench) single() error {
 	return nil
 }
 
-// three runs the three-broker scenario (when rows) and the compression scenario (for
-// each of codecs) on one pair of three-broker deployments; the leader-election
+// three runs, on one pair of three-broker deployments, the three-broker scenario (when
+// rows), the compression scenario (for each of codecs), the connections scenario (for
+// each of conns) and the record-sizes scenario (for each of sizes); the leader-election
 // measurement, which kills a broker, comes last.
-func (b *bench) three(rows bool, codecs []codec) error {
+func (b *bench) three(rows bool, codecs []codec, conns, sizes []int) error {
 	cs, err := b.startAll("three", startThree)
 	if err != nil {
 		return err
 	}
 	defer stopAll(cs)
 	if !rows {
-		return b.compression(cs, codecs)
+		if err := b.compression(cs, codecs); err != nil {
+			return err
+		}
+		if err := b.connections(cs, conns); err != nil {
+			return err
+		}
+		return b.recordSizes(cs, sizes)
 	}
 	idle := map[string]float64{}
 	for _, kind := range b.kinds {
@@ -514,6 +650,12 @@ func (b *bench) three(rows bool, codecs []codec) error {
 	if err := b.compression(cs, codecs); err != nil {
 		return err
 	}
+	if err := b.connections(cs, conns); err != nil {
+		return err
+	}
+	if err := b.recordSizes(cs, sizes); err != nil {
+		return err
+	}
 	for _, kind := range b.kinds {
 		usable, election, err := controlPlane(cs[kind])
 		if err != nil {
@@ -528,20 +670,140 @@ func (b *bench) three(rows bool, codecs []codec) error {
 	return nil
 }
 
-// kfake runs the franz-go producer against franz-go's in-memory kfake.
+// kfake runs the franz-go producer against franz-go's in-memory kfake, -rounds times.
 func (b *bench) kfake() error {
 	kf, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(int32(*partitions), "bench-kfake"))
 	if err != nil {
 		return err
 	}
 	defer kf.Close()
-	r, err := franzProduce(&cluster{kind: "kfake", seeds: kf.ListenAddrs()}, "bench-kfake", kgo.LeaderAck(), *records, 0)
-	if err != nil {
-		return err
+	for range *rounds {
+		r, err := franzProduce(&cluster{kind: "kfake", seeds: kf.ListenAddrs()}, "bench-kfake", kgo.LeaderAck(), *records, 0)
+		if err != nil {
+			return err
+		}
+		raw("kfake produce acks=1 franz-go peak: %s", r)
+		progress("kfake    produce acks=1, franz-go: %s MB/s", fmtVal(r.mbps))
+		b.rep.kfake = append(b.rep.kfake, r.mbps)
 	}
-	raw("kfake produce acks=1 franz-go peak: %s", r)
-	progress("kfake    produce acks=1, franz-go: %s MB/s", fmtVal(r.mbps))
-	b.rep.kfake[1] = r.mbps
+	return nil
+}
+
+// peak runs a peak produce in a profile window and returns, with its result, the CPU
+// time the brokers used meanwhile.
+func (b *bench) peak(c *cluster, produce func() (produceResult, error)) (produceResult, float64, error) {
+	var r produceResult
+	var cpu float64
+	err := b.window(c, func() (err error) {
+		cpu0 := cpuSeconds(c.pids())
+		r, err = produce()
+		cpu = cpuSeconds(c.pids()) - cpu0
+		return err
+	})
+	return r, cpu, err
+}
+
+// window runs a measured section; in a profiling run of gokafkad, each broker writes a
+// CPU profile of exactly that section (GOKAFKAD_CPUPROFILE_WINDOWS, opened by SIGUSR1
+// and closed by SIGUSR2).
+func (b *bench) window(c *cluster, section func() error) error {
+	if !b.profiling || c.kind != gokafkad {
+		return section()
+	}
+	var paths []string
+	for _, n := range c.brokers {
+		if n.profPrefix == "" {
+			return section()
+		}
+		n.windows++
+		path := fmt.Sprintf("%s-%d.pprof", n.profPrefix, n.windows)
+		if err := syscall.Kill(n.pid(), syscall.SIGUSR1); err != nil {
+			return err
+		}
+		paths = append(paths, path)
+	}
+	for _, p := range paths {
+		if err := waitForFile(p + ".part"); err != nil {
+			return err
+		}
+	}
+	t0 := time.Now()
+	err := section()
+	b.windowTime += time.Since(t0)
+	for _, n := range c.brokers {
+		_ = syscall.Kill(n.pid(), syscall.SIGUSR2)
+	}
+	for _, p := range paths {
+		if werr := waitForFile(p); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	b.windowFiles = append(b.windowFiles, paths...)
+	return err
+}
+
+func waitForFile(path string) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("profile window %s did not appear", path)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// explain profiles gokafkad when it trails (behind Kafka, or short of a target) in a
+// profileable figure of figs: run repeats the measurement on c, not counted, until the
+// profile windows cover -profile-time, and the top of the merged profile is attached to
+// those figures. A failure here is reported in the section, not fatal.
+func (b *bench) explain(c *cluster, figs []*figure, what string, run func(c *cluster) error) error {
+	if c == nil || !*explain || *pprofDir != "" {
+		return nil
+	}
+	var trailing []*figure
+	var names []string
+	for _, f := range figs {
+		if f.profileable() && len(f.behind()) > 0 {
+			trailing = append(trailing, f)
+			names = append(names, f.name)
+		}
+	}
+	if len(trailing) == 0 {
+		return nil
+	}
+	p := &profileTop{label: shortGroup(trailing[0].group) + ": " + strings.Join(names, "; ")}
+	for _, f := range trailing {
+		f.profile = p
+	}
+	progress("profiling gokafkad while it repeats %s (it trails)", what)
+	b.profiling, b.windowFiles, b.windowTime = true, nil, 0
+	b.rep.mu.Lock()
+	b.rep.discard = true
+	b.rep.mu.Unlock()
+	defer func() {
+		b.profiling = false
+		b.rep.mu.Lock()
+		b.rep.discard = false
+		b.rep.mu.Unlock()
+	}()
+	for i := 0; i < 10 && (i == 0 || b.windowTime < *profileTime); i++ {
+		if err := run(c); err != nil {
+			p.err = "the profiling run failed: " + err.Error()
+			raw("profiling %s: %v", what, err)
+			return nil
+		}
+	}
+	p.brokers = len(c.brokers)
+	p.windows = len(b.windowFiles) / max(p.brokers, 1)
+	p.dur = b.windowTime
+	var err error
+	if p.flat, p.cum, err = pprofTop(b.windowFiles); err != nil {
+		p.err = err.Error()
+	}
+	raw("profile of gokafkad during %s (%d windows, %s):\n%s\n%s", what, p.windows, p.dur, p.flat, p.cum)
 	return nil
 }
 

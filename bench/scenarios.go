@@ -16,7 +16,7 @@ import (
 )
 
 // The scenarios -only selects from.
-var scenarioNames = []string{"startup", "single", "three", "tls", "compression", "partitions"}
+var scenarioNames = []string{"startup", "single", "three", "tls", "compression", "connections", "record-sizes", "partitions"}
 
 // parseOnly is the set of scenarios -only names (every one when empty).
 func parseOnly(s string) (map[string]bool, error) {
@@ -64,12 +64,13 @@ func parseCodecs(s string) ([]codec, error) {
 	return out, nil
 }
 
-func parseCounts(s string) ([]int, error) {
+// parseInts is a comma-separated list of positive integers (flag names the flag).
+func parseInts(flag, s string) ([]int, error) {
 	var out []int
 	for _, f := range strings.Split(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 {
-			return nil, fmt.Errorf("-partition-counts: %q is not a partition count", f)
+			return nil, fmt.Errorf("%s: %q is not a positive integer", flag, f)
 		}
 		out = append(out, n)
 	}
@@ -81,14 +82,25 @@ const (
 		"replication factor 3, min.insync.replicas=2, acks=all, idempotent producer, franz-go"
 	groupCompression = "Compressed batches (three brokers, replication factor 3, min.insync.replicas=2, acks=all, franz-go, JSON-like values)"
 	groupPartitions  = "Partitions (three brokers, replication factor 3, min.insync.replicas=2, acks=all, one topic, franz-go)"
+	groupConnections = "Producer connections (three brokers, replication factor 3, min.insync.replicas=2, acks=all, franz-go, one client per producer)"
+	groupSizes       = "Record size (three brokers, replication factor 3, min.insync.replicas=2, acks=all, franz-go, the same bytes per run)"
 )
 
-// latencyRecords is how many records a latency run at rate sends: about 20 seconds'
-// worth, at least 10,000, at most -records.
-func latencyRecords(rate float64) int { return min(*records, max(int(rate*20), 10000)) }
+// The plotted dimensions, and the metrics of each plot.
+const (
+	dimPartitions  = "partitions"
+	dimConnections = "connections"
+	dimSizes       = "record-sizes"
 
-// gbProduced is the -records × -size bytes of a peak run, in GB.
-func gbProduced() float64 { return float64(*records) * float64(*size) / 1e9 }
+	metricProduce = "produce"
+	metricCPU     = "cpu"
+)
+
+// latencyRecords is how many records a latency run at rate sends: about -latency-time's
+// worth, at least 10,000, at most -records.
+func latencyRecords(rate float64) int {
+	return min(*records, max(int(rate*latencyTime.Seconds()), 10000))
+}
 
 // tls runs the three-broker RF 3 scenario with every listener on SSL: franz-go's peak
 // produce and the brokers' CPU time per GB, produce and end-to-end latency at half the
@@ -114,18 +126,16 @@ func (b *bench) tls() error {
 	}
 	b.rep.notes = append(b.rep.notes, "Over TLS the bench's client negotiated with "+strings.Join(negotiated, ", and with ")+".")
 	rss := loadRSS{}
-	peak := map[string]float64{}
+	peak := map[string][]float64{}
 	err = b.each(cs, rss, "tls-produce", 3, func(c *cluster, t string) error {
-		cpu0 := cpuSeconds(c.pids())
-		r, err := franzProduce(c, t, kgo.AllISRAcks(), *records, 0)
+		r, cpu, err := b.peak(c, func() (produceResult, error) { return franzProduce(c, t, kgo.AllISRAcks(), *records, 0) })
 		if err != nil {
 			return err
 		}
-		cpu := cpuSeconds(c.pids()) - cpu0
 		raw("%s TLS produce franz-go peak: %s", c.kind, r)
-		peak[c.kind] = r.recsPerSec
+		b.keep(peak, c.kind, r.recsPerSec)
 		b.rep.set(groupTLS, "produce", "MB/s", false, true, c.kind, r.mbps)
-		b.rep.set(groupTLS, "produce: broker CPU time per GB produced", "s", true, false, c.kind, cpu/gbProduced())
+		b.rep.set(groupTLS, "produce: broker CPU time per GB produced", "s", true, false, c.kind, cpu/r.gb())
 		return nil
 	})
 	if err != nil {
@@ -134,7 +144,11 @@ func (b *bench) tls() error {
 	rate := halfLowest(peak)
 	name := fmt.Sprintf("p50 / p99 / p99.9 at %s rec/s (half the lower peak)", commas(rate))
 	err = b.each(cs, rss, "tls-rate", 3, func(c *cluster, t string) error {
-		r, err := franzProduce(c, t, kgo.AllISRAcks(), latencyRecords(rate), rate)
+		var r produceResult
+		err := b.window(c, func() (err error) {
+			r, err = franzProduce(c, t, kgo.AllISRAcks(), latencyRecords(rate), rate)
+			return err
+		})
 		if err != nil {
 			return err
 		}
@@ -147,11 +161,12 @@ func (b *bench) tls() error {
 		return err
 	}
 	err = b.each(cs, rss, "tls-consume", 3, func(c *cluster, t string) error {
-		if _, err := franzProduce(c, t, kgo.AllISRAcks(), *records, 0); err != nil {
+		p, err := franzProduce(c, t, kgo.AllISRAcks(), *records, 0)
+		if err != nil {
 			return err
 		}
-		mbps, err := franzConsume(c, t, *records+1)
-		if err != nil {
+		var mbps float64
+		if err := b.window(c, func() (err error) { mbps, err = franzConsume(c, t, p.records+1); return err }); err != nil {
 			return err
 		}
 		b.rep.set(groupTLS, "consume from the start", "MB/s", false, false, c.kind, mbps)
@@ -203,22 +218,24 @@ func (b *bench) compression(cs map[string]*cluster, codecs []codec) error {
 	}()
 	for _, cd := range codecs {
 		err := b.each(cs, rss, "compress-"+cd.name, 3, func(c *cluster, t string) error {
-			cpu0 := cpuSeconds(c.pids())
-			r, err := franzProduceValues(c, t, kgo.AllISRAcks(), *records, 0, values, cd.codec)
+			r, cpu, err := b.peak(c, func() (produceResult, error) {
+				return franzProduceValues(c, t, kgo.AllISRAcks(), *records, 0, values, cd.codec)
+			})
 			if err != nil {
 				return err
 			}
-			cpu := cpuSeconds(c.pids()) - cpu0
 			raw("%s %s produce franz-go peak: %s", c.kind, cd.name, r)
 			b.rep.set(groupCompression, "produce, "+cd.name, "MB/s", false, false, c.kind, r.mbps)
-			b.rep.set(groupCompression, "produce, "+cd.name+": broker CPU time per GB produced", "s", true, false, c.kind, cpu/gbProduced())
+			b.rep.set(groupCompression, "produce, "+cd.name+": broker CPU time per GB produced", "s", true, false, c.kind, cpu/r.gb())
 			if stored := logBytes(c, t); stored > 0 {
-				pct := 100 * float64(stored) / (gbProduced() * 1e9)
+				pct := 100 * float64(stored) / float64(r.bytes)
 				raw("%s %s: %d log bytes on broker 1, %.1f %% of the bytes produced", c.kind, cd.name, stored, pct)
-				onDisk = append(onDisk, fmt.Sprintf("%s %s %.1f %%", cd.name, kindName(c.kind), pct))
+				if b.firstRound() {
+					onDisk = append(onDisk, fmt.Sprintf("%s %s %.1f %%", cd.name, kindName(c.kind), pct))
+				}
 			}
-			mbps, err := franzConsume(c, t, *records+1)
-			if err != nil {
+			var mbps float64
+			if err := b.window(c, func() (err error) { mbps, err = franzConsume(c, t, r.records+1); return err }); err != nil {
 				return err
 			}
 			b.rep.set(groupCompression, "consume from the start, "+cd.name, "MB/s", false, false, c.kind, mbps)
@@ -275,44 +292,65 @@ func logBytes(c *cluster, topic string) int64 {
 
 // partitionCounts measures, for each count, a fresh three-broker deployment of each
 // kind in turn (only one running at a time, so the other's idle replication of many
-// partitions does not take the CPU): the time to create one topic of that many
-// partitions with replication factor 3 until every partition has a leader, franz-go's
-// peak produce to it and the brokers' CPU time per GB, per broker the resident memory
-// (peak while producing) and the open files after it, and consuming it from the start.
+// partitions does not take the CPU; Kafka first, so that gokafkad can be profiled
+// while it still runs where it trails): the time to create one topic of that many
+// partitions with replication factor 3 until every partition has a leader, then in
+// each of -rounds rounds franz-go's peak produce to it and the brokers' CPU time per
+// GB, per broker the resident memory (peak while producing) and the open files after
+// it, and consuming the topic's first records from the start.
 func (b *bench) partitionCounts(counts []int) error {
 	name := func(what string, n int) string { return fmt.Sprintf("%s partitions: %s", commas(float64(n)), what) }
 	// Rows by measure, then count.
 	type row struct {
 		what, unit  string
 		lowerBetter bool
+		metric      string
 	}
 	rows := []row{
-		{"produce", "MB/s", false},
-		{"broker CPU time per GB produced", "s", true},
-		{"consume from the start", "MB/s", false},
-		{"topic created → every partition has a leader", "ms", true},
-		{"resident memory per broker under load (largest peak)", "MB", true},
-		{"open files per broker after the produce (largest)", "files", true},
+		{"produce", "MB/s", false, metricProduce},
+		{"broker CPU time per GB produced", "s", true, metricCPU},
+		{"consume from the start", "MB/s", false, ""},
+		{"topic created → every partition has a leader", "ms", true, ""},
+		{"resident memory per broker under load (largest peak)", "MB", true, ""},
+		{"open files per broker after the produce (largest)", "files", true, ""},
 	}
 	for _, r := range rows {
 		for _, n := range counts {
-			b.rep.get(groupPartitions, name(r.what, n), r.unit, r.lowerBetter, false)
+			f := b.rep.get(groupPartitions, name(r.what, n), r.unit, r.lowerBetter, false)
+			if r.metric != "" {
+				f.dim, f.metric, f.x = dimPartitions, r.metric, float64(n)
+			}
+			// Issue 15's targets: at 3–10 partitions ≥ 8× Kafka's throughput and ≤ 1.0
+			// broker CPU-s per GB, at 1,000 partitions and more ≥ 5× its throughput.
+			switch {
+			case n <= 10 && r.metric == metricProduce:
+				f.targetRatio = 8
+			case n <= 10 && r.metric == metricCPU:
+				f.targetAbs = 1
+			case n >= 1000 && r.metric == metricProduce:
+				f.targetRatio = 5
+			}
 		}
 	}
+	var kinds []string
+	for i := len(b.kinds) - 1; i >= 0; i-- {
+		kinds = append(kinds, b.kinds[i])
+	}
 	for _, n := range counts {
-		for _, kind := range b.kinds {
+		for _, kind := range kinds {
 			scenario := fmt.Sprintf("partitions-%d", n)
 			c, err := b.startOne(kind, scenario, startThree)
 			if err != nil {
 				return err
 			}
-			err = b.measurePartitions(c, n, func(what string, v float64) {
+			set := func(what string, v float64) {
 				for _, r := range rows {
 					if r.what == what {
 						b.rep.set(groupPartitions, name(what, n), r.unit, r.lowerBetter, false, kind, v)
 					}
 				}
-			})
+			}
+			err = b.partitionRounds(c, n, set)
 			c.stop()
 			if err != nil {
 				return fmt.Errorf("%s %d partitions: %w", kind, n, err)
@@ -322,7 +360,9 @@ func (b *bench) partitionCounts(counts []int) error {
 	return nil
 }
 
-func (b *bench) measurePartitions(c *cluster, n int, set func(what string, v float64)) error {
+// partitionRounds creates the topic of n partitions on c, runs the rounds, and on
+// gokafkad profiles a round where it trails.
+func (b *bench) partitionRounds(c *cluster, n int, set func(what string, v float64)) error {
 	topic := fmt.Sprintf("bench-partitions-%d", n)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -330,11 +370,27 @@ func (b *bench) measurePartitions(c *cluster, n int, set func(what string, v flo
 	if err := createTopicN(ctx, c, topic, n, 3); err != nil {
 		return err
 	}
-	created := time.Since(start)
+	set("topic created → every partition has a leader", ms(time.Since(start)))
+	b.rep.startTracking()
+	for r := 1; r <= *rounds; r++ {
+		b.round = r
+		if err := b.partitionRound(c, topic, n, set); err != nil {
+			b.rep.stopTracking()
+			return err
+		}
+	}
+	b.round = 0
+	figs := b.rep.stopTracking()
+	if c.kind != gokafkad {
+		return nil
+	}
+	return b.explain(c, figs, fmt.Sprintf("%d partitions", n), func(c *cluster) error { return b.partitionRound(c, topic, n, set) })
+}
+
+// partitionRound is one round's peak produce to the topic and read back from its start.
+func (b *bench) partitionRound(c *cluster, topic string, n int, set func(what string, v float64)) error {
 	s := sampleRSS(c.pids())
-	cpu0 := cpuSeconds(c.pids())
-	r, err := franzProduce(c, topic, kgo.AllISRAcks(), *records, 0)
-	cpu := cpuSeconds(c.pids()) - cpu0
+	r, cpu, err := b.peak(c, func() (produceResult, error) { return franzProduce(c, topic, kgo.AllISRAcks(), *records, 0) })
 	peak := s.stop()
 	if err != nil {
 		return err
@@ -345,14 +401,110 @@ func (b *bench) measurePartitions(c *cluster, n int, set func(what string, v flo
 		files = max(files, openFiles(pid))
 	}
 	set("produce", r.mbps)
-	set("broker CPU time per GB produced", cpu/gbProduced())
-	set("topic created → every partition has a leader", ms(created))
+	set("broker CPU time per GB produced", cpu/r.gb())
 	set("resident memory per broker under load (largest peak)", peak)
 	set("open files per broker after the produce (largest)", float64(files))
-	mbps, err := franzConsume(c, topic, *records+1)
-	if err != nil {
+	var mbps float64
+	if err := b.window(c, func() (err error) { mbps, err = franzConsume(c, topic, r.records+1); return err }); err != nil {
 		return err
 	}
 	set("consume from the start", mbps)
 	return nil
+}
+
+// connections runs, on the running three-broker deployments, for each count that many
+// franz-go producers at once (one client each), together sending -records records of
+// -size bytes to a topic of -partitions partitions: their throughput, the brokers' CPU
+// time per GB, and the largest broker's resident memory meanwhile.
+func (b *bench) connections(cs map[string]*cluster, conns []int) error {
+	labels := map[int]string{}
+	for _, n := range conns {
+		labels[n] = fmt.Sprintf("%s producers", commas(float64(n)))
+		if n == 1 {
+			labels[n] = "1 producer"
+		}
+	}
+	// Rows by measure, then count.
+	for _, n := range conns {
+		f := b.rep.get(groupConnections, labels[n]+": produce", "MB/s", false, false)
+		f.dim, f.metric, f.x = dimConnections, metricProduce, float64(n)
+	}
+	for _, n := range conns {
+		f := b.rep.get(groupConnections, labels[n]+": broker CPU time per GB produced", "s", true, false)
+		f.dim, f.metric, f.x = dimConnections, metricCPU, float64(n)
+	}
+	for _, n := range conns {
+		b.rep.get(groupConnections, labels[n]+": resident memory per broker under load (largest peak)", "MB", true, false)
+	}
+	for _, n := range conns {
+		label := labels[n]
+		prod := b.rep.get(groupConnections, label+": produce", "MB/s", false, false)
+		cpuF := b.rep.get(groupConnections, label+": broker CPU time per GB produced", "s", true, false)
+		rss := loadRSS{}
+		err := b.each(cs, rss, fmt.Sprintf("conns-%d", n), 3, func(c *cluster, t string) error {
+			r, cpu, err := b.peak(c, func() (produceResult, error) { return franzProduceClients(c, t, *records, n) })
+			if err != nil {
+				return err
+			}
+			raw("%s %d producers franz-go peak: %s", c.kind, n, r)
+			b.rep.set(groupConnections, prod.name, "MB/s", false, false, c.kind, r.mbps)
+			b.rep.set(groupConnections, cpuF.name, "s", true, false, c.kind, cpu/r.gb())
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, kind := range b.kinds {
+			b.rep.set(groupConnections, label+": resident memory per broker under load (largest peak)", "MB", true, false, kind, rss[kind])
+		}
+	}
+	return nil
+}
+
+// recordSizes runs, on the running three-broker deployments, franz-go's peak produce of
+// random values of each size, as many as make -records × -size bytes.
+func (b *bench) recordSizes(cs map[string]*cluster, sizes []int) error {
+	for _, sz := range sizes { // rows by measure, then size
+		f := b.rep.get(groupSizes, fmtBytes(sz)+" records: produce", "MB/s", false, false)
+		f.dim, f.metric, f.x = dimSizes, metricProduce, float64(sz)
+	}
+	for _, sz := range sizes {
+		f := b.rep.get(groupSizes, fmtBytes(sz)+" records: broker CPU time per GB produced", "s", true, false)
+		f.dim, f.metric, f.x = dimSizes, metricCPU, float64(sz)
+	}
+	for _, sz := range sizes {
+		label := fmtBytes(sz) + " records"
+		prod := b.rep.get(groupSizes, label+": produce", "MB/s", false, false)
+		cpuF := b.rep.get(groupSizes, label+": broker CPU time per GB produced", "s", true, false)
+		values := randomValuesOf(sz)
+		n := max(1, *records**size/sz)
+		err := b.each(cs, nil, fmt.Sprintf("size-%d", sz), 3, func(c *cluster, t string) error {
+			r, cpu, err := b.peak(c, func() (produceResult, error) {
+				return franzProduceValues(c, t, kgo.AllISRAcks(), n, 0, values, kgo.NoCompression())
+			})
+			if err != nil {
+				return err
+			}
+			raw("%s %d-byte records franz-go peak: %s", c.kind, sz, r)
+			b.rep.set(groupSizes, prod.name, "MB/s", false, false, c.kind, r.mbps)
+			b.rep.set(groupSizes, cpuF.name, "s", true, false, c.kind, cpu/r.gb())
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fmtBytes is a size as people write it: 100 B, 1 KiB, 10 KiB, 1 MiB (or exact bytes).
+func fmtBytes(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	default:
+		return fmt.Sprintf("%s B", commas(float64(n)))
+	}
 }

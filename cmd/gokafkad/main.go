@@ -41,6 +41,9 @@ func run(args []string) error {
 		defer stop()
 		logger.Info().Str("path", path).Msg("writing a CPU profile until shutdown")
 	}
+	if prefix := os.Getenv("GOKAFKAD_CPUPROFILE_WINDOWS"); prefix != "" {
+		defer profileWindows(prefix, logger)()
+	}
 	b, err := server.Start(cfg)
 	if err != nil {
 		return err
