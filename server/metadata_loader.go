@@ -32,7 +32,7 @@ func (p *metadataPublisher) publish(_, next *controller.MetadataImage) {
 	if cur := p.b.ctl.image.Load(); cur != nil && next.Offset < cur.Offset {
 		return // an older image (start-up: the first image races the subscription)
 	}
-	p.b.ctl.image.Store(next)
+	p.b.ctl.storeImage(next)
 	if !p.attached {
 		return
 	}
