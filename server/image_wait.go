@@ -11,6 +11,11 @@ import (
 // (waitImage, the fenced broker's heartbeat loop).
 func (m *brokerMeta) storeImage(img *controller.MetadataImage) {
 	m.image.Store(img)
+	m.notifyImage()
+}
+
+// notifyImage wakes whoever waits for the next image.
+func (m *brokerMeta) notifyImage() {
 	m.notify.Lock()
 	if m.notify.ch != nil {
 		close(m.notify.ch)
@@ -46,4 +51,16 @@ func waitImage(ctx context.Context, b *Broker, cond func(*controller.MetadataIma
 		case <-changed:
 		}
 	}
+}
+
+// ImageApplied returns a channel closed once the broker has taken a newer metadata
+// image than the one it serves now and handed it to its replica manager and
+// coordinators (a test harness waits on it for what an image changes: leaders,
+// registrations, topics).
+// On a controller-only node it is nil.
+func (b *Broker) ImageApplied() <-chan struct{} {
+	if b.ctl == nil {
+		return nil
+	}
+	return b.ctl.imageChanged()
 }

@@ -32,7 +32,9 @@ func (p *metadataPublisher) publish(_, next *controller.MetadataImage) {
 	if cur := p.b.ctl.image.Load(); cur != nil && next.Offset < cur.Offset {
 		return // an older image (start-up: the first image races the subscription)
 	}
-	p.b.ctl.storeImage(next)
+	p.b.ctl.image.Store(next)
+	// Waiters wake once the subsystems below have it too.
+	defer p.b.ctl.notifyImage()
 	if !p.attached {
 		return
 	}
