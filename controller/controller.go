@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -170,6 +171,16 @@ type Controller struct {
 	// its log (Raft refuses to campaign with unapplied configuration entries) instead
 	// of waiting for an election timeout. campaigned is Ready-loop only.
 	alone, campaigned bool
+	// first is set on the lowest-id voter of a quorum bootstrapped by this Open (a
+	// new cluster: no metadata log on disk): it campaigns once, as soon as it has
+	// applied the bootstrap configuration, instead of waiting out a randomized
+	// election timeout (500 ms to 1 s) that every voter of a new quorum would sit
+	// through. Only one voter does, so the votes do not split; campaigning early is
+	// safe in Raft at any time, and with pre-vote a voter that already follows a
+	// leader (a wiped disk rejoining a live quorum) refuses it without disruption.
+	// When its messages are lost (the other voters are not up yet) the election
+	// timeouts take over as before. Ready-loop only after Open.
+	first bool
 
 	stop     chan struct{}
 	loopDone chan struct{}
@@ -277,6 +288,7 @@ func Open(cfg Config) (*Controller, error) {
 		}
 	}
 	c.alone = len(cfg.Voters) == 1 && cfg.Voters[0].ID == cfg.NodeID
+	c.first = fresh && !c.alone && slices.MinFunc(cfg.Voters, func(a, b Voter) int { return cmp.Compare(a.ID, b.ID) }).ID == cfg.NodeID
 	go c.publishLoop()
 	go c.run()
 	go c.fenceLoop()
@@ -481,6 +493,14 @@ func (c *Controller) waitUntil(ctx context.Context, cond func() bool) error {
 	}
 }
 
+// Changed returns a channel closed at this member's next state change (every
+// handled Raft Ready: a new leader, term, commit or applied entry, and its stop).
+func (c *Controller) Changed() <-chan struct{} {
+	c.notifyMu.Lock()
+	defer c.notifyMu.Unlock()
+	return c.notify
+}
+
 func (c *Controller) broadcast() {
 	c.notifyMu.Lock()
 	close(c.notify)
@@ -510,27 +530,31 @@ func (c *Controller) run() {
 	}()
 	ticker := time.NewTicker(c.cfg.TickInterval)
 	defer ticker.Stop()
-	for {
-		select {
-		case <-ticker.C:
-			c.rn.Tick()
-		case m := <-c.recvc:
-			if err := c.stepRemote(m); err != nil {
-				c.log.Error().Err(err).Msg("raft member could not be restarted; controller stops")
+	// The Ready that Open left (a bootstrap's configuration, a replayed commit index)
+	// is handled at once rather than after the first event (a tick, 50 ms later).
+	for started := false; ; started = true {
+		if started {
+			select {
+			case <-ticker.C:
+				c.rn.Tick()
+			case m := <-c.recvc:
+				if err := c.stepRemote(m); err != nil {
+					c.log.Error().Err(err).Msg("raft member could not be restarted; controller stops")
+					return
+				}
+			case p := <-c.propc:
+				p.err <- c.rn.Propose(p.data)
+			case <-c.reportKick:
+				c.deliverReports()
+			case fn := <-c.loopc:
+				fn()
+			case <-c.stop:
 				return
 			}
-		case p := <-c.propc:
-			p.err <- c.rn.Propose(p.data)
-		case <-c.reportKick:
-			c.deliverReports()
-		case fn := <-c.loopc:
-			fn()
-		case <-c.stop:
-			return
 		}
 		for {
-			if c.alone && !c.campaigned && c.committed.Load() > 0 && c.applied.Load() >= c.committed.Load() {
-				c.campaigned = true
+			if (c.alone || c.first) && !c.campaigned && c.committed.Load() > 0 && c.applied.Load() >= c.committed.Load() {
+				c.campaigned, c.first = true, false
 				_ = c.rn.Campaign()
 			}
 			if !c.rn.HasReady() {

@@ -9,8 +9,8 @@
 //	cl, _ := kgo.NewClient(kgo.SeedBrokers(c.Addrs()...))
 //
 // A cluster belongs to one test: NewCluster registers its teardown with t.Cleanup and
-// keeps its data in t.TempDir(). Clusters share nothing, so tests that each start one
-// may run in parallel (t.Parallel).
+// keeps its data in t.TempDir() (or in memory, WithMemoryLogs). Clusters share
+// nothing, so tests that each start one may run in parallel (t.Parallel).
 //
 // Node ids: brokers are 0..N-1; separate controllers (WithSeparateControllers) are
 // 3000, 3001, … as in Apache Kafka's KafkaClusterTestKit. In combined mode (the
@@ -81,10 +81,14 @@ const SeparateControllerIDBase = 3000
 
 // testDefaults are the broker configs a cluster starts with unless WithBrokerConfig
 // sets them: a broker that stops heartbeating is fenced (and loses its leaderships)
-// after 2 s instead of Kafka's 9 s, so failover tests are quick.
+// after 2 s instead of Kafka's 9 s, so failover tests are quick; a follower whose
+// fetch failed tries again after 10 ms, not Kafka's 1 s (a new partition's follower
+// that asks its leader before the leader has applied the partition's record would
+// otherwise hold the first acks=all produce for a second).
 var testDefaults = map[string]string{
 	"broker.session.timeout.ms":    "2000",
 	"broker.heartbeat.interval.ms": "100",
+	"replica.fetch.backoff.ms":     "10",
 }
 
 // reservedKeys are the configs NewCluster sets itself to lay out the cluster; setting
@@ -111,6 +115,8 @@ type options struct {
 	topicConfigs map[string]map[string]string
 	logger       zerolog.Logger
 	wait         time.Duration
+	// memory is WithMemoryLogs' (memlogs.go).
+	memory bool
 }
 
 type topicSpec struct {
@@ -212,6 +218,9 @@ type node struct {
 	b *server.Broker
 	// addr is the broker's client address, fixed by its first start.
 	addr string
+	// prebound is a voter's controller listener from start until the node's first
+	// start takes it (listen).
+	prebound net.Listener
 }
 
 func (n *node) running() *server.Broker {
@@ -234,9 +243,9 @@ func NewCluster(t TB, opts ...Option) *Cluster {
 	if err := o.check(); err != nil {
 		t.Fatalf("kafkatest: %v", err)
 	}
-	// The voters' ports are fixed before they start (controller.quorum.voters names
-	// them); another process may take one in between, so a start that loses that race
-	// is tried again on new ports.
+	// The voters' controller listeners are bound before any node starts
+	// (controller.quorum.voters names them); a start that still finds a port taken
+	// (WithBrokerPorts) is tried again.
 	var err error
 	for attempt := 0; attempt < 3; attempt++ {
 		var c *Cluster
@@ -304,21 +313,19 @@ func (o *options) check() error {
 	return nil
 }
 
-// freePort returns a loopback port nothing listens on right now.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 // start lays out the nodes in a fresh data dir and starts them: separate controllers
 // first, then every broker at once (combined voters need each other for a quorum).
 func start(t TB, o options) (*Cluster, error) {
 	c := &Cluster{t: t, opts: o, nodes: map[int32]*node{}, net: newFaultNet(), rules: newRules()}
-	dir := t.TempDir()
+	dir := ""
+	if o.memory {
+		var err error
+		if dir, err = memoryDir(t); err != nil {
+			return nil, err
+		}
+	} else {
+		dir = t.TempDir()
+	}
 	for i := 0; i < o.brokers; i++ {
 		c.ids = append(c.ids, int32(i))
 		c.nodes[int32(i)] = &node{id: int32(i), net: c.net, broker: true, voter: o.controllers == 0 && i < o.voters}
@@ -332,10 +339,17 @@ func start(t TB, o options) (*Cluster, error) {
 	var voters []string
 	for _, id := range c.ids {
 		if n := c.nodes[id]; n.voter {
-			p, err := freePort()
+			// Bound now and handed to the node at its start (Hooks.Listen), so every
+			// voter can reach every other from its first Raft message on, whichever
+			// starts first: a new quorum elects its first leader at once
+			// (controller.Open) instead of after an election timeout.
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {
+				c.closePrebound()
 				return nil, err
 			}
+			n.prebound = ln
+			p := ln.Addr().(*net.TCPAddr).Port
 			ports[id] = p
 			voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", id, p))
 			c.net.addAddr(fmt.Sprintf("127.0.0.1:%d", p), id)
@@ -371,7 +385,7 @@ func start(t TB, o options) (*Cluster, error) {
 			}
 		}
 		cfg.Logger = o.logger.With().Int32("node", id).Logger()
-		cfg.Hooks = &server.Hooks{Dial: c.net.dialer(id), Accept: c.net.acceptor(id), Request: c.rules.hook(c, id)}
+		cfg.Hooks = &server.Hooks{Dial: c.net.dialer(id), Accept: c.net.acceptor(id), Request: c.rules.hook(c, id), Listen: n.listen}
 		cfg.Now = func() time.Time { return c.net.now(id) }
 		n.cfg = cfg
 	}
@@ -386,10 +400,37 @@ func start(t TB, o options) (*Cluster, error) {
 	for _, group := range [][]int32{controllers, brokers} {
 		if err := c.startNodes(group); err != nil {
 			c.close()
+			c.closePrebound()
 			return nil, err
 		}
 	}
 	return c, nil
+}
+
+// listen is the node's Hooks.Listen: its controller listener, bound by start, the
+// first time; a new listener on the same address after that (Restart).
+func (n *node) listen(name, addr string) (net.Listener, error) {
+	n.mu.Lock()
+	ln := n.prebound
+	if ln != nil && name == "CONTROLLER" && ln.Addr().String() == addr {
+		n.prebound = nil
+		n.mu.Unlock()
+		return ln, nil
+	}
+	n.mu.Unlock()
+	return net.Listen("tcp", addr)
+}
+
+// closePrebound closes the controller listeners no node took (a failed start).
+func (c *Cluster) closePrebound() {
+	for _, n := range c.nodes {
+		n.mu.Lock()
+		if n.prebound != nil {
+			n.prebound.Close()
+			n.prebound = nil
+		}
+		n.mu.Unlock()
+	}
 }
 
 // startNodes starts the nodes ids at once and waits for all of them.

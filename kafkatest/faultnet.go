@@ -348,13 +348,18 @@ func (c *faultConn) paused() (bool, chan struct{}) {
 
 // readPump moves bytes from the socket into in, up to queueLimit.
 func (c *faultConn) readPump() {
-	buf := make([]byte, 64<<10)
+	// The buffer grows up to 64 KB as reads fill it: most connections carry small
+	// requests, and a cluster opens dozens of them at start.
+	buf := make([]byte, 4<<10)
 	for {
 		n, err := c.inner.Read(buf)
 		c.mu.Lock()
 		if n > 0 {
 			c.in = append(c.in, chunk{b: slices.Clone(buf[:n]), at: time.Now()})
 			c.inLen += n
+		}
+		if n == len(buf) && len(buf) < 64<<10 {
+			buf = make([]byte, 2*len(buf))
 		}
 		if err != nil {
 			c.in = append(c.in, chunk{err: err, at: time.Now()})

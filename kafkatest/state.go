@@ -1,8 +1,10 @@
 package kafkatest
 
 import (
+	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"time"
 
@@ -158,18 +160,40 @@ func (c *Cluster) leader(topic string, p int32) (int32, PartitionSnapshot) {
 	return -1, snap
 }
 
-// waitFor polls cond every few milliseconds until it holds or the wait timeout passes;
-// then the test fails with what() (called once, for the final state).
+// waitFor checks cond at every metadata image a running node applies and every few
+// milliseconds (for what changes without one: high watermarks, ISRs on the leader)
+// until it holds or the wait timeout passes; then the test fails with what() (called
+// once, for the final state).
 func (c *Cluster) waitFor(cond func() bool, what func() string) {
 	c.t.Helper()
+	if err := c.waitUntil(cond); err != nil {
+		c.t.Fatalf("kafkatest: timed out after %v waiting for %s", c.opts.wait, what())
+	}
+}
+
+// errWaitTimeout is waitUntil's error when the wait timeout passed.
+var errWaitTimeout = errors.New("kafkatest: wait timed out")
+
+// waitUntil is waitFor without failing the test.
+func (c *Cluster) waitUntil(cond func() bool) error {
 	deadline := time.Now().Add(c.opts.wait)
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			c.t.Fatalf("kafkatest: timed out after %v waiting for %s", c.opts.wait, what())
+	for {
+		// Taken before cond runs, so that an image applied meanwhile is not missed.
+		cases := []reflect.SelectCase{{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(tick.C)}}
+		for _, b := range c.runningNodes() {
+			if ch := b.ImageApplied(); ch != nil {
+				cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ch)})
+			}
 		}
-		<-tick.C
+		if cond() {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return errWaitTimeout
+		}
+		reflect.Select(cases)
 	}
 }
 
@@ -285,23 +309,17 @@ func (c *Cluster) createTopics() error {
 			return fmt.Errorf("creating seed topic %s: %w%s", rt.Topic, err, msg)
 		}
 	}
-	deadline := time.Now().Add(c.opts.wait)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
 	for _, tp := range c.opts.topics {
 		for p := range tp.partitions {
-			for {
-				if leader, _ := c.leader(tp.name, p); leader >= 0 && c.everyBroker(func(img *controller.MetadataImage) bool {
+			if err := c.waitUntil(func() bool {
+				leader, _ := c.leader(tp.name, p)
+				return leader >= 0 && c.everyBroker(func(img *controller.MetadataImage) bool {
 					ti := img.Topics[tp.name]
 					return ti != nil && int(p) < len(ti.Partitions) && ti.Partitions[p].Leader == leader
-				}) {
-					break
-				}
-				if time.Now().After(deadline) {
-					snap := c.Partition(tp.name, p)
-					return fmt.Errorf("seed topic %s-%d has no leader known to every broker after %v (now %+v)", tp.name, p, c.opts.wait, snap)
-				}
-				<-tick.C
+				})
+			}); err != nil {
+				snap := c.Partition(tp.name, p)
+				return fmt.Errorf("seed topic %s-%d has no leader known to every broker after %v (now %+v)", tp.name, p, c.opts.wait, snap)
 			}
 		}
 	}

@@ -297,7 +297,7 @@ func Start(cfg Config) (*Broker, error) {
 
 	clientID := "gokafkad-broker-" + strconv.Itoa(int(cfg.NodeID))
 	b.ctl = &brokerMeta{ch: newControllerChannel(b.localCtl, voters, b.out.controller, clientID, b.closing, cfg.Logger), timeout: 30 * time.Second}
-	b.ctl.image.Store(controller.EmptyImage())
+	b.ctl.storeImage(controller.EmptyImage())
 	regTimeout := time.Duration(cfg.InitialBrokerRegistrationTimeoutMs) * time.Millisecond
 	if regTimeout <= 0 {
 		regTimeout = time.Minute
@@ -341,22 +341,6 @@ func (b *Broker) metadataControllerID(img *controller.MetadataImage) int32 {
 		}
 	}
 	return b.cfg.NodeID
-}
-
-// waitImage polls the broker's image until cond holds.
-func waitImage(ctx context.Context, b *Broker, cond func(*controller.MetadataImage) bool) error {
-	t := time.NewTicker(time.Millisecond)
-	defer t.Stop()
-	for !cond(b.ctl.Image()) {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-b.closing:
-			return errors.New("server: closed")
-		case <-t.C:
-		}
-	}
-	return nil
 }
 
 // startBroker opens the broker role: logs, replica manager, group coordinator, the

@@ -44,6 +44,9 @@ type brokerLifecycle struct {
 	done chan struct{}
 	// failed is set when the last heartbeat got no answer (heartbeat loop only).
 	failed bool
+	// sentImage is closed at the first image after the one the last heartbeat
+	// reported (heartbeat loop only).
+	sentImage <-chan struct{}
 }
 
 // heartbeatRetry is how soon a heartbeat that got no answer is sent again (not
@@ -164,19 +167,28 @@ func (l *brokerLifecycle) loop() {
 	defer close(l.done)
 	for {
 		l.mu.Lock()
-		fast := l.mu.fenced || l.mu.wantShutdown
+		fenced := l.mu.fenced
+		fast := fenced || l.mu.wantShutdown
 		l.mu.Unlock()
 		wait := l.interval
 		if l.failed {
 			wait = min(wait, heartbeatRetry)
 		}
+		// While fenced, also at every new image: the controller unfences a broker
+		// whose heartbeat shows it has applied its registration, so the heartbeat
+		// that can be the one goes as soon as the image holds it.
+		var imageChanged <-chan struct{}
 		if fast {
 			wait = min(wait, 10*time.Millisecond)
+			if fenced {
+				imageChanged = l.sentImage
+			}
 		}
 		select {
 		case <-l.b.closing:
 			return
 		case <-l.kick:
+		case <-imageChanged:
 		case <-time.After(wait):
 		}
 		l.b.guard("broker heartbeat", l.heartbeat)
@@ -190,6 +202,7 @@ func (l *brokerLifecycle) heartbeat() {
 	req := kmsg.NewPtrBrokerHeartbeatRequest()
 	req.SetVersion(1)
 	req.BrokerID, req.BrokerEpoch = l.b.cfg.NodeID, epoch
+	l.sentImage = l.b.ctl.imageChanged()
 	req.CurrentMetadataOffset = l.b.ctl.Image().Offset
 	req.WantShutdown = shutdown
 	ctx, cancel := context.WithTimeout(context.Background(), max(l.interval, time.Second))

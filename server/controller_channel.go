@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -172,6 +171,7 @@ func (ch *controllerChannel) request(ctx context.Context, req kmsg.Request) (kms
 	backoff := 20 * time.Millisecond
 	retried := false
 	for {
+		seen := ch.seeLocal()
 		if ch.local != nil && ch.local.IsActive() {
 			if resp := handleControllerRequest(ch.local, req); !isNotController(resp) {
 				return resp, nil
@@ -205,12 +205,8 @@ func (ch *controllerChannel) request(ctx context.Context, req kmsg.Request) (kms
 				ch.hint.Store(-1)
 			}
 		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("server: no active controller answered: %w", ctx.Err())
-		case <-ch.closed:
-			return nil, errors.New("server: shutting down")
-		case <-time.After(backoff):
+		if err := ch.retryWait(ctx, backoff, seen); err != nil {
+			return nil, err
 		}
 		backoff = min(backoff*2, 500*time.Millisecond)
 	}
@@ -282,7 +278,12 @@ func isNotController(resp kmsg.Response) bool {
 // controller through the channel.
 type brokerMeta struct {
 	image atomic.Pointer[controller.MetadataImage]
-	ch    *controllerChannel
+	// notify.ch is closed at the next image (image_wait.go); nil until asked for.
+	notify struct {
+		sync.Mutex
+		ch chan struct{}
+	}
+	ch *controllerChannel
 	// timeout bounds a forwarded request.
 	timeout time.Duration
 }

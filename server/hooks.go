@@ -33,6 +33,10 @@ type Hooks struct {
 	// before anything reads or writes it (a TLS handshake included). Connection
 	// limits (max.connections.per.ip) have already counted it by its own address.
 	Accept func(listener string, nc net.Conn) net.Conn
+	// Listen, when set, opens the TCP listener named listener on addr (kafkatest
+	// hands over a voter's controller listener it bound before the node started, so
+	// that the other voters can reach it from their first message on).
+	Listen func(listener, addr string) (net.Listener, error)
 	// Request, when set, sees every request decoded on a broker or controller
 	// listener (Raft messages and SASL authentication excepted) before it is
 	// authorized and handled, in the connection's read loop, and says what to do with

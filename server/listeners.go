@@ -98,7 +98,11 @@ func (b *Broker) bindListener(l config.Listener, override string, apis *apiTable
 	if override != "" {
 		addr = override
 	}
-	ln, err := net.Listen("tcp", addr)
+	listen := func(name, addr string) (net.Listener, error) { return net.Listen("tcp", addr) }
+	if h := b.cfg.Hooks; h != nil && h.Listen != nil {
+		listen = h.Listen
+	}
+	ln, err := listen(l.Name, addr)
 	if err != nil {
 		return nil, fmt.Errorf("server: listener %s: listen on %s: %w", l.Name, addr, err)
 	}

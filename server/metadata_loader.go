@@ -33,6 +33,8 @@ func (p *metadataPublisher) publish(_, next *controller.MetadataImage) {
 		return // an older image (start-up: the first image races the subscription)
 	}
 	p.b.ctl.image.Store(next)
+	// Waiters wake once the subsystems below have it too.
+	defer p.b.ctl.notifyImage()
 	if !p.attached {
 		return
 	}

@@ -33,7 +33,9 @@ type raftPeer struct {
 	t    *raftTransport
 	id   int32
 	addr string
-	q    chan raftpb.Message
+	// q holds pointers: a queue of 4096 messages by value would be 600 KB a peer,
+	// zeroed at every start.
+	q chan *raftpb.Message
 }
 
 func newRaftTransport(self int32, voters []controller.Voter, d replication.DialFunc, log zerolog.Logger) *raftTransport {
@@ -42,7 +44,7 @@ func newRaftTransport(self int32, voters []controller.Voter, d replication.DialF
 		if v.ID == self {
 			continue
 		}
-		p := &raftPeer{t: t, id: v.ID, addr: v.Addr, q: make(chan raftpb.Message, 4096)}
+		p := &raftPeer{t: t, id: v.ID, addr: v.Addr, q: make(chan *raftpb.Message, 4096)}
 		t.peers[uint64(v.ID)+1] = p
 		go p.loop()
 	}
@@ -51,13 +53,14 @@ func newRaftTransport(self int32, voters []controller.Voter, d replication.DialF
 
 // Send queues msgs for their peers without blocking.
 func (t *raftTransport) Send(msgs []raftpb.Message) {
-	for _, m := range msgs {
-		p := t.peers[m.To]
+	for i := range msgs {
+		p := t.peers[msgs[i].To]
 		if p == nil {
 			continue
 		}
+		m := msgs[i]
 		select {
-		case p.q <- m:
+		case p.q <- &m:
 		default:
 			t.report(p, m, false)
 		}
@@ -94,7 +97,8 @@ func (p *raftPeer) loop() {
 		select {
 		case <-p.t.quit:
 			return
-		case m = <-p.q:
+		case mp := <-p.q:
+			m = *mp
 		}
 		if nc == nil {
 			c, err := dial(context.Background(), p.t.dial, p.addr, 500*time.Millisecond)
@@ -102,7 +106,9 @@ func (p *raftPeer) loop() {
 				p.t.report(p, m, false)
 				continue
 			}
-			nc, bw = c, bufio.NewWriterSize(c, 256<<10)
+			// Messages larger than the buffer (appends of big entries, snapshots)
+			// are written through it directly.
+			nc, bw = c, bufio.NewWriterSize(c, 64<<10)
 		}
 		body, err := m.Marshal()
 		if err != nil {
