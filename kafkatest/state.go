@@ -30,6 +30,9 @@ type PartitionSnapshot struct {
 	Replicas []int32
 	// ISR is the committed in-sync replica set.
 	ISR []int32
+	// ELR are the eligible leader replicas and LastKnownELR the last known ones
+	// (KIP-966; both empty unless eligible.leader.replicas.version is enabled).
+	ELR, LastKnownELR []int32
 	// ReplicaStates has one entry per replica, in Replicas' order.
 	ReplicaStates []ReplicaSnapshot
 }
@@ -89,6 +92,28 @@ func (c *Cluster) newestImage() *controller.MetadataImage {
 	return best
 }
 
+// Image returns the newest metadata image among the running nodes' (brokers'
+// served images and controllers' committed ones; nil when no node runs): topics,
+// partitions, broker registrations (fenced or not, broker epochs) and configs. It is
+// immutable; read it, never change it.
+func (c *Cluster) Image() *controller.MetadataImage { return c.newestImage() }
+
+// Partitions returns a snapshot of every partition of every topic in Image (internal
+// topics included), by topic name and partition.
+func (c *Cluster) Partitions() []PartitionSnapshot {
+	img := c.newestImage()
+	if img == nil {
+		return nil
+	}
+	var out []PartitionSnapshot
+	for _, name := range slices.Sorted(maps.Keys(img.Topics)) {
+		for p := range img.Topics[name].Partitions {
+			out = append(out, c.Partition(name, int32(p)))
+		}
+	}
+	return out
+}
+
 // Partition returns a snapshot of partition p of topic (see PartitionSnapshot).
 func (c *Cluster) Partition(topic string, p int32) PartitionSnapshot {
 	snap := PartitionSnapshot{Topic: topic, Partition: p, Leader: -1, LeaderEpoch: -1, PartitionEpoch: -1}
@@ -103,6 +128,7 @@ func (c *Cluster) Partition(topic string, p int32) PartitionSnapshot {
 	pi := ti.Partitions[p]
 	snap.Leader, snap.LeaderEpoch, snap.PartitionEpoch = pi.Leader, pi.LeaderEpoch, pi.PartitionEpoch
 	snap.Replicas, snap.ISR = slices.Clone(pi.Replicas), slices.Clone(pi.ISR)
+	snap.ELR, snap.LastKnownELR = slices.Clone(pi.ELR), slices.Clone(pi.LastKnownELR)
 	tp := storage.TopicPartition{Topic: topic, Partition: p}
 	// The serving leader's partition, for its view of the followers.
 	var lead *partition.Partition
@@ -320,6 +346,10 @@ func (c *Cluster) activeController() int32 {
 	}
 	return -1
 }
+
+// ActiveController returns the running voter that is the active controller now (-1:
+// none, as while an election is under way); WaitActiveController waits for one.
+func (c *Cluster) ActiveController() int32 { return c.activeController() }
 
 // WaitActiveController waits until a running voter is the active controller (the
 // quorum's Raft leader, with the metadata log applied) and returns its id; Kill it to
