@@ -47,6 +47,28 @@ func freeTCPPort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
+// freePortRun returns the first of n consecutive loopback ports free right now.
+func freePortRun(t *testing.T, n int) int {
+	t.Helper()
+	for range 50 {
+		p := freeTCPPort(t)
+		free := true
+		for i := 1; i < n && free; i++ {
+			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p+i))
+			if err != nil {
+				free = false
+			} else {
+				l.Close()
+			}
+		}
+		if free && p+n-1 <= 65535 {
+			return p
+		}
+	}
+	t.Fatalf("no %d consecutive free ports", n)
+	return 0
+}
+
 // startDev runs dev with args until the test ends (or stop is called), and returns
 // once it printed its addresses.
 func startDev(t *testing.T, args ...string) (out *syncBuffer, stop func() error) {
