@@ -96,6 +96,9 @@ func flagDefaults(fs *flag.FlagSet) string {
 func runDev(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	// A test harness that stopped reading our stdout must not kill us mid-teardown
+	// (before the data is removed): a write to the closed pipe fails instead.
+	signal.Ignore(syscall.SIGPIPE)
 	logger := newLogger()
 	if os.Getenv("GOKAFKAD_LOG_LEVEL") == "" {
 		logger = logger.Level(zerolog.WarnLevel) // the nodes' start-up lines would bury the addresses
