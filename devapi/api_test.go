@@ -394,4 +394,22 @@ func TestLinksAndPages(t *testing.T) {
 	if code, _ := get("/nodes/9/"); code != 404 {
 		t.Fatalf("node 9's page: %d", code)
 	}
+
+	// A controlled shutdown: the node stops (its page with it) and restarts.
+	var n devapi.Node
+	mustCall(t, srv, 200, "POST", "/v1/brokers/2/shutdown", "", &n)
+	if n.Running {
+		t.Fatalf("after shutdown: %+v", n)
+	}
+	if code, _ := get("/nodes/2/"); code != 503 {
+		t.Fatalf("a stopped node's page: %d", code)
+	}
+	mustCall(t, srv, 409, "POST", "/v1/brokers/2/shutdown", "", nil)
+	mustCall(t, srv, 200, "POST", "/v1/brokers/2/restart", "", &n)
+	if !n.Running || !n.Registered {
+		t.Fatalf("after restart: %+v", n)
+	}
+	if code, _ := get("/nodes/2/"); code != 200 {
+		t.Fatalf("the restarted node's page: %d", code)
+	}
 }
