@@ -17,6 +17,8 @@
 //	DELETE /v1/faults/{id}                 removes it (its last state is answered); DELETE /v1/faults removes all
 //	GET    /v1/partitions[?topic=T]        every partition: leader, epochs, ISR, ELR; per replica log start, LEO, HW, LSO, lag
 //	GET    /v1/partitions/{topic}/{p}      one partition
+//	POST   /v1/partitions/{topic}/{p}/wait {"leader": true} | {"isr": [0, 1, 2]} | {"high_watermark": 5}, "timeout_ms": 10000
+//	POST   /v1/controller/wait             waits for an active controller
 //	GET    /nodes/{id}/                    node id's status page (and /nodes/{id}/metrics, /nodes/{id}/v1/status)
 //
 // The API only calls kafkatest's Controls and snapshots; the cluster it serves is any
@@ -79,6 +81,8 @@ func New(c *kafkatest.Cluster) *API {
 	m.HandleFunc("DELETE /v1/faults/{id}", a.deleteFault)
 	m.HandleFunc("GET /v1/partitions", a.listPartitions)
 	m.HandleFunc("GET /v1/partitions/{topic}/{partition}", a.getPartition)
+	m.HandleFunc("POST /v1/partitions/{topic}/{partition}/wait", a.waitPartition)
+	m.HandleFunc("POST /v1/controller/wait", a.waitController)
 	m.HandleFunc("/nodes/{id}/", a.nodePage)
 	m.HandleFunc("GET /nodes/{id}", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, r.URL.Path+"/", http.StatusMovedPermanently)

@@ -333,6 +333,27 @@ func TestLinksAndPages(t *testing.T) {
 		}
 		return true
 	})
+	// The waits: a condition that holds answers at once with the partition, one that
+	// does not holds until its timeout, then 409.
+	var waited devapi.Partition
+	mustCall(t, srv, 200, "POST", "/v1/partitions/orders/0/wait", `{"high_watermark": 5}`, &waited)
+	mustCall(t, srv, 200, "POST", "/v1/partitions/orders/0/wait", `{"isr": [2, 1, 0], "timeout_ms": 30000}`, &waited)
+	mustCall(t, srv, 200, "POST", "/v1/partitions/orders/0/wait", `{"leader": true}`, &waited)
+	if waited.Leader < 0 || len(waited.ISR) != 3 {
+		t.Fatalf("after the waits: %+v", waited)
+	}
+	mustCall(t, srv, 409, "POST", "/v1/partitions/orders/0/wait", `{"high_watermark": 6, "timeout_ms": 100}`, nil)
+	for _, body := range []string{``, `{}`, `{"leader": true, "isr": [0]}`, `{"leader": false}`, `{"leader": true, "timeout_ms": -1}`} {
+		mustCall(t, srv, 400, "POST", "/v1/partitions/orders/0/wait", body, nil)
+	}
+	var ctl struct {
+		ActiveController int32 `json:"active_controller"`
+	}
+	mustCall(t, srv, 200, "POST", "/v1/controller/wait", "", &ctl)
+	if ctl.ActiveController < 0 || ctl.ActiveController > 2 {
+		t.Fatalf("active controller %d", ctl.ActiveController)
+	}
+
 	var parts struct{ Partitions []devapi.Partition }
 	mustCall(t, srv, 200, "GET", "/v1/partitions?topic=orders", "", &parts)
 	if len(parts.Partitions) != 1 || len(parts.Partitions[0].ReplicaStates) != 3 || parts.Partitions[0].LeaderEpoch < 0 {

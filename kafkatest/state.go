@@ -1,6 +1,7 @@
 package kafkatest
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -184,19 +185,24 @@ func (c *Cluster) leader(topic string, p int32) (int32, PartitionSnapshot) {
 	return -1, snap
 }
 
-// waitFor polls cond every few milliseconds until it holds or the wait timeout passes;
-// then the test fails with what() (called once, for the final state).
-func (c *Cluster) waitFor(cond func() bool, what func() string) {
-	c.t.Helper()
+// waitUntil polls cond every few milliseconds until it holds, ctx ends or the wait
+// timeout passes; then it returns an error with what() (called once, for the final
+// state).
+func (c *Cluster) waitUntil(ctx context.Context, cond func() bool, what func() string) error {
 	deadline := time.Now().Add(c.opts.wait)
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
 	for !cond() {
 		if time.Now().After(deadline) {
-			c.t.Fatalf("kafkatest: timed out after %v waiting for %s", c.opts.wait, what())
+			return fmt.Errorf("timed out after %v waiting for %s", c.opts.wait, what())
 		}
-		<-tick.C
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w waiting for %s", ctx.Err(), what())
+		case <-tick.C:
+		}
 	}
+	return nil
 }
 
 // WaitLeader waits until partition p of topic has a leader that serves it — the
@@ -206,13 +212,21 @@ func (c *Cluster) waitFor(cond func() bool, what func() string) {
 // controller fenced the old one. The test fails after the wait timeout.
 func (c *Cluster) WaitLeader(topic string, p int32) int32 {
 	c.t.Helper()
+	id, err := c.Controls().WaitLeader(context.Background(), topic, p)
+	c.must(err)
+	return id
+}
+
+// WaitLeader is Cluster.WaitLeader, ending early when ctx does.
+func (k *Controls) WaitLeader(ctx context.Context, topic string, p int32) (int32, error) {
+	c := k.c
 	var id int32
 	var snap PartitionSnapshot
-	c.waitFor(func() bool {
+	err := c.waitUntil(ctx, func() bool {
 		id, snap = c.leader(topic, p)
 		return id >= 0
 	}, func() string { return fmt.Sprintf("a leader of %s-%d (now %+v)", topic, p, snap) })
-	return id
+	return id, err
 }
 
 // WaitISR waits until the ISR of partition p of topic is exactly ids (in any order)
@@ -220,9 +234,15 @@ func (c *Cluster) WaitLeader(topic string, p int32) int32 {
 // The test fails after the wait timeout.
 func (c *Cluster) WaitISR(topic string, p int32, ids ...int32) {
 	c.t.Helper()
+	c.must(c.Controls().WaitISR(context.Background(), topic, p, ids...))
+}
+
+// WaitISR is Cluster.WaitISR, ending early when ctx does.
+func (k *Controls) WaitISR(ctx context.Context, topic string, p int32, ids ...int32) error {
+	c := k.c
 	want := sortedIDs(ids)
 	var snap PartitionSnapshot
-	c.waitFor(func() bool {
+	return c.waitUntil(ctx, func() bool {
 		var leader int32
 		leader, snap = c.leader(topic, p)
 		if leader < 0 || !slices.Equal(sortedIDs(snap.ISR), want) {
@@ -240,8 +260,14 @@ func (c *Cluster) WaitISR(topic string, p int32, ids ...int32) {
 // consumers). The test fails after the wait timeout.
 func (c *Cluster) WaitHighWatermark(topic string, p int32, hw int64) {
 	c.t.Helper()
+	c.must(c.Controls().WaitHighWatermark(context.Background(), topic, p, hw))
+}
+
+// WaitHighWatermark is Cluster.WaitHighWatermark, ending early when ctx does.
+func (k *Controls) WaitHighWatermark(ctx context.Context, topic string, p int32, hw int64) error {
+	c := k.c
 	var snap PartitionSnapshot
-	c.waitFor(func() bool {
+	return c.waitUntil(ctx, func() bool {
 		var leader int32
 		leader, snap = c.leader(topic, p)
 		if leader < 0 {
@@ -356,10 +382,18 @@ func (c *Cluster) ActiveController() int32 { return c.activeController() }
 // test a controller failover. The test fails after the wait timeout.
 func (c *Cluster) WaitActiveController() int32 {
 	c.t.Helper()
+	id, err := c.Controls().WaitActiveController(context.Background())
+	c.must(err)
+	return id
+}
+
+// WaitActiveController is Cluster.WaitActiveController, ending early when ctx does.
+func (k *Controls) WaitActiveController(ctx context.Context) (int32, error) {
+	c := k.c
 	var id int32
-	c.waitFor(func() bool {
+	err := c.waitUntil(ctx, func() bool {
 		id = c.activeController()
 		return id >= 0
 	}, func() string { return fmt.Sprintf("an active controller among %v", c.ControllerIDs()) })
-	return id
+	return id, err
 }
