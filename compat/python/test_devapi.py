@@ -141,7 +141,8 @@ def test_pause_leader(dev):
         assert now["leader"] not in (-1, leader), now
         wait_for("the paused broker fenced", lambda: dev.node(leader)["fenced"])
         dev.call("POST", "/v1/brokers/%d/resume" % leader, want=200)
-        wait_for("the resumed broker back in the ISR", lambda: len(dev.partition()["isr"]) == 3)
+        part = dev.call("POST", "/v1/partitions/%s/0/wait" % TOPIC, {"isr": [0, 1, 2]}, want=200)
+        assert sorted(part["isr"]) == [0, 1, 2], part
     finally:
         p.close()
 

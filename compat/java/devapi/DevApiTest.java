@@ -198,7 +198,8 @@ class DevApiTest {
       assertEquals(leader, now.get("leader").asInt(), now.toString());
       for (JsonNode r : now.get("isr")) assertNotEquals(paused, r.asInt(), now.toString());
       call("POST", "/v1/brokers/" + paused + "/resume", null, 200);
-      waitFor("the resumed follower back in the ISR", () -> partition().get("isr").size() == 3);
+      JsonNode back = call("POST", "/v1/partitions/" + TOPIC + "/0/wait", "{\"isr\": [0, 1, 2]}", 200);
+      assertEquals(3, back.get("isr").size(), back.toString());
     }
   }
 
