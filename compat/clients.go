@@ -160,6 +160,8 @@ func (e *Env) installClients(ctx context.Context) {
 	if e.pythonErr == "" {
 		out, _ := runIn(ctx, e.Compat, e.python, "-c", "import kafka; print(kafka.__version__)")
 		e.AddVersion("kafka-python", strings.TrimSpace(out))
+		out, _ = runIn(ctx, e.Compat, e.python, "-c", "import pytest; print(pytest.__version__)")
+		e.AddVersion("pytest", strings.TrimSpace(out))
 	}
 
 	nodeDir := filepath.Join(e.Compat, "node")

@@ -37,6 +37,8 @@ type Env struct {
 	confluentErr string // why that could not be built
 	kgoTest      string // franz-go's pkg/kgo test binary
 	kgoErr       string // why it could not be built
+	junitJar     string // the JUnit Platform console launcher (cases_dev.go)
+	junitErr     string // why it could not be fetched
 	ctx          context.Context
 	versions     [][2]string
 	toolsConf    string    // log4j2 configuration for the CLI tools
@@ -78,6 +80,7 @@ func (e *Env) Prepare(ctx context.Context) error {
 	e.installClients(ctx)
 	e.buildGoClients(ctx)
 	e.buildKgoTests()
+	e.fetchJUnit(ctx)
 	if out, err := runIn(ctx, e.Work, "kcat", "-V"); err == nil {
 		v := firstLine(out)
 		if m := regexp.MustCompile(`Version (\S+) .*(librdkafka \S+)`).FindStringSubmatch(out); m != nil {

@@ -170,6 +170,10 @@ func runSuite(ctx context.Context, env *Env, b *Broker, s Suite, filter *regexp.
 		if filter != nil && !filter.MatchString(st.Client+" "+st.Feature) {
 			continue
 		}
+		if st.Only != "" && b.Name != st.Only {
+			res.Add(b, st, Outcome{NA: true})
+			continue
+		}
 		if s.Skip != nil {
 			if reason := s.Skip(x); reason != "" {
 				res.Add(b, st, Outcome{Skipped: reason})

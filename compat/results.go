@@ -30,7 +30,11 @@ type Step struct {
 	// ("#5 transactions"): failing on gokafkad is then expected, passing is an error.
 	Expect string
 	// Note is said in COMPATIBILITY.md's notes for the row (a client's known limit).
-	Note    string
+	Note string
+	// Only names the one broker the row applies to ("gokafkad" for gokafkad's own
+	// features, such as gokafkad dev's control API); on the others it is n/a, counted
+	// neither passed nor failed. Say why in Note.
+	Only    string
 	Timeout time.Duration // default 2 minutes
 	Run     func(x *X) error
 }
@@ -39,8 +43,10 @@ type Step struct {
 type Outcome struct {
 	Err     error
 	Skipped string
-	Took    time.Duration
-	Log     string
+	// NA: the row does not apply to this broker (Step.Only).
+	NA   bool
+	Took time.Duration
+	Log  string
 }
 
 // status of an outcome for a step, as shown in the table.
@@ -53,6 +59,7 @@ const (
 	statusXPass // passed on gokafkad although Step.Expect says it should fail
 	statusSkip
 	statusNotRun
+	statusNA // the row does not apply to this broker (Step.Only)
 )
 
 func (s status) cell() string {
@@ -67,12 +74,14 @@ func (s status) cell() string {
 		return "❗ unexpected pass"
 	case statusSkip:
 		return "➖ not run"
+	case statusNA:
+		return "n/a"
 	}
 	return ""
 }
 
 func (s status) short() string {
-	return [...]string{"ok", "FAIL", "xfail", "XPASS", "skip", "-"}[s]
+	return [...]string{"ok", "FAIL", "xfail", "XPASS", "skip", "-", "n/a"}[s]
 }
 
 type rowKey struct{ client, feature string }
@@ -138,6 +147,9 @@ func (r *Results) status(b *Broker, rw *row) status {
 	if o.Skipped != "" {
 		return statusSkip
 	}
+	if o.NA {
+		return statusNA
+	}
 	expect := rw.step.Expect != "" && b.Name == "gokafkad"
 	switch {
 	case o.Err == nil && expect:
@@ -164,8 +176,12 @@ func (r *Results) Summary(w io.Writer) int {
 				fmt.Fprintf(w, "%s on %s: %s %s\n", s.short(), b.Name, k.client, k.feature)
 			}
 		}
-		fmt.Fprintf(w, "%s: %d passed, %d failed, %d expected failures, %d unexpected passes, %d not run\n",
-			b.Name, counts[statusPass], counts[statusFail], counts[statusXFail], counts[statusXPass], counts[statusSkip])
+		na := ""
+		if counts[statusNA] > 0 {
+			na = fmt.Sprintf(", %d n/a", counts[statusNA])
+		}
+		fmt.Fprintf(w, "%s: %d passed, %d failed, %d expected failures, %d unexpected passes, %d not run%s\n",
+			b.Name, counts[statusPass], counts[statusFail], counts[statusXFail], counts[statusXPass], counts[statusSkip], na)
 	}
 	pass, fail := 0, 0
 	for _, k := range r.order {
@@ -192,7 +208,8 @@ func (r *Results) WriteMarkdown(path string, env *Env, took time.Duration) error
 	sb.WriteString("broker (KRaft, one combined node) in the same run. Each step checks what the tool printed\n")
 	sb.WriteString("or what the client read back, not only an exit code. A row marked ⏳ is a known gap of\n")
 	sb.WriteString("gokafkad, named by its issue; `make compat` fails if such a row starts passing (so the\n")
-	sb.WriteString("mark is removed) or if any other row fails on either broker.\n\n")
+	sb.WriteString("mark is removed) or if any other row fails on either broker. A row marked n/a is a feature of\n")
+	sb.WriteString("gokafkad alone (`gokafkad dev`'s control API) and counts neither passed nor failed there.\n\n")
 
 	fmt.Fprintf(&sb, "Run of %s, %s; %s.\n\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"), took.Round(time.Second), r.countsLine())
 
@@ -255,6 +272,9 @@ func (r *Results) countsLine() string {
 		}
 		if c[statusSkip] > 0 {
 			p += fmt.Sprintf(", %d not run", c[statusSkip])
+		}
+		if c[statusNA] > 0 {
+			p += fmt.Sprintf(", %d n/a (gokafkad only)", c[statusNA])
 		}
 		parts = append(parts, p)
 	}
@@ -337,21 +357,29 @@ func (r *Results) ReadmeBlock() string {
 	var clients []string
 	cases := map[string]int{}
 	passed := map[string]map[string]int{}
+	na := map[string]map[string]int{}
 	for _, k := range r.order {
 		if cases[k.client] == 0 {
 			clients = append(clients, k.client)
-			passed[k.client] = map[string]int{}
+			passed[k.client], na[k.client] = map[string]int{}, map[string]int{}
 		}
 		cases[k.client]++
 		for _, b := range r.brokers {
-			if s := r.status(b, r.rows[k]); s == statusPass || s == statusXFail {
+			switch r.status(b, r.rows[k]) {
+			case statusPass, statusXFail:
 				passed[k.client][b.Name]++
+			case statusNA:
+				na[k.client][b.Name]++
 			}
 		}
 	}
 	for _, c := range clients {
 		fmt.Fprintf(&sb, "| %s | %d |", c, cases[c])
 		for _, b := range r.brokers {
+			if na[c][b.Name] == cases[c] {
+				sb.WriteString(" n/a |")
+				continue
+			}
 			fmt.Fprintf(&sb, " %d passed |", passed[c][b.Name])
 		}
 		sb.WriteString("\n")

@@ -1,7 +1,7 @@
 package kafkatest
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"maps"
 	"reflect"
@@ -32,6 +32,9 @@ type PartitionSnapshot struct {
 	Replicas []int32
 	// ISR is the committed in-sync replica set.
 	ISR []int32
+	// ELR are the eligible leader replicas and LastKnownELR the last known ones
+	// (KIP-966; both empty unless eligible.leader.replicas.version is enabled).
+	ELR, LastKnownELR []int32
 	// ReplicaStates has one entry per replica, in Replicas' order.
 	ReplicaStates []ReplicaSnapshot
 }
@@ -91,6 +94,28 @@ func (c *Cluster) newestImage() *controller.MetadataImage {
 	return best
 }
 
+// Image returns the newest metadata image among the running nodes' (brokers'
+// served images and controllers' committed ones; nil when no node runs): topics,
+// partitions, broker registrations (fenced or not, broker epochs) and configs. It is
+// immutable; read it, never change it.
+func (c *Cluster) Image() *controller.MetadataImage { return c.newestImage() }
+
+// Partitions returns a snapshot of every partition of every topic in Image (internal
+// topics included), by topic name and partition.
+func (c *Cluster) Partitions() []PartitionSnapshot {
+	img := c.newestImage()
+	if img == nil {
+		return nil
+	}
+	var out []PartitionSnapshot
+	for _, name := range slices.Sorted(maps.Keys(img.Topics)) {
+		for p := range img.Topics[name].Partitions {
+			out = append(out, c.Partition(name, int32(p)))
+		}
+	}
+	return out
+}
+
 // Partition returns a snapshot of partition p of topic (see PartitionSnapshot).
 func (c *Cluster) Partition(topic string, p int32) PartitionSnapshot {
 	snap := PartitionSnapshot{Topic: topic, Partition: p, Leader: -1, LeaderEpoch: -1, PartitionEpoch: -1}
@@ -105,6 +130,7 @@ func (c *Cluster) Partition(topic string, p int32) PartitionSnapshot {
 	pi := ti.Partitions[p]
 	snap.Leader, snap.LeaderEpoch, snap.PartitionEpoch = pi.Leader, pi.LeaderEpoch, pi.PartitionEpoch
 	snap.Replicas, snap.ISR = slices.Clone(pi.Replicas), slices.Clone(pi.ISR)
+	snap.ELR, snap.LastKnownELR = slices.Clone(pi.ELR), slices.Clone(pi.LastKnownELR)
 	tp := storage.TopicPartition{Topic: topic, Partition: p}
 	// The serving leader's partition, for its view of the followers.
 	var lead *partition.Partition
@@ -160,28 +186,20 @@ func (c *Cluster) leader(topic string, p int32) (int32, PartitionSnapshot) {
 	return -1, snap
 }
 
-// waitFor checks cond at every metadata image a running node applies and every few
+// waitUntil checks cond at every metadata image a running node applies and every few
 // milliseconds (for what changes without one: high watermarks, ISRs on the leader)
-// until it holds or the wait timeout passes; then the test fails with what() (called
-// once, for the final state).
-func (c *Cluster) waitFor(cond func() bool, what func() string) {
-	c.t.Helper()
-	if err := c.waitUntil(cond); err != nil {
-		c.t.Fatalf("kafkatest: timed out after %v waiting for %s", c.opts.wait, what())
-	}
-}
-
-// errWaitTimeout is waitUntil's error when the wait timeout passed.
-var errWaitTimeout = errors.New("kafkatest: wait timed out")
-
-// waitUntil is waitFor without failing the test.
-func (c *Cluster) waitUntil(cond func() bool) error {
+// until it holds, ctx ends or the wait timeout passes; then it returns an error with
+// what() (called once, for the final state).
+func (c *Cluster) waitUntil(ctx context.Context, cond func() bool, what func() string) error {
 	deadline := time.Now().Add(c.opts.wait)
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		// Taken before cond runs, so that an image applied meanwhile is not missed.
-		cases := []reflect.SelectCase{{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(tick.C)}}
+		cases := []reflect.SelectCase{
+			{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(tick.C)},
+			{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())},
+		}
 		for _, b := range c.runningNodes() {
 			if ch := b.ImageApplied(); ch != nil {
 				cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ch)})
@@ -191,7 +209,10 @@ func (c *Cluster) waitUntil(cond func() bool) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return errWaitTimeout
+			return fmt.Errorf("timed out after %v waiting for %s", c.opts.wait, what())
+		}
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("%w waiting for %s", err, what())
 		}
 		reflect.Select(cases)
 	}
@@ -204,13 +225,21 @@ func (c *Cluster) waitUntil(cond func() bool) error {
 // controller fenced the old one. The test fails after the wait timeout.
 func (c *Cluster) WaitLeader(topic string, p int32) int32 {
 	c.t.Helper()
+	id, err := c.Controls().WaitLeader(context.Background(), topic, p)
+	c.must(err)
+	return id
+}
+
+// WaitLeader is Cluster.WaitLeader, ending early when ctx does.
+func (k *Controls) WaitLeader(ctx context.Context, topic string, p int32) (int32, error) {
+	c := k.c
 	var id int32
 	var snap PartitionSnapshot
-	c.waitFor(func() bool {
+	err := c.waitUntil(ctx, func() bool {
 		id, snap = c.leader(topic, p)
 		return id >= 0
 	}, func() string { return fmt.Sprintf("a leader of %s-%d (now %+v)", topic, p, snap) })
-	return id
+	return id, err
 }
 
 // WaitISR waits until the ISR of partition p of topic is exactly ids (in any order)
@@ -218,9 +247,15 @@ func (c *Cluster) WaitLeader(topic string, p int32) int32 {
 // The test fails after the wait timeout.
 func (c *Cluster) WaitISR(topic string, p int32, ids ...int32) {
 	c.t.Helper()
+	c.must(c.Controls().WaitISR(context.Background(), topic, p, ids...))
+}
+
+// WaitISR is Cluster.WaitISR, ending early when ctx does.
+func (k *Controls) WaitISR(ctx context.Context, topic string, p int32, ids ...int32) error {
+	c := k.c
 	want := sortedIDs(ids)
 	var snap PartitionSnapshot
-	c.waitFor(func() bool {
+	return c.waitUntil(ctx, func() bool {
 		var leader int32
 		leader, snap = c.leader(topic, p)
 		if leader < 0 || !slices.Equal(sortedIDs(snap.ISR), want) {
@@ -238,8 +273,14 @@ func (c *Cluster) WaitISR(topic string, p int32, ids ...int32) {
 // consumers). The test fails after the wait timeout.
 func (c *Cluster) WaitHighWatermark(topic string, p int32, hw int64) {
 	c.t.Helper()
+	c.must(c.Controls().WaitHighWatermark(context.Background(), topic, p, hw))
+}
+
+// WaitHighWatermark is Cluster.WaitHighWatermark, ending early when ctx does.
+func (k *Controls) WaitHighWatermark(ctx context.Context, topic string, p int32, hw int64) error {
+	c := k.c
 	var snap PartitionSnapshot
-	c.waitFor(func() bool {
+	return c.waitUntil(ctx, func() bool {
 		var leader int32
 		leader, snap = c.leader(topic, p)
 		if leader < 0 {
@@ -311,13 +352,13 @@ func (c *Cluster) createTopics() error {
 	}
 	for _, tp := range c.opts.topics {
 		for p := range tp.partitions {
-			if err := c.waitUntil(func() bool {
+			if err := c.waitUntil(context.Background(), func() bool {
 				leader, _ := c.leader(tp.name, p)
 				return leader >= 0 && c.everyBroker(func(img *controller.MetadataImage) bool {
 					ti := img.Topics[tp.name]
 					return ti != nil && int(p) < len(ti.Partitions) && ti.Partitions[p].Leader == leader
 				})
-			}); err != nil {
+			}, func() string { return "" }); err != nil {
 				snap := c.Partition(tp.name, p)
 				return fmt.Errorf("seed topic %s-%d has no leader known to every broker after %v (now %+v)", tp.name, p, c.opts.wait, snap)
 			}
@@ -339,15 +380,27 @@ func (c *Cluster) activeController() int32 {
 	return -1
 }
 
+// ActiveController returns the running voter that is the active controller now (-1:
+// none, as while an election is under way); WaitActiveController waits for one.
+func (c *Cluster) ActiveController() int32 { return c.activeController() }
+
 // WaitActiveController waits until a running voter is the active controller (the
 // quorum's Raft leader, with the metadata log applied) and returns its id; Kill it to
 // test a controller failover. The test fails after the wait timeout.
 func (c *Cluster) WaitActiveController() int32 {
 	c.t.Helper()
+	id, err := c.Controls().WaitActiveController(context.Background())
+	c.must(err)
+	return id
+}
+
+// WaitActiveController is Cluster.WaitActiveController, ending early when ctx does.
+func (k *Controls) WaitActiveController(ctx context.Context) (int32, error) {
+	c := k.c
 	var id int32
-	c.waitFor(func() bool {
+	err := c.waitUntil(ctx, func() bool {
 		id = c.activeController()
 		return id >= 0
 	}, func() string { return fmt.Sprintf("an active controller among %v", c.ControllerIDs()) })
-	return id
+	return id, err
 }

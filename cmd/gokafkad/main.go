@@ -1,9 +1,11 @@
 // Command gokafkad runs a Kafka broker.
 //
 //	gokafkad [server.properties] [--override key=value ...]
+//	gokafkad dev [--brokers N] [--controllers N] [--port P] [--http ADDR] [--data DIR]
 //
 // With no arguments it is a single combined node on 127.0.0.1:9092 with data in ./data.
-// SIGINT/SIGTERM stop it cleanly (the next start skips log recovery).
+// SIGINT/SIGTERM stop it cleanly (the next start skips log recovery). `gokafkad dev`
+// runs a whole test cluster in one process with an HTTP control API (dev.go).
 package main
 
 import (
@@ -21,6 +23,10 @@ import (
 )
 
 func main() {
+	run := run
+	if len(os.Args) > 1 && os.Args[1] == "dev" {
+		run = func(args []string) error { return runDev(args[1:]) }
+	}
 	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "gokafkad:", err)
 		os.Exit(1)

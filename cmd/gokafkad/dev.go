@@ -1,0 +1,259 @@
+package main
+
+// `gokafkad dev`: a whole cluster in this one process (package kafkatest, the same
+// clusters Go tests start) on fixed ports, with the HTTP/JSON control API (package
+// devapi) for tests in any language. In process rather than one process per node,
+// so that every control — pause included, which stops a node's sockets and clock —
+// is the one kafkatest's tests exercise, and so that start-up takes milliseconds.
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/gokafkad/gokafkad/config"
+	"github.com/gokafkad/gokafkad/devapi"
+	"github.com/gokafkad/gokafkad/kafkatest"
+)
+
+const devUsage = `usage: gokafkad dev [--brokers N] [--controllers N] [--port P] [--http ADDR] [--data DIR] [--override key=value ...]
+
+Starts a whole cluster in this process: brokers 0..N-1 on 127.0.0.1:P, P+1, ...;
+the HTTP/JSON control API, the status pages and the metrics on ADDR. Ctrl-C or
+SIGTERM stops it and removes its data unless --data was given.
+
+`
+
+// devOptions are gokafkad dev's flags.
+type devOptions struct {
+	brokers     int
+	controllers int
+	port        int
+	http        string
+	data        string
+	overrides   map[string]string
+}
+
+// parseDevFlags reads gokafkad dev's command line; an unknown flag or an argument
+// is an error (nothing given is ignored).
+func parseDevFlags(args []string) (devOptions, error) {
+	o := devOptions{overrides: map[string]string{}}
+	fs := flag.NewFlagSet("gokafkad dev", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.IntVar(&o.brokers, "brokers", 1, "number of brokers (ids 0..N-1)")
+	fs.IntVar(&o.controllers, "controllers", 0, "separate controller-only nodes (ids 3000, ...) as the metadata quorum; 0: the first brokers are combined voters (1 voter below 3 brokers, else 3)")
+	fs.IntVar(&o.port, "port", 9092, "client port of broker 0; broker i listens on port+i")
+	fs.StringVar(&o.http, "http", "127.0.0.1:9080", "address of the control API, status pages and metrics")
+	fs.StringVar(&o.data, "data", "", "keep the cluster's data in this directory (default: a temporary one, removed at exit)")
+	fs.Func("override", "a broker config key=value for every node (Kafka's names), repeatable", func(s string) error {
+		k, v, err := config.ParseOverride(s)
+		if err != nil {
+			return err
+		}
+		o.overrides[k] = v
+		return nil
+	})
+	// Version pretending (--as-version) is kafkatest's to build; add its flag here
+	// once kafkatest has the option, never before.
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return o, fmt.Errorf("%s", devUsage+flagDefaults(fs))
+		}
+		return o, fmt.Errorf("dev: %v\n%s", err, devUsage+flagDefaults(fs))
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("dev: unexpected argument %q\n%s", fs.Arg(0), devUsage)
+	}
+	if _, ok := o.overrides[config.HTTPListenerKey]; ok {
+		return o, fmt.Errorf("dev: --override %s: gokafkad dev gives every node its own HTTP listener, served under --http at /nodes/{id}/", config.HTTPListenerKey)
+	}
+	return o, nil
+}
+
+func flagDefaults(fs *flag.FlagSet) string {
+	var sb strings.Builder
+	fs.SetOutput(&sb)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+	return sb.String()
+}
+
+// runDev is `gokafkad dev ARGS` until SIGINT or SIGTERM.
+func runDev(args []string) error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	// A test harness that stopped reading our stdout must not kill us mid-teardown
+	// (before the data is removed): a write to the closed pipe fails instead.
+	signal.Ignore(syscall.SIGPIPE)
+	logger := newLogger()
+	if os.Getenv("GOKAFKAD_LOG_LEVEL") == "" {
+		logger = logger.Level(zerolog.WarnLevel) // the nodes' start-up lines would bury the addresses
+	}
+	return dev(ctx, args, os.Stdout, logger)
+}
+
+// dev runs the cluster and its API until ctx ends, printing the addresses to out.
+func dev(ctx context.Context, args []string, out io.Writer, logger zerolog.Logger) error {
+	o, err := parseDevFlags(args)
+	if err != nil {
+		return err
+	}
+	// The API's port first: when it is taken, no broker has started yet.
+	ln, err := net.Listen("tcp", o.http)
+	if err != nil {
+		return fmt.Errorf("dev: --http %s: %w", o.http, err)
+	}
+	defer ln.Close()
+	props := map[string]string{config.HTTPListenerKey: "127.0.0.1:0"}
+	for k, v := range o.overrides {
+		props[k] = v
+	}
+	opts := []kafkatest.Option{kafkatest.WithBrokers(o.brokers), kafkatest.WithBrokerConfig(props),
+		kafkatest.WithLogger(logger), kafkatest.WithWaitTimeout(time.Minute)}
+	if o.brokers >= 1 {
+		ports := make([]int, o.brokers)
+		for i := range ports {
+			ports[i] = o.port + i
+		}
+		opts = append(opts, kafkatest.WithBrokerPorts(ports...))
+	}
+	if o.controllers != 0 {
+		opts = append(opts, kafkatest.WithSeparateControllers(o.controllers))
+	}
+	tb := &devTB{data: o.data}
+	defer tb.cleanup()
+	t0 := time.Now()
+	c, err := tb.start(opts...)
+	if err != nil {
+		return fmt.Errorf("dev: %w", err)
+	}
+	srv := &http.Server{Handler: devapi.New(c), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	url := "http://" + ln.Addr().String()
+	roles := fmt.Sprintf("combined voters %v", c.ControllerIDs())
+	if o.controllers > 0 {
+		roles = fmt.Sprintf("separate controllers %v", c.ControllerIDs())
+	}
+	fmt.Fprintf(out, "gokafkad dev: %d brokers %v, %s, in this process; ready in %v\n", len(c.BrokerIDs()), c.BrokerIDs(), roles, time.Since(t0).Round(time.Millisecond))
+	fmt.Fprintf(out, "bootstrap servers: %s\n", strings.Join(c.Addrs(), ","))
+	fmt.Fprintf(out, "control API: %s/v1/cluster\n", url)
+	fmt.Fprintf(out, "status pages: %s/\n", url)
+	if o.data != "" {
+		fmt.Fprintf(out, "data: %s (kept)\n", o.data)
+	} else {
+		fmt.Fprintf(out, "data: %s (removed at exit)\n", strings.Join(tb.temp, ", "))
+	}
+
+	select {
+	case <-ctx.Done():
+	case err := <-served:
+		return fmt.Errorf("dev: control API: %w", err)
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(sctx)
+	tb.cleanup()
+	fmt.Fprintln(out, "gokafkad dev: stopped")
+	return nil
+}
+
+// devTB is the kafkatest.TB of gokafkad dev's cluster: its data directory (--data,
+// or temporary ones removed by cleanup) and its teardown. Fatalf behaves as
+// testing's: it records the failure and ends the calling goroutine (start runs
+// NewCluster on a goroutine of its own for that).
+type devTB struct {
+	data string
+
+	mu       sync.Mutex
+	temp     []string
+	cleanups []func()
+	failed   error
+	done     bool
+}
+
+func (t *devTB) Helper() {}
+
+func (t *devTB) Cleanup(f func()) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.cleanups = append(t.cleanups, f)
+}
+
+// TempDir is --data when given (created if need be), else a new temporary
+// directory.
+func (t *devTB) TempDir() string {
+	var dir string
+	var err error
+	if t.data != "" {
+		dir, err = t.data, os.MkdirAll(t.data, 0o755)
+	} else if dir, err = os.MkdirTemp("", "gokafkad-dev-"); err == nil {
+		t.mu.Lock()
+		t.temp = append(t.temp, dir)
+		t.mu.Unlock()
+	}
+	if err != nil {
+		t.Fatalf("data directory: %v", err)
+	}
+	return dir
+}
+
+func (t *devTB) Fatalf(format string, args ...any) {
+	t.mu.Lock()
+	if t.failed == nil {
+		t.failed = fmt.Errorf(format, args...)
+	}
+	t.mu.Unlock()
+	runtime.Goexit()
+}
+
+// start starts the cluster, or returns why it could not.
+func (t *devTB) start(opts ...kafkatest.Option) (*kafkatest.Cluster, error) {
+	var c *kafkatest.Cluster
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c = kafkatest.NewCluster(t, opts...)
+	}()
+	<-done
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.failed != nil {
+		return nil, t.failed
+	}
+	return c, nil
+}
+
+// cleanup stops the cluster (as kafkatest's teardown: every node killed) and removes
+// the temporary data; it runs once.
+func (t *devTB) cleanup() {
+	t.mu.Lock()
+	if t.done {
+		t.mu.Unlock()
+		return
+	}
+	t.done = true
+	fs := slices.Clone(t.cleanups)
+	t.mu.Unlock()
+	for i := len(fs) - 1; i >= 0; i-- {
+		fs[i]()
+	}
+	for _, d := range t.temp {
+		os.RemoveAll(d)
+	}
+}
