@@ -67,7 +67,8 @@ func TestStatusPageShowsPausedFollower(t *testing.T) {
 	for _, want := range []string{
 		`<span id="state" class="good">live</span>`,
 		`gokafkad node 1 (broker)`,
-		`data-topic="watched" data-partition="0" data-role="leader" data-under-replicated="true" data-isr="1,2"`,
+		`data-topic="watched" data-partition="0" data-role="leader" data-under-replicated="true" data-isr="1,2" data-elr="none"`,
+		`ELR none · last known ELR none`,
 		`under-replicated</span>`,
 		`No AlterPartition pending.`,
 	} {

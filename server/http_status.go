@@ -121,7 +121,13 @@ func (b *Broker) Status() *status.Node {
 		img = b.ctl.Image()
 		n.Broker = b.brokerStatus(img)
 		for _, p := range b.rm.Partitions() {
-			n.Partitions = append(n.Partitions, partitionStatus(b.cfg.NodeID, p))
+			ps := partitionStatus(b.cfg.NodeID, p)
+			ps.ELR, ps.LastKnownELR = []int32{}, []int32{}
+			if ti := img.Topics[p.TP.Topic]; ti != nil && int(p.TP.Partition) < len(ti.Partitions) {
+				pi := ti.Partitions[p.TP.Partition]
+				ps.ELR, ps.LastKnownELR = nonNil(pi.ELR), nonNil(pi.LastKnownELR)
+			}
+			n.Partitions = append(n.Partitions, ps)
 		}
 		slices.SortFunc(n.Partitions, func(x, y status.Partition) int {
 			return cmp.Or(cmp.Compare(x.Topic, y.Topic), cmp.Compare(x.Partition, y.Partition))

@@ -111,6 +111,10 @@ type Partition struct {
 	MaximalISR []int32 `json:"maximal_isr,omitempty"`
 	// MinISR is the effective min.insync.replicas.
 	MinISR int32 `json:"min_isr"`
+	// ELR and LastKnownELR are the eligible leader replicas (KIP-966) as this broker's
+	// metadata image holds them.
+	ELR          []int32 `json:"elr"`
+	LastKnownELR []int32 `json:"last_known_elr"`
 	// PendingAlterPartition is the leader's ISR change awaiting the controller.
 	PendingAlterPartition *PendingAlterPartition `json:"pending_alter_partition,omitempty"`
 	// The local log's offsets (a follower's HW is the one its leader last sent).
