@@ -44,6 +44,9 @@ type brokerLifecycle struct {
 	done chan struct{}
 	// failed is set when the last heartbeat got no answer (heartbeat loop only).
 	failed bool
+	// logsFailed is set once a log of the broker's dir hit a storage error (heartbeat
+	// loop only): from then on it asks to be fenced (logdir_failure.go).
+	logsFailed bool
 }
 
 // heartbeatRetry is how soon a heartbeat that got no answer is sent again (not
@@ -164,7 +167,8 @@ func (l *brokerLifecycle) loop() {
 	defer close(l.done)
 	for {
 		l.mu.Lock()
-		fast := l.mu.fenced || l.mu.wantShutdown
+		// Fenced at its own request (a failed log dir) it waits for no unfencing.
+		fast := (l.mu.fenced && !l.logsFailed) || l.mu.wantShutdown
 		l.mu.Unlock()
 		wait := l.interval
 		if l.failed {
@@ -192,6 +196,7 @@ func (l *brokerLifecycle) heartbeat() {
 	req.BrokerID, req.BrokerEpoch = l.b.cfg.NodeID, epoch
 	req.CurrentMetadataOffset = l.b.ctl.Image().Offset
 	req.WantShutdown = shutdown
+	req.WantFence = l.wantFence()
 	ctx, cancel := context.WithTimeout(context.Background(), max(l.interval, time.Second))
 	defer cancel()
 	resp, err := l.ch.request(ctx, req)

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -40,6 +41,10 @@ type LogManager struct {
 	done     chan struct{}
 	// cleanerDone is closed when the cleaner goroutine returns.
 	cleanerDone chan struct{}
+	// failedLogs counts the logs of this dir that hit a storage error (their sticky
+	// error is set): the broker asks to be fenced while it is not zero (Kafka takes a
+	// failed log dir offline; with its only dir gone it halts).
+	failedLogs atomic.Int64
 
 	mu struct {
 		sync.Mutex
@@ -235,6 +240,10 @@ func OpenLogManager(cfg LogManagerConfig, cfgFor func(topic string) LogConfig) (
 	return m, nil
 }
 
+// FailedLogs is how many of the dir's logs hit a storage error since it was opened
+// (a full disk, an I/O error): each refuses writes until the dir is opened again.
+func (m *LogManager) FailedLogs() int64 { return m.failedLogs.Load() }
+
 // ErrLogDirLocked: another process (or LogManager) has the log dir open.
 var ErrLogDirLocked = errors.New("storage: log dir is in use")
 
@@ -290,6 +299,7 @@ func (m *LogManager) openLog(tp TopicPartition, topicID [16]byte, cfg LogConfig,
 		decompress:        m.cfg.Decompress,
 		deleter:           m.deleter,
 		handles:           m.handles,
+		failed:            &m.failedLogs,
 
 		producerExpirationMs: m.cfg.ProducerIDExpiration.Milliseconds(),
 	})

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gokafkad/gokafkad/protocol"
@@ -36,6 +37,8 @@ type logParams struct {
 	decompress           func(codec int8, src []byte) ([]byte, error)
 	deleter              *deleter
 	handles              *handleCache
+	// failed is counted up when the log hits a storage error (nil: not counted).
+	failed *atomic.Int64
 }
 
 // openLog loads (or, when the directory has no segment, creates) the log in p.dir, as
@@ -55,6 +58,7 @@ func openLog(p logParams) (*Log, error) {
 		decompress: p.decompress,
 		deleter:    p.deleter,
 		handles:    p.handles,
+		failed:     p.failed,
 
 		producerExpirationMs: p.producerExpirationMs,
 	}
