@@ -103,7 +103,7 @@ func report(results []result, in reportInfo) string {
 		"timeout, the session timeout at the controller — and a connection that lived through a partition resumes at " +
 		"its next TCP retransmission after the heal, which is why recovery after a partition takes seconds.\n")
 	if len(in.skipped) > 0 {
-		p("\nNot run (they need network namespaces, i.e. root): %s.\n", strings.Join(in.skipped, ", "))
+		p("\nNot run (they need network namespaces or a mount, i.e. root): %s.\n", strings.Join(in.skipped, ", "))
 	}
 
 	p("\n## What each fault does\n\n")
