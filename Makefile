@@ -52,13 +52,15 @@ compat:
 	cd compat && $(GO) run . -repo .. -out ../COMPATIBILITY.md -readme ../README.md $(COMPATARGS)
 
 ## chaos: the fault campaign — real processes, one fault kind per run (kill -9, SIGSTOP,
-## network partitions in network namespaces when run as root, torn segment tails),
-## Jepsen's Kafka checks afterwards; writes RELIABILITY.md (CHAOSARGS=-runs=20 for the
-## full campaign, -faults=REGEXP, -replay=fault:seed)
+## network partitions and controller splits in network namespaces and full disks on
+## tmpfs when run as root, torn segment tails), Jepsen's Kafka checks afterwards; writes
+## RELIABILITY.md (CHAOSARGS=-runs=20 for the full campaign, -faults=REGEXP,
+## -replay=fault:seed)
 chaos: build
 	$(GO) run ./chaos -bin bin/gokafkad -out RELIABILITY.md $(CHAOSARGS)
 
-## chaos-short: two fault kinds, two runs each, under ~3 minutes, writing nothing (for CI)
+## chaos-short: two fault kinds (kill-leader and, as root, isolate-broker, else
+## pause-leader-long), two runs each, under ~3 minutes, writing nothing (CI runs it)
 chaos-short: build
 	$(GO) run ./chaos -bin bin/gokafkad -short $(CHAOSARGS)
 

@@ -21,12 +21,13 @@ const (
 	nonmonotonic      = "nonmonotonic-poll"    // a consumer's offsets went back within an assignment
 	pollSkip          = "poll-skip"            // an assigned consumer jumped over a visible record
 	replicaDivergence = "replica-divergence"   // replicas differ below the high watermark
+	crash             = "crash"                // a process died that no fault killed
 	harness           = "harness"              // the run could not finish (final read stalled, cluster never healed)
 )
 
 // anomalyKinds orders the kinds in reports.
 var anomalyKinds = []string{lostWrite, lostCommitted, duplicate, inconsistent, readLost, phantom, abortedRead,
-	partialTxn, nonmonotonic, pollSkip, replicaDivergence, harness}
+	partialTxn, nonmonotonic, pollSkip, replicaDivergence, crash, harness}
 
 // findings collects anomalies: a count per kind and a few examples each.
 type findings struct {

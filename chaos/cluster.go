@@ -113,8 +113,10 @@ type cluster struct {
 }
 
 // startCluster starts nctl controllers and three brokers, in namespaces when net is
-// set, and waits until the three brokers are registered.
-func startCluster(t *runT, nctl int, net *network) *cluster {
+// set, and waits until the three brokers are registered. prepare, when set, runs on
+// the prepared nodes before they start (a fault's setup: the disk-full fault mounts
+// each broker's log dir on a tmpfs of its own).
+func startCluster(t *runT, nctl int, net *network, prepare func(*integration.Cluster)) *cluster {
 	roles := map[int32]string{}
 	for _, id := range brokerIDs {
 		roles[id] = "broker"
@@ -129,7 +131,12 @@ func startCluster(t *runT, nctl int, net *network) *cluster {
 			return integration.Placement{Host: net.nodes[id].ip, Wrap: net.wrap(id)}
 		}
 	}
-	c := &cluster{Cluster: integration.StartClusterPlaced(t, roles, clusterProps(), place), net: net, controllers: ctls}
+	ic := integration.PrepareClusterPlaced(t, roles, clusterProps(), place)
+	if prepare != nil {
+		prepare(ic)
+	}
+	ic.StartAll()
+	c := &cluster{Cluster: ic, net: net, controllers: ctls}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Seeds()...), kgo.RequestRetries(3))
 	if err != nil {
 		t.Fatal(err)

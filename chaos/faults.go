@@ -1,12 +1,18 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gokafkad/gokafkad/integration"
 )
 
 // fault is one kind of fault. do picks its victim and timings from rng, applies it,
@@ -16,6 +22,9 @@ type fault struct {
 	name  string
 	about string // for the report
 	netns bool   // needs the namespaced network
+	root  bool   // needs root (it mounts file systems)
+	// setup, when set, runs on the run's nodes before they start.
+	setup func(t *runT, c *integration.Cluster)
 	do    func(r *runCtx) string
 }
 
@@ -27,6 +36,8 @@ type runCtx struct {
 	txnID   string // the first transactional producer's id
 	faultAt time.Time
 	healAt  time.Time
+	// crashes are the processes the fault found dead that it had not killed.
+	crashes []string
 }
 
 // between returns a duration in [lo, hi) from the run's rng.
@@ -76,7 +87,9 @@ func (r *runCtx) start()               { r.faultAt = time.Now() }
 func (r *runCtx) hold(d time.Duration) { time.Sleep(d) }
 func (r *runCtx) heal()                { r.healAt = time.Now() }
 
-func (r *runCtx) killFor(id int32, d time.Duration, between func()) {
+// killFor kills id, runs between, waits d and starts it again; it returns how long the
+// restarted process took to listen.
+func (r *runCtx) killFor(id int32, d time.Duration, between func()) time.Duration {
 	n := r.c.Nodes[id]
 	r.start()
 	n.Kill()
@@ -84,8 +97,15 @@ func (r *runCtx) killFor(id int32, d time.Duration, between func()) {
 		between()
 	}
 	r.hold(d)
+	t0 := time.Now()
 	n.Start()
 	r.heal()
+	return time.Since(t0)
+}
+
+// restarted describes a restart that took d (listening again after its launch).
+func restarted(d time.Duration) string {
+	return fmt.Sprintf(" (listening %v after its restart)", d.Round(10*time.Millisecond))
 }
 
 func (r *runCtx) pauseFor(id int32, d time.Duration) {
@@ -115,6 +135,56 @@ func (r *runCtx) partitionFor(d time.Duration, cut func() error) {
 	r.must(err)
 }
 
+// diskSize is the tmpfs each broker's log dir lives on in the disk-full runs: far
+// more than a run writes, so only the filler fills it.
+const diskSize = 64 << 20
+
+// tmpfsLogDirs mounts a tmpfs of diskSize at <node dir>/disk for every broker and puts
+// its log dir there. The tmpfs goes at the end of the run, after its contents were
+// copied to <node dir>/disk-copy (for -keep).
+func tmpfsLogDirs(t *runT, c *integration.Cluster) {
+	for _, id := range brokerIDs {
+		n := c.Nodes[id]
+		mnt := filepath.Join(n.Dir, "disk")
+		if err := os.MkdirAll(mnt, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.Mount("tmpfs", mnt, "tmpfs", 0, fmt.Sprintf("size=%d,mode=0755", diskSize)); err != nil {
+			t.Fatalf("mount a tmpfs at %s: %v", mnt, err)
+		}
+		t.Cleanup(func() {
+			_ = exec.Command("cp", "-a", mnt, filepath.Join(n.Dir, "disk-copy")).Run()
+			_ = unix.Unmount(mnt, unix.MNT_DETACH)
+		})
+		n.Props["log.dirs"] = filepath.Join(mnt, "data")
+	}
+}
+
+// fillDisk writes path until the file system it is on has no byte left (ENOSPC), and
+// returns how much it wrote.
+func fillDisk(path string) (int64, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	var total int64
+	for _, size := range []int{1 << 20, 4 << 10, 1} {
+		buf := make([]byte, size)
+		for {
+			n, err := f.Write(buf)
+			total += int64(n)
+			if errors.Is(err, unix.ENOSPC) {
+				break
+			}
+			if err != nil {
+				return total, err
+			}
+		}
+	}
+	return total, nil
+}
+
 var faults = []fault{
 	{
 		name:  "kill-leader",
@@ -122,8 +192,8 @@ var faults = []fault{
 		do: func(r *runCtx) string {
 			p, l := r.leader()
 			d := r.between(3*time.Second, 6*time.Second)
-			r.killFor(l, d, nil)
-			return fmt.Sprintf("killed broker %d (leader of %s/%d) for %v", l, topicA, p, d.Round(time.Millisecond))
+			up := r.killFor(l, d, nil)
+			return fmt.Sprintf("killed broker %d (leader of %s/%d) for %v", l, topicA, p, d.Round(time.Millisecond)) + restarted(up)
 		},
 	},
 	{
@@ -132,8 +202,8 @@ var faults = []fault{
 		do: func(r *runCtx) string {
 			p, f := r.follower()
 			d := r.between(3*time.Second, 6*time.Second)
-			r.killFor(f, d, nil)
-			return fmt.Sprintf("killed broker %d (follower of %s/%d) for %v", f, topicA, p, d.Round(time.Millisecond))
+			up := r.killFor(f, d, nil)
+			return fmt.Sprintf("killed broker %d (follower of %s/%d) for %v", f, topicA, p, d.Round(time.Millisecond)) + restarted(up)
 		},
 	},
 	{
@@ -142,8 +212,8 @@ var faults = []fault{
 		do: func(r *runCtx) string {
 			id := r.controller()
 			d := r.between(3*time.Second, 6*time.Second)
-			r.killFor(id, d, nil)
-			return fmt.Sprintf("killed controller %d for %v", id, d.Round(time.Millisecond))
+			up := r.killFor(id, d, nil)
+			return fmt.Sprintf("killed controller %d for %v", id, d.Round(time.Millisecond)) + restarted(up)
 		},
 	},
 	{
@@ -172,8 +242,8 @@ var faults = []fault{
 		do: func(r *runCtx) string {
 			id := r.txnCoordinator()
 			d := r.between(3*time.Second, 6*time.Second)
-			r.killFor(id, d, nil)
-			return fmt.Sprintf("killed broker %d (transaction coordinator of %s) for %v", id, r.txnID, d.Round(time.Millisecond))
+			up := r.killFor(id, d, nil)
+			return fmt.Sprintf("killed broker %d (transaction coordinator of %s) for %v", id, r.txnID, d.Round(time.Millisecond)) + restarted(up)
 		},
 	},
 	{
@@ -266,18 +336,117 @@ var faults = []fault{
 		},
 	},
 	{
+		name:  "partition-controllers-active-minority",
+		netns: true,
+		about: fmt.Sprintf("blackhole routes between the active controller and the other two controllers for 2–3× broker.session.timeout.ms (%v): it is a minority of one and must give way to a new active controller elected by the other two; the brokers still reach all three", sessionTimeout),
+		do: func(r *runCtx) string {
+			if len(r.c.controllers) < 3 {
+				r.t.Fatal("partition-controllers-active-minority needs three controllers")
+			}
+			id := r.controller()
+			d := r.between(2*sessionTimeout, 3*sessionTimeout)
+			r.partitionFor(d, func() error {
+				for _, o := range others(r.c.controllers, id) {
+					if err := r.c.net.cut(id, o); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			return fmt.Sprintf("cut controller %d (active) from controllers %v for %v", id, others(r.c.controllers, id), d.Round(time.Millisecond))
+		},
+	},
+	{
+		name:  "partition-cluster-active-minority",
+		netns: true,
+		about: fmt.Sprintf("split the nodes in two for 2–3× broker.session.timeout.ms (%v): the active controller and one random broker on one side, the other two controllers and brokers on the other (blackhole routes between the sides; the clients reach every node)", sessionTimeout),
+		do: func(r *runCtx) string { return splitCluster(r, true) },
+	},
+	{
+		name:  "partition-cluster-follower-minority",
+		netns: true,
+		about: fmt.Sprintf("split the nodes in two for 2–3× broker.session.timeout.ms (%v): a controller that is not the active one and one random broker on one side, the rest on the other — the broker reaches only a controller that cannot lead, and is fenced", sessionTimeout),
+		do:    func(r *runCtx) string { return splitCluster(r, false) },
+	},
+	{
+		name:  "disk-full",
+		root:  true,
+		setup: tmpfsLogDirs,
+		about: fmt.Sprintf("every broker's log dir is a tmpfs of its own (%d MiB); fill a partition leader's to the last byte for 3–6 s (its writes fail with ENOSPC: it must ack nothing it did not write and give its leaderships up), then free the space and restart it (SIGTERM), as an operator does", diskSize>>20),
+		do:    diskFull,
+	},
+	{
 		name:  "torn-tail",
 		about: "kill -9 a partition leader, then cut 1–200 bytes off, or overwrite the last 1–64 bytes of, the active segment of each of its partitions (a write torn by a crash); restart it 3–6 s later",
 		do: func(r *runCtx) string {
 			p, l := r.leader()
 			d := r.between(3*time.Second, 6*time.Second)
 			var torn []string
-			r.killFor(l, d, func() {
+			up := r.killFor(l, d, func() {
 				torn = tearTails(r.rng, r.c.Nodes[l].Props["log.dirs"])
 			})
-			return fmt.Sprintf("killed broker %d (leader of %s/%d) for %v and tore %v", l, topicA, p, d.Round(time.Millisecond), torn)
+			return fmt.Sprintf("killed broker %d (leader of %s/%d) for %v and tore %v", l, topicA, p, d.Round(time.Millisecond), torn) + restarted(up)
 		},
 	},
+}
+
+// splitCluster cuts one controller and one random broker from the other nodes: the
+// active controller when active (the minority side holds it), else a controller that
+// is not active.
+func splitCluster(r *runCtx, active bool) string {
+	if len(r.c.controllers) < 3 {
+		r.t.Fatal("splitting the controllers needs three of them (-controllers 3)")
+	}
+	ctl := r.controller()
+	role := "active controller"
+	if !active {
+		fs := others(r.c.controllers, ctl)
+		ctl, role = fs[r.rng.IntN(len(fs))], "controller"
+	}
+	b := brokerIDs[r.rng.IntN(len(brokerIDs))]
+	minority := []int32{ctl, b}
+	majority := append(others(r.c.controllers, ctl), others(brokerIDs, b)...)
+	d := r.between(2*sessionTimeout, 3*sessionTimeout)
+	r.partitionFor(d, func() error {
+		for _, a := range minority {
+			for _, o := range majority {
+				if err := r.c.net.cut(a, o); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	return fmt.Sprintf("split %v (%s %d, broker %d) from %v for %v", minority, role, ctl, b, majority, d.Round(time.Millisecond))
+}
+
+// diskFull is the disk-full fault: see its about.
+func diskFull(r *runCtx) string {
+	p, l := r.leader()
+	d := r.between(3*time.Second, 6*time.Second)
+	n := r.c.Nodes[l]
+	filler := filepath.Join(filepath.Dir(n.Props["log.dirs"]), "filler")
+	r.start()
+	size, err := fillDisk(filler)
+	if err != nil {
+		os.Remove(filler)
+		r.t.Fatalf("fill broker %d's disk: %v", l, err)
+	}
+	r.hold(d)
+	r.must(os.Remove(filler))
+	what := fmt.Sprintf("filled broker %d's disk (leader of %s/%d; %d MiB of filler) for %v", l, topicA, p, size>>20, d.Round(time.Millisecond))
+	if n.Exited() {
+		r.crashes = append(r.crashes, fmt.Sprintf("broker %d died on a full disk: %s", l, lastLines(n.Log(), 3)))
+		what += ", it died"
+	}
+	// As after a Kafka broker halted on its failed log dir: restart it, which opens
+	// the dir again (a gokafkad log that failed a write refuses writes until then).
+	if !n.Exited() {
+		n.Stop()
+	}
+	n.Start()
+	r.heal()
+	return what
 }
 
 // tearTails damages the end of the last segment of every workload partition under

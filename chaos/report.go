@@ -27,7 +27,7 @@ func report(results []result, in reportInfo) string {
 	rev, _ := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
 	mode := fmt.Sprintf("%d runs per fault kind", in.runs)
 	if in.short {
-		mode = "the short campaign (`-short`: 2 runs each of two fault kinds)"
+		mode = fmt.Sprintf("the short campaign (`-short`: %d runs each of two fault kinds)", in.runs)
 	}
 	if in.replay {
 		mode = "a replay of one run"
@@ -103,7 +103,7 @@ func report(results []result, in reportInfo) string {
 		"timeout, the session timeout at the controller — and a connection that lived through a partition resumes at " +
 		"its next TCP retransmission after the heal, which is why recovery after a partition takes seconds.\n")
 	if len(in.skipped) > 0 {
-		p("\nNot run (they need network namespaces, i.e. root): %s.\n", strings.Join(in.skipped, ", "))
+		p("\nNot run (they need network namespaces or a mount, i.e. root): %s.\n", strings.Join(in.skipped, ", "))
 	}
 
 	p("\n## What each fault does\n\n")
@@ -126,6 +126,7 @@ func report(results []result, in reportInfo) string {
 		{nonmonotonic, "a consumer's offsets in a partition going back (group consumers: within one assignment; a rebalance may rewind to the committed offset)"},
 		{pollSkip, "an assigned consumer jumping over a record the final read at its isolation level shows between two it read"},
 		{replicaDivergence, "two brokers' segment files differing in a record batch below the high watermark, or a replica ending below it"},
+		{crash, "a gokafkad process found dead that the fault had not killed (checked by the faults that could make one die, and for every node before the final stop), with its last log lines"},
 		{harness, "the run could not be finished (the cluster did not heal within 60 s, a final read stalled); the run counts as failed"},
 	} {
 		p("- `%s`: %s.\n", k.kind, k.what)

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/gokafkad/gokafkad/integration"
 )
 
 // phases are a run's durations around the fault.
@@ -75,7 +77,11 @@ func runOne(cfg config, flt fault, seed uint64, tag int) (res result) {
 		}
 		rt.Cleanup(net.teardown)
 	}
-	c := startCluster(rt, cfg.controllers, net)
+	var prepare func(*integration.Cluster)
+	if flt.setup != nil {
+		prepare = func(ic *integration.Cluster) { flt.setup(rt, ic) }
+	}
+	c := startCluster(rt, cfg.controllers, net, prepare)
 	clusterOf = c
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	minISR := "2"
@@ -100,6 +106,9 @@ func runOne(cfg config, flt fault, seed uint64, tag int) (res result) {
 	time.Sleep(cfg.phases.warmup)
 	r := &runCtx{t: rt, c: c, rng: rng, txnID: txnID(fmt.Sprint(seed), 0)}
 	res.what = flt.do(r)
+	for _, c := range r.crashes {
+		res.f.add(crash, "%s", c)
+	}
 	if cfg.verbose {
 		log.Printf("%s seed %d: %s", flt.name, seed, res.what)
 	}
@@ -142,6 +151,7 @@ func runOne(cfg config, flt fault, seed uint64, tag int) (res result) {
 		}
 	}
 
+	checkAlive(c, res.f)
 	waitUntil(rt, 60*time.Second, "every partition back to three replicas in sync after the heal", func() bool { return c.healthy(topics...) })
 	ends, err := endOffsets(c.admin, txnTimeout+30*time.Second)
 	if err != nil {
@@ -160,6 +170,7 @@ func runOne(cfg config, flt fault, seed uint64, tag int) (res result) {
 	// Followers have caught up (three in sync, nothing produced since); stop every
 	// broker cleanly and compare their segment files below the high watermark.
 	waitUntil(rt, 30*time.Second, "full ISRs before stopping", func() bool { return c.healthy(topics...) })
+	checkAlive(c, res.f)
 	dirs := map[int32]string{}
 	for _, id := range brokerIDs {
 		c.Nodes[id].Stop()
@@ -195,6 +206,34 @@ func longestGap(acks []time.Time, from, to time.Time) time.Duration {
 		prev = a
 	}
 	return max(gap, to.Sub(prev))
+}
+
+// checkAlive adds a crash for every node that has exited (each is reported once: it
+// is started again, so that the run can go on and the checks see the data).
+func checkAlive(c *cluster, f *findings) {
+	ids := make([]int32, 0, len(c.Nodes))
+	for id := range c.Nodes {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		if n := c.Nodes[id]; n.Exited() {
+			f.add(crash, "node %d exited: %s", id, lastLines(n.Log(), 3))
+			n.Start()
+		}
+	}
+}
+
+// lastLines is the last n lines of a log, each cut to 300 bytes, joined by " | ".
+func lastLines(log string, n int) string {
+	lines := strings.Split(strings.TrimSpace(log), "\n")
+	lines = lines[max(0, len(lines)-n):]
+	for i, l := range lines {
+		if len(l) > 300 {
+			lines[i] = l[:300] + "…"
+		}
+	}
+	return strings.Join(lines, " | ")
 }
 
 // lastLogLines is each node's last log line, for a harness failure's message.

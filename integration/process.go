@@ -145,21 +145,33 @@ func (p *Process) launch() {
 	}(p.cmd, p.exited)
 }
 
-// waitListening waits until the process listens on p.Addr.
+// startTimeout is how long a process has to listen after it was launched.
+const startTimeout = 20 * time.Second
+
+// waitListening waits until the process listens on p.Addr. A process that does not
+// listen in time is sent SIGQUIT first, so its log ends with every goroutine's stack:
+// where the start-up was stuck.
 func (p *Process) waitListening() {
 	p.t.Helper()
-	WaitFor(p.t, 20*time.Second, "gokafkad to listen on "+p.Addr, func() bool {
+	deadline := time.Now().Add(startTimeout)
+	for {
 		select {
 		case <-p.exited:
 			p.t.Fatalf("gokafkad exited at start:\n%s", p.Log())
 		default:
 		}
-		c, err := net.DialTimeout("tcp", p.Addr, 100*time.Millisecond)
+		c, err := net.DialTimeout("tcp", p.Addr, time.Second)
 		if err == nil {
 			c.Close()
+			return
 		}
-		return err == nil
-	})
+		if time.Now().After(deadline) {
+			p.Signal(syscall.SIGQUIT)
+			p.wait(5 * time.Second)
+			p.t.Fatalf("timed out after %v waiting for gokafkad to listen on %s (last dial: %v); sent SIGQUIT, its goroutines are in %s", startTimeout, p.Addr, err, p.logPath)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // Log returns what the process has logged so far.

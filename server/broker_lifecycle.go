@@ -47,6 +47,9 @@ type brokerLifecycle struct {
 	// sentImage is closed at the first image after the one the last heartbeat
 	// reported (heartbeat loop only).
 	sentImage <-chan struct{}
+	// logsFailed is set once a log of the broker's dir hit a storage error (heartbeat
+	// loop only): from then on it asks to be fenced (logdir_failure.go).
+	logsFailed bool
 }
 
 // heartbeatRetry is how soon a heartbeat that got no answer is sent again (not
@@ -167,7 +170,8 @@ func (l *brokerLifecycle) loop() {
 	defer close(l.done)
 	for {
 		l.mu.Lock()
-		fenced := l.mu.fenced
+		// Fenced at its own request (a failed log dir) it waits for no unfencing.
+		fenced := l.mu.fenced && !l.logsFailed
 		fast := fenced || l.mu.wantShutdown
 		l.mu.Unlock()
 		wait := l.interval
@@ -205,6 +209,7 @@ func (l *brokerLifecycle) heartbeat() {
 	l.sentImage = l.b.ctl.imageChanged()
 	req.CurrentMetadataOffset = l.b.ctl.Image().Offset
 	req.WantShutdown = shutdown
+	req.WantFence = l.wantFence()
 	ctx, cancel := context.WithTimeout(context.Background(), max(l.interval, time.Second))
 	defer cancel()
 	resp, err := l.ch.request(ctx, req)

@@ -3,9 +3,11 @@ package storage
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -19,7 +21,9 @@ var errCorruptIndex = errors.New("storage: corrupt index")
 // a broker with N partitions holds no index descriptor at all (issue 15). While its
 // segment is active the file is preallocated and mapped read-write, so an append is a
 // copy into the page cache (what a pwrite did, minus the system call; it survives a
-// kill -9 the same way); an inactive segment's index is mapped read-only at its trimmed
+// kill -9 the same way) — except an entry reaching a file system block the sparse file
+// has not got yet, which is written with pwrite so that a full disk is an error, not a
+// SIGBUS (see backed); an inactive segment's index is mapped read-only at its trimmed
 // length. A file with no entries that is not preallocated is not mapped. Operations that
 // change the file's length (trim, truncation, rebuild) open the file by path for the
 // call. Not safe for concurrent use: the owning Log's mu guards it.
@@ -53,6 +57,13 @@ type indexFile struct {
 	maxEntries int
 	// preallocated: the file is sized to maxEntries entries (active segment).
 	preallocated bool
+	// backed is how many bytes from the file's start are known to have storage (blocks,
+	// or tmpfs pages): written through the file. A preallocated file is sparse past its
+	// entries, and storing into a hole through the mapping makes the kernel allocate in
+	// the page fault, which on a full disk is a SIGBUS that kills the process; so an
+	// entry that reaches past backed is written with pwrite, which fails with ENOSPC
+	// instead. Invariant: backed <= the file's length.
+	backed int64
 }
 
 // openIndexFile opens (creating if needed) an index file, maps it and closes it.
@@ -77,21 +88,54 @@ func openIndexFile(path string, entrySize int, maxIndexBytes int64, resident boo
 	}
 	x.n = int(fi.Size() / int64(entrySize))
 	if x.n > 0 {
-		if err := x.mapFile(f, fi.Size(), false); err != nil {
+		// Read through the file, not the mapping: the untrimmed tail is sparse, and a
+		// read fault on a hole of a full tmpfs is a SIGBUS (the page must be allocated
+		// to be mapped), where read(2) just returns zeros.
+		last := make([]byte, entrySize)
+		if _, err := f.ReadAt(last, fi.Size()-int64(entrySize)); err != nil {
 			return nil, err
 		}
-		if isZero(x.mm[(x.n-1)*entrySize : x.n*entrySize]) {
+		if isZero(last) {
 			// Untrimmed: the entries end at the first all-zero one.
 			x.resident = true
-			x.n = 0
-			for x.n < len(x.mm)/entrySize && !isZero(x.mm[x.n*entrySize:(x.n+1)*entrySize]) {
-				x.n++
+			n, err := entriesBeforeZero(f, entrySize, x.n)
+			if err != nil {
+				return nil, err
 			}
+			x.n = n
+		}
+		if err := x.mapFile(f, fi.Size(), false); err != nil {
+			return nil, err
 		}
 	}
 	x.setLast()
 	x.maxEntries = max(x.maxEntries, x.n)
+	x.backed = int64(x.n) * int64(entrySize)
 	return x, nil
+}
+
+// entriesBeforeZero returns how many of the file's entries come before the
+// first all-zero one (of at most limit), reading the file in chunks.
+func entriesBeforeZero(f *os.File, entrySize, limit int) (int, error) {
+	buf := make([]byte, (64<<10)/entrySize*entrySize)
+	n := 0
+	for n < limit {
+		k, err := f.ReadAt(buf, int64(n)*int64(entrySize))
+		k -= k % entrySize
+		for i := 0; i < k; i += entrySize {
+			if isZero(buf[i : i+entrySize]) {
+				return n, nil
+			}
+			n++
+		}
+		if err != nil || k == 0 {
+			if err == nil || errors.Is(err, io.EOF) {
+				return n, nil
+			}
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 func isZero(b []byte) bool {
@@ -156,6 +200,7 @@ func (x *indexFile) setFile(fn func(f *os.File) error) error {
 		err = merr
 	}
 	x.n = min(x.n, len(x.mm)/x.entrySize)
+	x.backed = int64(x.n) * int64(x.entrySize) // what is known written; the rest may be a hole
 	return err
 }
 
@@ -243,7 +288,15 @@ func (x *indexFile) isFull() bool { return x.n >= x.maxEntries }
 func (x *indexFile) append(e []byte) error {
 	off := x.n * x.entrySize
 	if x.writable && off+x.entrySize <= len(x.mm) {
-		copy(x.mm[off:], e)
+		if int64(off+x.entrySize) > x.backed {
+			// The entry reaches storage the file may not have yet: write it through
+			// the file (the mapping shares its pages), so a full disk is an error.
+			if err := x.writeBacking(e, int64(off)); err != nil {
+				return err
+			}
+		} else {
+			copy(x.mm[off:], e)
+		}
 		x.dirty.Store(true)
 	} else {
 		n := x.n
@@ -263,6 +316,31 @@ func (x *indexFile) append(e []byte) error {
 	x.n++
 	x.last = append(x.last[:0], e...)
 	x.maxEntries = max(x.maxEntries, x.n)
+	return nil
+}
+
+// writeBacking writes entry e at off with pwrite, which allocates what the file lacks
+// there or fails (ENOSPC), and counts the file system blocks it covers as backed.
+func (x *indexFile) writeBacking(e []byte, off int64) error {
+	f, err := os.OpenFile(x.path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if _, err := f.WriteAt(e, off); err != nil {
+		return err
+	}
+	end := off + int64(len(e))
+	block := int64(512) // the smallest block a file system allocates
+	if fi, err := f.Stat(); err == nil {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Blksize > 0 {
+			block = int64(st.Blksize)
+		}
+		// Whole blocks from the end of the entry on, never past the file's end.
+		x.backed = max(x.backed, min((end+block-1)/block*block, fi.Size()))
+	} else {
+		x.backed = max(x.backed, end)
+	}
 	return nil
 }
 

@@ -44,6 +44,9 @@ type Log struct {
 	deleter    *deleter
 	// handles manages the inactive segments' descriptors (nil: always open).
 	handles *handleCache
+	// failed is the log manager's count of failed logs, counted up once when this
+	// log's sticky storage error is set (nil: not counted).
+	failed *atomic.Int64
 	// producerExpirationMs is producer.id.expiration.ms.
 	producerExpirationMs int64
 	// flushMu serializes background flushes (flushUpTo); it guards no state.
@@ -115,6 +118,9 @@ func (l *Log) failLocked(op string, err error) error {
 	if l.mu.storageErr == nil {
 		l.mu.storageErr = fmt.Errorf("%w: %s %s: %v", ErrStorage, op, l.dir, err)
 		l.logger.Error().Err(err).Str("op", op).Msg("storage error; log refuses writes from now on")
+		if l.failed != nil {
+			l.failed.Add(1)
+		}
 	}
 	return l.mu.storageErr
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gokafkad/gokafkad/protocol"
@@ -36,6 +37,8 @@ type logParams struct {
 	decompress           func(codec int8, src []byte) ([]byte, error)
 	deleter              *deleter
 	handles              *handleCache
+	// failed is counted up when the log hits a storage error (nil: not counted).
+	failed *atomic.Int64
 }
 
 // openLog loads (or, when the directory has no segment, creates) the log in p.dir, as
@@ -55,6 +58,7 @@ func openLog(p logParams) (*Log, error) {
 		decompress: p.decompress,
 		deleter:    p.deleter,
 		handles:    p.handles,
+		failed:     p.failed,
 
 		producerExpirationMs: p.producerExpirationMs,
 	}
@@ -260,7 +264,7 @@ func openLog(p logParams) (*Log, error) {
 	}
 
 	// Inactive segments hold no descriptor until read (nothing can be reading them
-	// yet); the recovered ones were fsynced below.
+	// yet).
 	defer func() {
 		for i, s := range l.mu.segments {
 			if i < len(l.mu.segments)-1 {
@@ -274,17 +278,11 @@ func openLog(p logParams) (*Log, error) {
 	l.mu.recoveryPoint = min(p.recoveryPoint, leo)
 	epochsChanged := l.mu.epochs.truncateFromEnd(leo)
 	epochsChanged = l.mu.epochs.truncateFromStart(l.mu.logStartOffset) || epochsChanged
-	if recovered {
-		for _, s := range l.mu.segments {
-			if s.nextOffset > p.recoveryPoint {
-				if err := s.flush(); err != nil {
-					l.closeSegments()
-					return nil, err
-				}
-			}
-		}
-		l.mu.recoveryPoint = leo
-	}
+	// A recovery does not fsync what it scanned, and so leaves the recovery point where
+	// the checkpoint had it, as Kafka's LogLoader (advancing it only when a flush has
+	// made the log durable: the next crash scans the same segments again, a CRC pass).
+	// Fsyncing each recovered log here made a restart after kill -9 wait for a few
+	// fsyncs per partition before it listened: seconds on a busy disk.
 	if p.hadCleanShutdown {
 		l.mu.recoveryPoint = leo
 	}

@@ -121,6 +121,33 @@ func TestRecoveryStartsAtRecoveryPoint(t *testing.T) {
 	_ = want
 }
 
+// TestRecoveryLeavesTheRecoveryPoint: recovering after a kill -9 scans the segments
+// past the recovery point without fsyncing them (as Kafka's LogLoader: a restart does
+// not wait for an fsync per partition before it listens), so the recovery point stays
+// where the checkpoint had it, and a second crash scans them again; a flush moves it.
+func TestRecoveryLeavesTheRecoveryPoint(t *testing.T) {
+	e := newEnv(t, recoveryConfig(t))
+	l, _ := writeSegments(t, e)
+	waitFor(t, 5*time.Second, func() bool { return l.RecoveryPoint() == 40 }) // last roll
+	if err := e.m.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		e.crash()
+		e.open()
+		l = e.m.Log(tp0)
+		if got, rp := l.LogEndOffset(), l.RecoveryPoint(); got != 48 || rp != 40 {
+			t.Fatalf("after recovery: LEO %d, recovery point %d; want 48 and 40 (not fsynced)", got, rp)
+		}
+	}
+	if err := l.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if rp := l.RecoveryPoint(); rp != 48 {
+		t.Fatalf("recovery point %d after a flush, want 48", rp)
+	}
+}
+
 func TestMissingOrGarbledIndexRebuilt(t *testing.T) {
 	for _, damage := range []string{"delete", "garble", "wrong-size", "shifted"} {
 		t.Run(damage, func(t *testing.T) {
