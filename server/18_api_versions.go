@@ -47,6 +47,7 @@ func handleAPIVersions(c *conn, r *request) error {
 	}
 	resp := c.apis.apiVersionsResponse(req.Version)
 	addFeatures(resp, c.b.authzImage()) // 57_update_features.go
+	c.apis.pretendFeatures(resp)        // as_version.go
 	r.resp.finish(resp)
 	return nil
 }
