@@ -46,9 +46,10 @@ func validAPIMaxVersions(v any) string {
 }
 
 // ParseAPIMaxVersions parses gokafkad.api.max.versions' elements: Key:max, where Key
-// is an API's name as Kafka's protocol guide spells it (Produce, Fetch,
-// ConsumerGroupHeartbeat; any case) or its number, and max a version, or -1 for the
-// key not to be served at all.
+// is an API's name as franz-go's kmsg spells it (Produce, Fetch,
+// ConsumerGroupHeartbeat, the README's Supported APIs table; any case) or its number,
+// and max a version, or -1 for the key not to be served at all (ApiVersions cannot be
+// removed).
 func ParseAPIMaxVersions(list []string) (map[int16]int16, error) {
 	if len(list) == 0 {
 		return nil, nil
