@@ -43,6 +43,9 @@ type API struct {
 // patch is ignored).
 func Lookup(name string) (*Release, bool) {
 	if parts := strings.Split(name, "."); len(parts) == 3 {
+		if parts[2] == "" || strings.Trim(parts[2], "0123456789") != "" {
+			return nil, false
+		}
 		name = parts[0] + "." + parts[1]
 	}
 	for i := range releases {

@@ -62,7 +62,7 @@ func TestKafka44MatchesItsBroker(t *testing.T) {
 func TestLookup(t *testing.T) {
 	for _, tc := range []struct {
 		in, want string
-	}{{"3.7", "3.7"}, {"3.7.2", "3.7"}, {"2.8.0", "2.8"}, {"4.4", "4.4"}, {"2.7", ""}, {"3", ""}, {"", ""}, {"3.7.x.y", ""}} {
+	}{{"3.7", "3.7"}, {"3.7.2", "3.7"}, {"2.8.0", "2.8"}, {"4.4", "4.4"}, {"2.7", ""}, {"3", ""}, {"", ""}, {"3.7.x.y", ""}, {"3.7.x", ""}, {"3.7.", ""}} {
 		r, ok := Lookup(tc.in)
 		if got := ""; ok {
 			got = r.Name
