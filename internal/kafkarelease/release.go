@@ -7,7 +7,9 @@
 // a key is one a broker served when its "listeners" name zkBroker or broker (not only
 // controller), at its "validVersions" less the latest when "latestVersionUnstable"
 // is set (Kafka's brokers list unstable versions only with
-// unstable.api.versions.enable). To regenerate after adding a release to gen's list:
+// unstable.api.versions.enable). Before 4.0 that is the union of the release's two
+// broker modes (ZooKeeper and KRaft), which share one spec per key. To regenerate
+// after adding a release to gen's list:
 //
 //	go generate ./internal/kafkarelease
 //
