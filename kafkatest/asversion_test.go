@@ -149,6 +149,9 @@ func roundTrip(t *testing.T, c *kafkatest.Cluster, group string, opts ...kgo.Opt
 	if err := cl.CommitUncommittedOffsets(ctx(t)); err != nil {
 		t.Fatalf("commit: %v", err)
 	}
+	// Leave the group now, while its coordinator runs (a test may kill it next).
+	cl.Close()
+	p.Close()
 }
 
 // TestAsVersionPinnedClients: a client pinned to the pretended release's versions
@@ -326,5 +329,38 @@ func (c *wireConn) closedByBroker(timeout time.Duration) bool {
 			var ne net.Error
 			return !(errors.As(err, &ne) && ne.Timeout())
 		}
+	}
+}
+
+// TestAsVersionReplicates: the brokers of a pretending cluster replicate to each other
+// over the narrowed client listener (inter-broker requests negotiate down as any
+// client's): acks=all with three replicas, a failover, and every replica back in sync.
+func TestAsVersionReplicates(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"2.8", "3.7"} {
+		t.Run(name, func(t *testing.T) {
+			c := kafkatest.NewCluster(t, kafkatest.AsVersion(name), kafkatest.WithBrokers(3), kafkatest.WithTopic("t", 1, 3),
+				kafkatest.WithBrokerConfig(map[string]string{"min.insync.replicas": "2", "group.initial.rebalance.delay.ms": "0"}))
+			c.WaitISR("t", 0, 0, 1, 2)
+			roundTrip(t, c, "replicated")
+			c.WaitHighWatermark("t", 0, 3)
+			old := c.WaitLeader("t", 0)
+			c.Kill(old)
+			if l := c.WaitLeader("t", 0); l == old {
+				t.Fatal("no new leader")
+			}
+			p := client(t, c, kgo.RequiredAcks(kgo.AllISRAcks()))
+			if err := p.ProduceSync(ctx(t), &kgo.Record{Topic: "t", Value: []byte("d")}).FirstErr(); err != nil {
+				t.Fatalf("produce after failover: %v", err)
+			}
+			c.Restart(old)
+			c.WaitISR("t", 0, 0, 1, 2)
+			c.WaitHighWatermark("t", 0, 4)
+			for _, r := range c.Partition("t", 0).ReplicaStates {
+				if r.LogEndOffset != 4 {
+					t.Fatalf("broker %d has LEO %d", r.Broker, r.LogEndOffset)
+				}
+			}
+		})
 	}
 }
