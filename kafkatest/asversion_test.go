@@ -364,3 +364,43 @@ func TestAsVersionReplicates(t *testing.T) {
 		})
 	}
 }
+
+// TestAsVersionTransactions: a transaction over partitions led by every broker commits
+// and reads back committed, both as a release whose brokers verified transactional
+// produces with the coordinator (3.7: AddPartitionsToTxn v4, KIP-890) and as one
+// whose brokers did not (3.0).
+func TestAsVersionTransactions(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"3.0", "3.7"} {
+		t.Run(name, func(t *testing.T) {
+			c := kafkatest.NewCluster(t, kafkatest.AsVersion(name), kafkatest.WithBrokers(3), kafkatest.WithTopic("t", 6, 1),
+				kafkatest.WithBrokerConfig(map[string]string{"transaction.state.log.replication.factor": "1", "transaction.state.log.min.isr": "1"}))
+			p := client(t, c, kgo.TransactionalID("tx-"+name), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+			if err := p.BeginTransaction(); err != nil {
+				t.Fatal(err)
+			}
+			for i := int32(0); i < 6; i++ {
+				if err := p.ProduceSync(ctx(t), &kgo.Record{Topic: "t", Partition: i, Value: []byte{byte('a' + i)}}).FirstErr(); err != nil {
+					t.Fatalf("partition %d: %v", i, err)
+				}
+			}
+			if err := p.EndTransaction(ctx(t), kgo.TryCommit); err != nil {
+				t.Fatal(err)
+			}
+			cl := client(t, c, kgo.ConsumeTopics("t"), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+				kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+			var got []string
+			for len(got) < 6 {
+				fs := cl.PollFetches(ctx(t))
+				if err := fs.Err0(); err != nil {
+					t.Fatalf("consume after %v: %v", got, err)
+				}
+				fs.EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, []string{"a", "b", "c", "d", "e", "f"}) {
+				t.Fatalf("read committed %v", got)
+			}
+		})
+	}
+}

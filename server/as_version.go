@@ -90,6 +90,20 @@ func (t *apiTable) pretendFeatures(resp *kmsg.ApiVersionsResponse) {
 	resp.FinalizedFeatures = slices.DeleteFunc(resp.FinalizedFeatures, func(f kmsg.ApiVersionsResponseFinalizedFeature) bool { return !listed(f.Name) })
 }
 
+// pretendsNoTxnVerification reports whether this broker's client listeners (which
+// its peers also reach) are narrowed below AddPartitionsToTxn v4, the verify_only
+// version: a transactional produce or offset commit whose coordinator is another
+// broker is then not verified (KIP-890 part 1), as a broker of a release before 3.6
+// did not verify, instead of failing for want of a version the pretense hides.
+// Where this broker is the coordinator it still checks.
+func (b *Broker) pretendsNoTxnVerification() bool {
+	if len(b.listeners) == 0 || b.listeners[0].apis == brokerAPIs {
+		return false
+	}
+	a := b.listeners[0].apis.get(int16(kmsg.AddPartitionsToTxn))
+	return a == nil || a.max < 4
+}
+
 // handleConsumerProtocolOffHeartbeat answers ConsumerGroupHeartbeat as a 3.7-3.9
 // broker with default configs did: UNSUPPORTED_VERSION (the consumer protocol was
 // early access, off unless group.coordinator.rebalance.protocols named it).
