@@ -25,6 +25,10 @@ type Broker struct {
 	// HTTPListener is gokafkad.http.listener: where the status page and metrics are
 	// served ("" = nowhere).
 	HTTPListener string
+	// AsVersion is gokafkad.as.version ("" = none) and APIMaxVersions
+	// gokafkad.api.max.versions (nil = none), by key: version pretending.
+	AsVersion      string
+	APIMaxVersions map[int16]int16
 
 	// Listeners, with SecurityProtocol resolved through
 	// ListenerSecurityProtocolMap. AdvertisedListeners is the advertised
@@ -418,6 +422,8 @@ func (b *Broker) fill(v map[string]any) error {
 	}
 	b.BrokerRack = str("broker.rack")
 	b.HTTPListener = str(HTTPListenerKey)
+	b.AsVersion = str(AsVersionKey)
+	b.APIMaxVersions, _ = ParseAPIMaxVersions(list(APIMaxVersionsKey)) // already validated
 	b.SecurityInterBrokerProtocol = str("security.inter.broker.protocol")
 
 	if err := b.fillListeners(str("listeners"), str("advertised.listeners"), !b.isNull["advertised.listeners"], str("listener.security.protocol.map")); err != nil {

@@ -80,6 +80,11 @@ var brokerDefs = append([]Def{
 	// gokafkad's own (Kafka has no such key): the status page and Prometheus metrics.
 	{Name: HTTPListenerKey, Type: TypeString, Default: "", Importance: Low, Valid: custom("host:port", validHTTPListener),
 		Doc: "gokafkad only: host:port of an HTTP listener serving the status page (/), its JSON (/v1/status) and Prometheus metrics (/metrics); empty (the default) serves none. An empty host binds every interface, port 0 a free port (logged)."},
+	// gokafkad's own: version pretending (asversion.go).
+	{Name: AsVersionKey, Type: TypeString, Default: "", Importance: Low, Valid: custom(asVersionValues(), validAsVersion),
+		Doc: "gokafkad only: the Apache Kafka release (major.minor: 2.8, 3.0 to 3.9, 4.0 to 4.4) the client listeners pretend to be: ApiVersions lists, and requests may use, only the keys and versions that release's broker served (from Kafka's message definitions) that gokafkad also serves, and its features; a request at another version is refused as Kafka refuses it. Empty (the default) is gokafkad itself, as Kafka 4.4."},
+	{Name: APIMaxVersionsKey, Type: TypeList, Default: "", Importance: Low, Valid: custom("[Key:max, ...]", validAPIMaxVersions),
+		Doc: "gokafkad only: per-key caps on the client listeners' versions, applied after gokafkad.as.version: comma-separated Key:max pairs with the API's name (Produce, Fetch, any case) or number, max -1 for the key not to be served at all."},
 
 	// Log directories.
 	{Name: "log.dirs", Type: TypeString, NullDefault: true, Importance: High,

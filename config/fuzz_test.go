@@ -12,6 +12,7 @@ func FuzzReadProperties(f *testing.F) {
 	for _, s := range []string{
 		"a=b\n", "a: b", "a b", "# c\n! d\n", "a=1\\\n 2", `a=\u00e9`, `a=\uD83D\uDE00`, `a=\u12`,
 		"node.id=x", "listeners=PLAINTEXT://[::1]:9092", "gokafkad.http.listener=[::1]:0", "process.roles=broker\nnode.id=2",
+		"gokafkad.as.version=3.7.2", "gokafkad.api.max.versions=Produce:9,1:-1,fetch : 12",
 		"a\\=b=c", "\\", "=", ":", "a=\\\\\n",
 	} {
 		f.Add(s)

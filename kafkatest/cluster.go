@@ -37,6 +37,12 @@
 // at each decoded request), so the bytes of a cluster's connections are copied
 // through queues rather than sent with sendfile.
 //
+// # Older Kafkas
+//
+// AsVersion("3.7") makes the brokers list and accept only what that Kafka release's
+// broker served (as far as gokafkad serves it), and WithMaxVersion caps one key, so a
+// client can be tested against an older broker.
+//
 // The methods that wait or control nodes report failures with t.Fatalf and so must be
 // called from the test's goroutine, as testing requires of Fatalf. Controls returns
 // the same controls as methods that return errors, for use from any goroutine (or a

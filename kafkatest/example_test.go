@@ -288,3 +288,33 @@ func ExampleCluster_Intercept() {
 	// u: true
 	// rule 1: Produce → delay 50ms, then TOPIC_AUTHORIZATION_FAILED (fired 1)
 }
+
+// A cluster pretending to be Kafka 2.8: ApiVersions lists 2.8's versions (as far as
+// gokafkad serves them), and franz-go negotiates down to them.
+func ExampleAsVersion() {
+	t := &exampleT{}
+	defer t.finish()
+
+	c := kafkatest.NewCluster(t, kafkatest.AsVersion("2.8"), kafkatest.WithMaxVersion(kmsg.Fetch, 11))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addrs()...))
+	if err != nil {
+		panic(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := kmsg.NewPtrApiVersionsRequest().RequestWith(ctx, cl)
+	if err != nil {
+		panic(err)
+	}
+	for _, k := range resp.ApiKeys {
+		switch kmsg.Key(k.ApiKey) {
+		case kmsg.Produce, kmsg.Fetch, kmsg.ApiVersions:
+			fmt.Printf("%s v%d-%d\n", kmsg.NameForKey(k.ApiKey), k.MinVersion, k.MaxVersion)
+		}
+	}
+	// Output:
+	// Produce v0-9
+	// Fetch v4-11
+	// ApiVersions v0-3
+}

@@ -2,8 +2,9 @@ package server
 
 // ApiVersions: v0-5.
 //
-// Lists exactly the keys and versions of the listener's dispatch table (brokerAPIs, or
-// controllerAPIs on a controller listener), but Produce from v0 as Kafka 4 does
+// Lists exactly the keys and versions of the listener's dispatch table (brokerAPIs —
+// narrowed to an older Kafka's when pretending, as_version.go —, or controllerAPIs on
+// a controller listener), but Produce from v0 as Kafka 4 does
 // (produceListedMinVersion). A version this broker does not know is answered in v0
 // with UNSUPPORTED_VERSION and ApiVersions' own versions only (KIP-511, as Kafka's
 // ApiVersionsRequest.getErrorResponse), by the read loop. As Kafka's
@@ -47,6 +48,7 @@ func handleAPIVersions(c *conn, r *request) error {
 	}
 	resp := c.apis.apiVersionsResponse(req.Version)
 	addFeatures(resp, c.b.authzImage()) // 57_update_features.go
+	c.apis.pretendFeatures(resp)        // as_version.go
 	r.resp.finish(resp)
 	return nil
 }

@@ -1,6 +1,10 @@
 package server
 
-import "github.com/twmb/franz-go/pkg/kmsg"
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gokafkad/gokafkad/internal/kafkarelease"
+)
 
 // apiHandler serves one API key over a range of versions. A returned error closes the
 // connection (Kafka closes it for requests it cannot parse or must not answer);
@@ -16,10 +20,19 @@ type apiHandler struct {
 type apiTable struct {
 	list  []apiHandler
 	byKey [kmsgMaxKey + 1]*apiHandler
+	// base is the table this one narrows (brokerAPIs for a client listener under
+	// version pretending, as_version.go), else the table itself; release is the
+	// pretended Kafka release, nil for none.
+	base    *apiTable
+	release *kafkarelease.Release
 }
+
+// clients reports whether t is a client listener's table (brokerAPIs, or narrowed).
+func (t *apiTable) clients() bool { return t.base == brokerAPIs }
 
 func newAPITable(list []apiHandler) *apiTable {
 	t := &apiTable{list: list}
+	t.base = t
 	for i := range t.list {
 		a := &t.list[i]
 		if kmsg.RequestForKey(a.key) == nil || a.max > kmsg.RequestForKey(a.key).MaxVersion() {

@@ -388,7 +388,11 @@ func (b *Broker) startBroker(ctx context.Context) error {
 	if len(ls) == 0 {
 		return errors.New("server: no broker listener in listeners")
 	}
-	bls, err := b.bindListeners(ls, cfg.Listen, brokerAPIs)
+	clientAPIs, err := clientAPITable(cfg.Broker) // as_version.go
+	if err != nil {
+		return err
+	}
+	bls, err := b.bindListeners(ls, cfg.Listen, clientAPIs)
 	if err != nil {
 		return err
 	}

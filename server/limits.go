@@ -94,7 +94,7 @@ func (b *Broker) admit(nc net.Conn, apis *apiTable) (leave func(), ok bool) {
 		}
 		return nil, false
 	}
-	if apis == brokerAPIs {
+	if apis.clients() {
 		if d := b.ipConnectionThrottle(ip); d > 0 {
 			q.dec(ip)
 			b.closeThrottled(nc, d, ip)
@@ -322,7 +322,7 @@ func (c *conn) chargeDecode(frame []byte, req kmsg.Request) error {
 // nor does the controller listener; otherwise handlers waiting for replication could
 // hold every slot the fetches need.
 func (c *conn) takesHandlingSlot(r *request) bool {
-	if c.apis != brokerAPIs {
+	if !c.apis.clients() {
 		return false
 	}
 	if f, ok := r.req.(*kmsg.FetchRequest); ok && followerOf(f) != nil {

@@ -32,7 +32,7 @@ import (
 type listener struct {
 	config.Listener // name, configured host and port, security protocol
 	ln              net.Listener
-	apis            *apiTable // brokerAPIs, or controllerAPIs on a controller listener
+	apis            *apiTable // brokerAPIs (narrowed when pretending, as_version.go), or controllerAPIs on a controller listener
 	// advHost and advPort are what this listener is advertised as.
 	advHost string
 	advPort int32

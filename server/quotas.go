@@ -199,7 +199,7 @@ func quotaUser(principal string) string {
 // clientQuotas returns the client quotas that apply to this connection's requests:
 // nil (no quota set, or the controller listener) in the common case.
 func (c *conn) clientQuotas() *controller.ClientQuotasImage {
-	if c.apis != brokerAPIs || c.b.ctl == nil {
+	if !c.apis.clients() || c.b.ctl == nil {
 		return nil
 	}
 	img := c.b.ctl.Image()
