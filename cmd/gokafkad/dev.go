@@ -45,6 +45,7 @@ type devOptions struct {
 	port        int
 	http        string
 	data        string
+	asVersion   string
 	overrides   map[string]string
 }
 
@@ -67,8 +68,7 @@ func parseDevFlags(args []string) (devOptions, error) {
 		o.overrides[k] = v
 		return nil
 	})
-	// Version pretending (--as-version) is kafkatest's to build; add its flag here
-	// once kafkatest has the option, never before.
+	fs.StringVar(&o.asVersion, "as-version", "", "pretend to be this Apache Kafka release (2.8, 3.0 to 4.4): list and accept only the API versions its broker served (gokafkad.as.version)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return o, fmt.Errorf("%s", devUsage+flagDefaults(fs))
@@ -121,6 +121,12 @@ func dev(ctx context.Context, args []string, out io.Writer, logger zerolog.Logge
 	props := map[string]string{config.HTTPListenerKey: "127.0.0.1:0"}
 	for k, v := range o.overrides {
 		props[k] = v
+	}
+	if o.asVersion != "" {
+		if _, ok := o.overrides[config.AsVersionKey]; ok {
+			return fmt.Errorf("dev: both --as-version and --override %s", config.AsVersionKey)
+		}
+		props[config.AsVersionKey] = o.asVersion
 	}
 	opts := []kafkatest.Option{kafkatest.WithBrokers(o.brokers), kafkatest.WithBrokerConfig(props),
 		kafkatest.WithLogger(logger), kafkatest.WithWaitTimeout(time.Minute)}

@@ -16,7 +16,11 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gokafkad/gokafkad/internal/kafkarelease"
 )
 
 // syncBuffer is dev's output, read while it runs.
@@ -205,7 +209,8 @@ func TestDevRefuses(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--as-version", "3.7"}, "flag provided but not defined: -as-version"},
+		{[]string{"--as-versions", "3.7"}, "flag provided but not defined: -as-versions"},
+		{[]string{"--http", api, "--as-version", "1.0"}, "gokafkad.as.version"},
 		{[]string{"--http", api, "extra"}, `unexpected argument "extra"`},
 		{[]string{"--override", "gokafkad.http.listener=127.0.0.1:0"}, "its own HTTP listener"},
 		{[]string{"--override", "nonsense"}, "nonsense"},
@@ -217,5 +222,39 @@ func TestDevRefuses(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("dev %v: %v, want an error with %q", tc.args, err, tc.want)
 		}
+	}
+}
+
+// TestDevAsVersion: --as-version 3.7 makes the cluster's ApiVersions list Produce at
+// Kafka 3.7's versions, and a client still produces.
+func TestDevAsVersion(t *testing.T) {
+	port, api := freeTCPPort(t), fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t))
+	out, stop := startDev(t, "--port", fmt.Sprint(port), "--http", api, "--as-version", "3.7")
+	defer stop()
+	boot := regexp.MustCompile(`bootstrap servers: (\S+)`).FindStringSubmatch(out.String())
+	if boot == nil {
+		t.Fatalf("output:\n%s", out)
+	}
+	client, err := kgo.NewClient(kgo.SeedBrokers(boot[1]), kgo.AllowAutoTopicCreation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	vs, err := kadm.NewClient(client).ApiVersions(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, _ := kafkarelease.Lookup("3.7")
+	want, _ := rel.Get(int16(kmsg.Produce))
+	for _, bv := range vs {
+		if bv.Err != nil {
+			t.Fatal(bv.Err)
+		}
+		if max, ok := bv.KeyMaxVersion(int16(kmsg.Produce)); !ok || max != want.Max {
+			t.Fatalf("broker %d lists Produce up to v%d, want Kafka 3.7's v%d", bv.NodeID, max, want.Max)
+		}
+	}
+	if err := client.ProduceSync(context.Background(), &kgo.Record{Topic: "old", Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatal(err)
 	}
 }
