@@ -319,3 +319,53 @@ func TestDescribeTopicConfigsShowsEffectiveValuesAndSources(t *testing.T) {
 		t.Errorf("invalid broker config: %v %q", r.Err, r.ErrMessage)
 	}
 }
+
+// TestDynamicBrokerConfigsNotAppliedAreRefused: broker configs gokafkad reads only at
+// start-up (Kafka updates some of them dynamically) are refused by both alter APIs
+// with Kafka's INVALID_REQUEST "Cannot update these configs dynamically", naming every
+// such key of the resource, and a per-broker one as the cluster default with Kafka's
+// "broker id must be specified"; nothing is stored.
+func TestDynamicBrokerConfigsNotAppliedAreRefused(t *testing.T) {
+	b := StartBroker(t)
+	set := kmsg.IncrementalAlterConfigOpSet
+	for _, tc := range []struct {
+		name string
+		res  string
+		ops  []kmsg.IncrementalAlterConfigsRequestResourceConfig
+		msg  string
+	}{
+		{"read-only keys", "1", []kmsg.IncrementalAlterConfigsRequestResourceConfig{
+			incOp("listeners", set, sp("PLAINTEXT://127.0.0.1:1")), incOp("log.retention.ms", set, sp("1000")), incOp("advertised.listeners", set, sp("PLAINTEXT://h:1"))},
+			"Cannot update these configs dynamically: Set(listeners, advertised.listeners)"},
+		{"fetchers as the cluster default", "", []kmsg.IncrementalAlterConfigsRequestResourceConfig{incOp("num.replica.fetchers", set, sp("4"))},
+			"Cannot update these configs dynamically: Set(num.replica.fetchers)"},
+		{"producer id expiry", "", []kmsg.IncrementalAlterConfigsRequestResourceConfig{incOp("producer.id.expiration.ms", set, sp("1000"))},
+			"Cannot update these configs dynamically: Set(producer.id.expiration.ms)"},
+		{"keystore as the cluster default", "", []kmsg.IncrementalAlterConfigsRequestResourceConfig{incOp("ssl.keystore.location", set, sp("/k.jks"))},
+			"Cannot update these configs at default cluster level, broker id must be specified: Set(ssl.keystore.location)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := rawIncremental(t, b, kmsg.ConfigResourceTypeBroker, tc.res, tc.ops...)
+			if got.ErrorCode != kerr.InvalidRequest.Code || got.ErrorMessage == nil || *got.ErrorMessage != tc.msg {
+				t.Errorf("got %v %v, want INVALID_REQUEST %q", kerr.ErrorForCode(got.ErrorCode), got.ErrorMessage, tc.msg)
+			}
+		})
+	}
+	ctx := Ctx(t, 30*time.Second)
+	rs, err := b.Admin().AlterBrokerConfigsState(ctx, []kadm.AlterConfig{{Name: "num.replica.fetchers", Value: sp("2")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rs[0]; !errors.Is(r.Err, kerr.InvalidRequest) || r.ErrMessage != "Cannot update these configs dynamically: Set(num.replica.fetchers)" {
+		t.Errorf("legacy AlterConfigs: %v %q", r.Err, r.ErrMessage)
+	}
+	for _, brokers := range [][]int32{{1}, nil} {
+		rcs, err := b.Admin().DescribeBrokerConfigs(ctx, brokers...)
+		if err != nil || len(rcs) != 1 {
+			t.Fatal(err, rcs)
+		}
+		if cs := dynamicOnly(rcs[0].Configs); len(cs) != 0 {
+			t.Errorf("broker %v: refused configs stored: %+v", brokers, cs)
+		}
+	}
+}

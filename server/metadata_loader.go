@@ -33,6 +33,7 @@ func (p *metadataPublisher) publish(_, next *controller.MetadataImage) {
 		return // an older image (start-up: the first image races the subscription)
 	}
 	p.b.ctl.image.Store(next)
+	p.b.applyDynamicConfigs(next) // before the subsystems resolve topic configs from it
 	if !p.attached {
 		return
 	}
@@ -49,6 +50,7 @@ func (p *metadataPublisher) attach() {
 	defer p.mu.Unlock()
 	p.attached = true
 	img := p.b.ctl.Image()
+	p.b.applyDynamicConfigs(img)
 	p.b.rm.ApplyImage(nil, img)
 	p.b.applyGroupImage(nil, img)
 	p.b.applyTxnImage(nil, img)
