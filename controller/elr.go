@@ -30,7 +30,8 @@ package controller
 //     broker-level value cannot be set or deleted and the cluster-level one cannot
 //     be removed (elrBrokerConfigError), and turning ELR on writes the cluster-level
 //     value from this controller's static one when there is none and removes every
-//     broker-level one, in the same commit (elrSafetyRecords).
+//     broker-level one, in the same commit (elrSafetyRecords); a new cluster, whose
+//     bootstrap turns ELR on, starts with it (elrBootstrapRecords), as Kafka 4.1+.
 //   - A broker that registers after an unclean shutdown (its PreviousBrokerEpoch,
 //     from the clean-shutdown marker of its log directory, is not the epoch it was
 //     registered with: it was killed, crashed, or lost its disk) may have lost
@@ -39,9 +40,7 @@ package controller
 //
 // Not built: the last-known-leader election of KIP-966 part 2, which Kafka 4.4 has
 // in PartitionChangeBuilder but never turns on (nothing calls
-// setUseLastKnownLeaderInBalancedRecovery), and the cluster-level
-// min.insync.replicas Kafka 4.1+ writes when it bootstraps a new cluster with ELR on
-// (a new gokafkad cluster starts without one; the brokers' static value applies).
+// setUseLastKnownLeaderInBalancedRecovery).
 
 import (
 	"maps"
@@ -308,6 +307,20 @@ func elrBrokerConfigError(img *MetadataImage, res ConfigResource, recs []Record)
 			return &APIError{Code: kerr.InvalidConfig.Code, Message: "Broker-level min.insync.replicas cannot be altered while ELR is enabled."}
 		case r.Config.Value == nil:
 			return &APIError{Code: kerr.InvalidConfig.Code, Message: "Cluster-level min.insync.replicas cannot be removed while ELR is enabled."}
+		}
+	}
+	return nil
+}
+
+// elrBootstrapRecords are the config records a new cluster starts with when its
+// bootstrap feature records turn ELR on, as Kafka's
+// ActivationRecordsGenerator.recordsForEmptyLog: the cluster-level
+// min.insync.replicas, of this controller's static value.
+func (c *Controller) elrBootstrapRecords(bootstrap []Record) []Record {
+	for _, r := range bootstrap {
+		if f := r.FeatureLevel; f != nil && f.Name == FeatureELR && f.FeatureLevel >= 1 {
+			v := strconv.Itoa(int(max(c.cfg.MinInsyncReplicas, 1)))
+			return []Record{{Config: &ConfigRecord{ResourceType: ResourceBroker, Name: minISRConfig, Value: &v}}}
 		}
 	}
 	return nil

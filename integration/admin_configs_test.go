@@ -141,15 +141,21 @@ func TestAlterBrokerConfigs(t *testing.T) {
 		if len(rcs) != 1 || rcs[0].Err != nil {
 			t.Fatalf("describe broker %v: %+v", brokers, rcs)
 		}
-		rcs[0].Configs = dynamicOnly(rcs[0].Configs)
-		if len(rcs[0].Configs) != 1 || rcs[0].Configs[0].Key != "log.retention.ms" || rcs[0].Configs[0].MaybeValue() != "60000" {
-			t.Fatalf("describe broker %v: dynamic configs %+v, want log.retention.ms=60000", brokers, rcs[0].Configs)
+		// Beside it, the cluster-level min.insync.replicas a new cluster with ELR on
+		// starts with (Kafka's ActivationRecordsGenerator).
+		dyn := map[string]*kadm.Config{"log.retention.ms": {}, "min.insync.replicas": {}}
+		n := 0
+		for _, c := range dynamicOnly(rcs[0].Configs) {
+			dyn[c.Key], n = &c, n+1
+		}
+		if n != 2 || dyn["log.retention.ms"].MaybeValue() != "60000" || dyn["min.insync.replicas"].MaybeValue() != "1" {
+			t.Fatalf("describe broker %v: dynamic configs %+v, want log.retention.ms=60000 and min.insync.replicas=1", brokers, dyn)
 		}
 		wantSource := kmsg.ConfigSourceDynamicBrokerConfig
 		if brokers == nil {
 			wantSource = kmsg.ConfigSourceDynamicDefaultBrokerConfig
 		}
-		if src := rcs[0].Configs[0].Source; src != wantSource {
+		if src := dyn["log.retention.ms"].Source; src != wantSource {
 			t.Errorf("describe broker %v: source %v, want %v", brokers, src, wantSource)
 		}
 	}
@@ -281,7 +287,8 @@ func TestDescribeTopicConfigsShowsEffectiveValuesAndSources(t *testing.T) {
 	}{
 		"retention.ms":        {"7", kmsg.ConfigSourceDynamicTopicConfig},
 		"segment.bytes":       {"2097152", kmsg.ConfigSourceStaticBrokerConfig},
-		"min.insync.replicas": {"1", kmsg.ConfigSourceDefaultConfig},
+		// A new cluster with ELR on has a cluster-level min.insync.replicas, as Kafka.
+		"min.insync.replicas": {"1", kmsg.ConfigSourceDynamicDefaultBrokerConfig},
 		"cleanup.policy":      {"delete", kmsg.ConfigSourceDefaultConfig},
 	} {
 		got, ok := all[name]
@@ -364,8 +371,10 @@ func TestDynamicBrokerConfigsNotAppliedAreRefused(t *testing.T) {
 		if err != nil || len(rcs) != 1 {
 			t.Fatal(err, rcs)
 		}
-		if cs := dynamicOnly(rcs[0].Configs); len(cs) != 0 {
-			t.Errorf("broker %v: refused configs stored: %+v", brokers, cs)
+		for _, c := range dynamicOnly(rcs[0].Configs) {
+			if c.Key != "min.insync.replicas" { // the cluster-level one a new cluster has
+				t.Errorf("broker %v: refused config stored: %+v", brokers, c)
+			}
 		}
 	}
 }

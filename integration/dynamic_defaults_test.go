@@ -180,8 +180,8 @@ func TestClusterDefaultMinISRAppliesAtRunTime(t *testing.T) {
 // (kafka-configs --entity-name <id>) is refused while ELR is on, as in Kafka; with ELR
 // off it applies to the partitions that broker leads (DYNAMIC_BROKER_CONFIG), and
 // deleting it restores the default. Turning ELR back on removes a broker-level value
-// and writes the cluster-level one from the controller's static config (Kafka's
-// maybeGenerateElrSafetyRecords).
+// (Kafka's maybeGenerateElrSafetyRecords) and keeps the cluster-level one the new
+// cluster started with (the controller's static value).
 func TestPerBrokerMinISRAppliesWithoutELR(t *testing.T) {
 	c, adm := dynamicCluster(t, "t")
 	leader := c.WaitLeader("t", 0)
@@ -211,6 +211,7 @@ func TestPerBrokerMinISRAppliesWithoutELR(t *testing.T) {
 	})
 	wantDescribed(t, got, "3", kmsg.ConfigSourceDynamicBrokerConfig,
 		synonym{"min.insync.replicas", "3", kmsg.ConfigSourceDynamicBrokerConfig},
+		synonym{"min.insync.replicas", "1", kmsg.ConfigSourceDynamicDefaultBrokerConfig},
 		synonym{"min.insync.replicas", "1", kmsg.ConfigSourceDefaultConfig})
 
 	p := allAcks(t, c)
@@ -224,7 +225,7 @@ func TestPerBrokerMinISRAppliesWithoutELR(t *testing.T) {
 	}
 	waitProduce(t, p, "acks=all written once the broker-level value is gone", written, "t")
 
-	// Set again, then ELR on: the broker-level value goes, the cluster-level one comes.
+	// Set again, then ELR on: the broker-level value goes, the cluster-level one stays.
 	if r := alterBroker(t, adm, leader, "min.insync.replicas", kmsg.StringPtr("3")); r.Err != nil {
 		t.Fatalf("broker-level min ISR with ELR off: %v %s", r.Err, r.ErrMessage)
 	}

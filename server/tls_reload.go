@@ -104,7 +104,7 @@ func (b *Broker) validateTLSConfigs(next map[string]string, touched bool) *contr
 	if !touched || len(ls) == 0 {
 		return nil
 	}
-	cfg, err := b.cfg.Broker.WithDynamic(b.ctl.Image().Configs["broker:"], next)
+	cfg, _, err := b.cfg.Broker.WithApplicableDynamic(b.ctl.Image().Configs["broker:"], next)
 	if err == nil {
 		_, err = nextTLSStates(ls, cfg)
 	}
