@@ -18,14 +18,15 @@ import (
 
 // dynamicCluster is three brokers and a separate controller (a killed broker leaves
 // the quorum whole), with the topics given, RF 3, one partition each.
-func dynamicCluster(t *testing.T, topics ...string) (*kafkatest.Cluster, *kadm.Client) {
+func dynamicCluster(t *testing.T, topics ...string) (*kafkatest.Cluster, *kgo.Client, *kadm.Client) {
 	t.Helper()
 	opts := []kafkatest.Option{kafkatest.WithBrokers(3), kafkatest.WithSeparateControllers(1)}
 	for _, topic := range topics {
 		opts = append(opts, kafkatest.WithTopic(topic, 1, 3))
 	}
 	c := kafkatest.NewCluster(t, opts...)
-	return c, kadm.NewClient(NewClient(t, c.Addrs()[0], kgo.SeedBrokers(c.Addrs()...)))
+	cl := NewClient(t, c.Addrs()[0], kgo.SeedBrokers(c.Addrs()...))
+	return c, cl, kadm.NewClient(cl)
 }
 
 // allAcks is an acks=all producer to partition 0 that does not retry, so a refused
@@ -75,14 +76,13 @@ func alterBroker(t *testing.T, adm *kadm.Client, broker int32, name string, valu
 
 // describeTopicOn describes topic's config name on broker id (whose own dynamic
 // configs are a layer of the answer), with synonyms.
-func describeTopicOn(t *testing.T, c *kafkatest.Cluster, id int32, topic, name string) kmsg.DescribeConfigsResponseResourceConfig {
+func describeTopicOn(t *testing.T, cl *kgo.Client, id int32, topic, name string) kmsg.DescribeConfigsResponseResourceConfig {
 	t.Helper()
 	req := kmsg.NewPtrDescribeConfigsRequest()
 	req.IncludeSynonyms = true
 	rr := kmsg.NewDescribeConfigsRequestResource()
 	rr.ResourceType, rr.ResourceName, rr.ConfigNames = kmsg.ConfigResourceTypeTopic, topic, []string{name}
 	req.Resources = append(req.Resources, rr)
-	cl := NewClient(t, c.Addrs()[0], kgo.SeedBrokers(c.Addrs()...))
 	resp, err := req.RequestWith(Ctx(t, 30*time.Second), cl.Broker(int(id)))
 	if err != nil || len(resp.Resources) != 1 || resp.Resources[0].ErrorCode != 0 || len(resp.Resources[0].Configs) != 1 {
 		t.Fatalf("describe %s of %s on %d: %v %+v", name, topic, id, err, resp)
@@ -135,7 +135,7 @@ func others(ids []int32, except int32) []int32 {
 // refused with NOT_ENOUGH_REPLICAS. While ELR is on the cluster-level value cannot be
 // removed (Kafka's rule); lowering it lets the produces through again.
 func TestClusterDefaultMinISRAppliesAtRunTime(t *testing.T) {
-	c, adm := dynamicCluster(t, "before")
+	c, cl, adm := dynamicCluster(t, "before")
 	if r := alterBroker(t, adm, -1, "min.insync.replicas", kmsg.StringPtr("3")); r.Err != nil {
 		t.Fatalf("set the cluster default: %v %s", r.Err, r.ErrMessage)
 	}
@@ -148,7 +148,7 @@ func TestClusterDefaultMinISRAppliesAtRunTime(t *testing.T) {
 		for _, id := range c.BrokerIDs() {
 			var got kmsg.DescribeConfigsResponseResourceConfig
 			WaitFor(t, 10*time.Second, "broker "+strconv.Itoa(int(id))+" to describe the cluster default", func() bool {
-				got = describeTopicOn(t, c, id, topic, "min.insync.replicas")
+				got = describeTopicOn(t, cl, id, topic, "min.insync.replicas")
 				return got.Value != nil && *got.Value == "3"
 			})
 			wantDescribed(t, got, "3", kmsg.ConfigSourceDynamicDefaultBrokerConfig,
@@ -183,7 +183,7 @@ func TestClusterDefaultMinISRAppliesAtRunTime(t *testing.T) {
 // (Kafka's maybeGenerateElrSafetyRecords) and keeps the cluster-level one the new
 // cluster started with (the controller's static value).
 func TestPerBrokerMinISRAppliesWithoutELR(t *testing.T) {
-	c, adm := dynamicCluster(t, "t")
+	c, cl, adm := dynamicCluster(t, "t")
 	leader := c.WaitLeader("t", 0)
 	r := alterBroker(t, adm, leader, "min.insync.replicas", kmsg.StringPtr("3"))
 	if !errors.Is(r.Err, kerr.InvalidConfig) || r.ErrMessage != "Broker-level min.insync.replicas cannot be altered while ELR is enabled." {
@@ -206,7 +206,7 @@ func TestPerBrokerMinISRAppliesWithoutELR(t *testing.T) {
 	}
 	var got kmsg.DescribeConfigsResponseResourceConfig
 	WaitFor(t, 10*time.Second, "the leader to describe its own min ISR", func() bool {
-		got = describeTopicOn(t, c, leader, "t", "min.insync.replicas")
+		got = describeTopicOn(t, cl, leader, "t", "min.insync.replicas")
 		return got.Value != nil && *got.Value == "3"
 	})
 	wantDescribed(t, got, "3", kmsg.ConfigSourceDynamicBrokerConfig,
@@ -239,7 +239,7 @@ func TestPerBrokerMinISRAppliesWithoutELR(t *testing.T) {
 		t.Errorf("cluster default after ELR on: %+v, want min.insync.replicas=1", cs)
 	}
 	waitProduce(t, p, "acks=all written under the generated cluster-level min ISR", written, "t")
-	got = describeTopicOn(t, c, leader, "t", "min.insync.replicas")
+	got = describeTopicOn(t, cl, leader, "t", "min.insync.replicas")
 	wantDescribed(t, got, "1", kmsg.ConfigSourceDynamicDefaultBrokerConfig,
 		synonym{"min.insync.replicas", "1", kmsg.ConfigSourceDynamicDefaultBrokerConfig},
 		synonym{"min.insync.replicas", "1", kmsg.ConfigSourceDefaultConfig})
