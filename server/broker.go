@@ -383,7 +383,7 @@ func (b *Broker) startBroker(ctx context.Context) error {
 		DisableCleaner:       !cfg.LogCleanerEnable,
 		CleanerBackoff:       time.Duration(cfg.LogCleanerBackoffMs) * time.Millisecond,
 		Decompress: func(codec int8, src []byte) ([]byte, error) {
-			return protocol.Decompress(codec, src, nil, protocol.DecompressedLimit(int(cfg.MessageMaxBytes)))
+			return protocol.Decompress(codec, src, nil, protocol.DecompressedLimit(int(b.brokerConfig().MessageMaxBytes)))
 		},
 	}, func(topic string) storage.LogConfig {
 		if t := b.ctl.Image().Topics[topic]; t != nil {
