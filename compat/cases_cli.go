@@ -299,6 +299,70 @@ func cliSuite() Suite {
 					"--delete-config", "log.retention.ms")
 				return err
 			}},
+			{Client: "kafka-configs", Feature: "dynamic broker configs are the defaults of topics without an override (--entity-default, --entity-name)", Run: func(x *X) error {
+				// A topic without overrides takes message.max.bytes and min.insync.replicas
+				// from the cluster-wide default, then the broker's own value, at once; with
+				// ELR on (Kafka 4.4's default) a broker-level min.insync.replicas and the
+				// removal of the cluster-level one are refused.
+				dyn := "cli-dyn-" + suffix
+				if _, err := x.MustTool("", "topics", "--bootstrap-server", bs, "--create", "--topic", dyn, "--partitions", "1", "--replication-factor", "1"); err != nil {
+					return err
+				}
+				alter := func(entity []string, args ...string) Result {
+					a := append([]string{"--bootstrap-server", bs, "--alter", "--entity-type", "brokers"}, entity...)
+					return x.Tool("", "configs", append(a, args...)...)
+				}
+				def, one := []string{"--entity-default"}, []string{"--entity-name", "1"}
+				describedAs := func(line, source string) error {
+					r, err := x.MustTool("", "configs", "--bootstrap-server", bs, "--describe", "--all", "--entity-type", "topics", "--entity-name", dyn)
+					if err != nil {
+						return err
+					}
+					name, _, _ := strings.Cut(line, "=")
+					if l := lineWith(r.Stdout, "  "+line+" "); l == "" || !strings.Contains(l, "synonyms={"+source) {
+						return errf("%s not described from %s: %q", line, source, lineWith(r.Stdout, "  "+name+"="))
+					}
+					return nil
+				}
+				big := strings.Repeat("x", 5000) + "\n"
+				produce := func() Result {
+					return x.Tool(big, "console-producer", "--bootstrap-server", bs, "--topic", dyn, "--command-property", "acks=all", "--command-property", "retries=0")
+				}
+				if r := alter(def, "--add-config", "message.max.bytes=2000,min.insync.replicas=1"); r.Err != nil {
+					return errf("set cluster defaults: %s", lastErrorLine(r.Out()))
+				}
+				if err := describedAs("max.message.bytes=2000", "DYNAMIC_DEFAULT_BROKER_CONFIG:message.max.bytes=2000"); err != nil {
+					return err
+				}
+				if err := describedAs("min.insync.replicas=1", "DYNAMIC_DEFAULT_BROKER_CONFIG:min.insync.replicas=1"); err != nil {
+					return err
+				}
+				if r := produce(); !strings.Contains(r.Out(), "RecordTooLargeException") {
+					return errf("a 5000-byte record under a cluster-default message.max.bytes=2000: %q", lastErrorLine(r.Out()))
+				}
+				if r := alter(one, "--add-config", "message.max.bytes=3000"); r.Err != nil {
+					return errf("set broker 1's message.max.bytes: %s", lastErrorLine(r.Out()))
+				}
+				if err := describedAs("max.message.bytes=3000", "DYNAMIC_BROKER_CONFIG:message.max.bytes=3000"); err != nil {
+					return err
+				}
+				if r := alter(one, "--add-config", "min.insync.replicas=2"); !strings.Contains(r.Out(), "Broker-level min.insync.replicas cannot be altered while ELR is enabled.") {
+					return errf("broker-level min.insync.replicas with ELR on: %q", lastErrorLine(r.Out()))
+				}
+				if r := alter(def, "--delete-config", "min.insync.replicas"); !strings.Contains(r.Out(), "Cluster-level min.insync.replicas cannot be removed while ELR is enabled.") {
+					return errf("removing the cluster-level min.insync.replicas with ELR on: %q", lastErrorLine(r.Out()))
+				}
+				if r := alter(one, "--delete-config", "message.max.bytes"); r.Err != nil {
+					return errf("delete broker 1's message.max.bytes: %s", lastErrorLine(r.Out()))
+				}
+				if r := alter(def, "--delete-config", "message.max.bytes"); r.Err != nil {
+					return errf("delete the cluster default message.max.bytes: %s", lastErrorLine(r.Out()))
+				}
+				if r := produce(); strings.Contains(r.Out(), "Exception") || r.Err != nil {
+					return errf("a 5000-byte record with message.max.bytes back to its default: %s", lastErrorLine(r.Out()))
+				}
+				return offsetsSum(x, dyn, "-1", 1)
+			}},
 			{Client: "kafka-configs", Feature: "alter and describe client quotas (client-id, user and client-id)", Run: func(x *X) error {
 				// AlterClientQuotas, then DescribeClientQuotas (strict) as kafka-configs
 				// prints it; names of this run only, so that no other row is throttled.

@@ -264,6 +264,27 @@ func (b *Broker) WithDynamic(clusterDefault, perBroker map[string]string) (*Brok
 	return build(b.Raw, clusterDefault, perBroker)
 }
 
+// WithApplicableDynamic is WithDynamic for values already stored: each value that
+// ValidateDynamicBrokerConfig refuses at its level (one written by an older version,
+// say) is left out and returned in dropped, sorted by level then name, and the rest
+// applied. err is WithDynamic's for the values kept.
+func (b *Broker) WithApplicableDynamic(clusterDefault, perBroker map[string]string) (_ *Broker, dropped []error, err error) {
+	keep := func(m map[string]string, perBroker bool) map[string]string {
+		out := make(map[string]string, len(m))
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if err := ValidateDynamicBrokerConfig(k, m[k], perBroker); err != nil {
+				dropped = append(dropped, err)
+				continue
+			}
+			out[k] = m[k]
+		}
+		return out
+	}
+	def, per := keep(clusterDefault, false), keep(perBroker, true)
+	nb, err := b.WithDynamic(def, per)
+	return nb, dropped, err
+}
+
 // ValidateDynamicBrokerConfig checks that name may be altered at run time
 // at the given level (perBroker: for one broker; otherwise the cluster
 // default) and that value is valid for it.
@@ -277,9 +298,9 @@ func ValidateDynamicBrokerConfig(name, value string, perBroker bool) error {
 	}
 	switch {
 	case d.Dynamic == ReadOnly:
-		return invalid(name, value, "cannot be updated dynamically")
+		return &Error{Key: name, Value: value, Reason: "cannot be updated dynamically", Level: ErrReadOnly}
 	case d.Dynamic == PerBroker && !perBroker:
-		return invalid(name, value, "can only be updated for a specific broker, not as a cluster default")
+		return &Error{Key: name, Value: value, Reason: "can only be updated for a specific broker, not as a cluster default", Level: ErrPerBrokerOnly}
 	}
 	_, err := d.parseValue(value)
 	return err

@@ -49,10 +49,16 @@ var (
 // names, types, defaults, validators and importance (ServerConfigs,
 // ServerLogConfigs, SocketServerConfigs, ReplicationConfigs, KRaftConfigs,
 // QuorumConfig, CleanerConfig, GroupCoordinatorConfig, TransactionLogConfig,
-// TransactionStateManagerConfig). Dynamic follows Kafka's DynamicBrokerConfig:
-// the log configs that are a topic config's primary synonym, the thread
-// pools and producer-state configs are cluster-wide; listeners are
-// per-broker; everything else is read-only.
+// TransactionStateManagerConfig). Dynamic follows Kafka's DynamicBrokerConfig
+// where gokafkad applies the key at run time: the log configs that are a topic
+// config's primary synonym (the topics' defaults, server/dynamic_config.go), the
+// replication throttles, transaction.partition.verification.enable and the
+// thread pools (accepted and unused, as statically) are cluster-wide, the TLS
+// stores per-broker. Keys Kafka updates dynamically but gokafkad reads only at
+// start-up (listeners, advertised.listeners, listener.security.protocol.map,
+// num.replica.fetchers, producer.id.expiration.ms) are read-only, so that
+// AlterConfigs refuses them ("Cannot update these configs dynamically") rather
+// than store a value nothing applies; everything else is read-only as in Kafka.
 var brokerDefs = append([]Def{
 	// KRaft, node identity, listeners.
 	{Name: "process.roles", Type: TypeList, Default: "", Importance: High, Valid: oneOf("broker", "controller"),
@@ -65,11 +71,11 @@ var brokerDefs = append([]Def{
 		Doc: "The controller quorum as a comma-separated list of id@host:port."},
 	{Name: "controller.listener.names", Type: TypeString, NullDefault: true, Importance: High,
 		Doc: "Comma-separated names of the listeners the controller serves; a broker uses the first to reach the controllers."},
-	{Name: "listeners", Type: TypeString, Default: "PLAINTEXT://:9092", Importance: High, Dynamic: PerBroker, Valid: custom("[NAME://host:port, ...]", validListeners),
+	{Name: "listeners", Type: TypeString, Default: "PLAINTEXT://:9092", Importance: High, Valid: custom("[NAME://host:port, ...]", validListeners),
 		Doc: "Comma-separated NAME://host:port addresses to listen on; an empty host binds the default interface, 0.0.0.0 all of them."},
-	{Name: "advertised.listeners", Type: TypeString, NullDefault: true, Importance: High, Dynamic: PerBroker, Valid: custom("[NAME://host:port, ...]", validListeners),
+	{Name: "advertised.listeners", Type: TypeString, NullDefault: true, Importance: High, Valid: custom("[NAME://host:port, ...]", validListeners),
 		Doc: "Addresses published to clients and other nodes when they differ from listeners; unset means the listeners themselves."},
-	{Name: "listener.security.protocol.map", Type: TypeString, Default: defaultListenerSecurityProtocolMap, Importance: Low, Dynamic: PerBroker, Valid: custom("[NAME:PROTOCOL, ...]", validProtocolMap),
+	{Name: "listener.security.protocol.map", Type: TypeString, Default: defaultListenerSecurityProtocolMap, Importance: Low, Valid: custom("[NAME:PROTOCOL, ...]", validProtocolMap),
 		Doc: "Maps each listener name to its security protocol, as NAME:PROTOCOL pairs."},
 	{Name: "inter.broker.listener.name", Type: TypeString, NullDefault: true, Importance: Medium,
 		Doc: "The listener brokers use to reach each other; unset means the one named after security.inter.broker.protocol."},
@@ -239,7 +245,7 @@ var brokerDefs = append([]Def{
 		Doc: "Pause after a failed follower fetch."},
 	{Name: "replica.socket.timeout.ms", Type: TypeInt, Default: "30000", Importance: High,
 		Doc: "Network timeout of follower fetches; at least replica.fetch.wait.max.ms."},
-	{Name: "num.replica.fetchers", Type: TypeInt, Default: "1", Importance: High, Dynamic: ClusterWide,
+	{Name: "num.replica.fetchers", Type: TypeInt, Default: "1", Importance: High,
 		Doc: "Fetcher goroutines per source broker."},
 	// Replication throttles (Kafka's QuotaConfig, ReplicationQuotaManager), used by
 	// kafka-reassign-partitions --throttle.
@@ -327,7 +333,7 @@ var brokerDefs = append([]Def{
 		Doc: "How often expired transactional ids are looked for."},
 	{Name: "transaction.partition.verification.enable", Type: TypeBoolean, Default: "true", Importance: Low, Dynamic: ClusterWide,
 		Doc: "Whether a transactional produce is checked against the coordinator's partition set first."},
-	{Name: "producer.id.expiration.ms", Type: TypeInt, Default: "86400000", Importance: Low, Valid: atLeast(1), Dynamic: ClusterWide,
+	{Name: "producer.id.expiration.ms", Type: TypeInt, Default: "86400000", Importance: Low, Valid: atLeast(1),
 		Doc: "A producer id with no writes to a partition for this long is dropped from its producer state."},
 	{Name: "producer.id.expiration.check.interval.ms", Type: TypeInt, Default: "600000", Importance: Low, Valid: atLeast(1),
 		Doc: "How often expired producer ids are looked for."},

@@ -167,9 +167,9 @@ func (b *Broker) ListenerSSL(listener string) SSL {
 func validateListenerOverride(d *Def, name, value string, perBroker bool) error {
 	switch {
 	case d.Dynamic == ReadOnly:
-		return invalid(name, value, "cannot be updated dynamically")
+		return &Error{Key: name, Value: value, Reason: "cannot be updated dynamically", Level: ErrReadOnly}
 	case !perBroker:
-		return invalid(name, value, "can only be updated for a specific broker, not as a cluster default")
+		return &Error{Key: name, Value: value, Reason: "can only be updated for a specific broker, not as a cluster default", Level: ErrPerBrokerOnly}
 	}
 	if _, err := d.parseValue(value); err != nil {
 		return invalid(name, value, "%s", err.(*Error).Reason)

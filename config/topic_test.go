@@ -183,7 +183,8 @@ func TestDescribe(t *testing.T) {
 		{"log.retention.hours", "168", SourceDefaultConfig, true},
 		{"log.retention.ms", "", SourceDefaultConfig, false},
 		{"min.insync.replicas", "1", SourceDefaultConfig, false},
-		{"listeners", "PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093", SourceStaticBrokerConfig, false},
+		// Kafka updates listeners dynamically; gokafkad binds them at start-up only.
+		{"listeners", "PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093", SourceStaticBrokerConfig, true},
 		{"no.such", "", SourceUnknown, true},
 	}
 	for _, tt := range tests {
@@ -254,12 +255,19 @@ func TestDynamicValidation(t *testing.T) {
 		{"log.retention.ms", "1000", false, true},
 		{"log.retention.ms", "1000", true, true},
 		{"log.retention.hours", "1", false, false}, // only the primary synonym is dynamic
-		{"listeners", "PLAINTEXT://:9092", true, true},
-		{"listeners", "PLAINTEXT://:9092", false, false},
+		{"ssl.keystore.location", "/k.jks", true, true},
+		{"ssl.keystore.location", "/k.jks", false, false},
 		{"node.id", "2", true, false},
 		{"num.io.threads", "4", false, true},
 		{"message.max.bytes", "x", false, false},
 		{"nope", "1", true, false},
+		// Dynamic in Kafka, read at start-up only here: refused rather than ignored.
+		{"listeners", "PLAINTEXT://:9092", true, false},
+		{"advertised.listeners", "PLAINTEXT://h:9092", true, false},
+		{"listener.security.protocol.map", "PLAINTEXT:PLAINTEXT", true, false},
+		{"num.replica.fetchers", "2", false, false},
+		{"producer.id.expiration.ms", "1000", false, false},
+		{"transaction.partition.verification.enable", "false", false, true},
 	}
 	for _, tt := range tests {
 		err := ValidateDynamicBrokerConfig(tt.name, tt.value, tt.perBroker)
@@ -267,8 +275,20 @@ func TestDynamicValidation(t *testing.T) {
 			t.Errorf("%s=%s perBroker=%v: %v", tt.name, tt.value, tt.perBroker, err)
 		}
 	}
+	if err := ValidateDynamicBrokerConfig("num.replica.fetchers", "2", true); !errors.Is(err, ErrReadOnly) || !errors.Is(err, ErrInvalidValue) {
+		t.Errorf("read-only key: %v, want ErrReadOnly", err)
+	}
+	if err := ValidateDynamicBrokerConfig("ssl.keystore.location", "/k", false); !errors.Is(err, ErrPerBrokerOnly) {
+		t.Errorf("per-broker key as a cluster default: %v, want ErrPerBrokerOnly", err)
+	}
 	if _, err := Default().WithDynamic(nil, map[string]string{"node.id": "9"}); err == nil {
 		t.Error("WithDynamic accepted a read-only key")
+	}
+	// Stored values that cannot be applied are left out, the rest applied.
+	b, dropped, err := Default().WithApplicableDynamic(map[string]string{"log.retention.ms": "5", "num.replica.fetchers": "3"},
+		map[string]string{"listeners": "PLAINTEXT://:1", "min.insync.replicas": "2"})
+	if err != nil || len(dropped) != 2 || b.LogRetentionMs != 5 || b.MinInsyncReplicas != 2 || b.NumReplicaFetchers != 1 {
+		t.Errorf("WithApplicableDynamic: err %v dropped %v retention %d min ISR %d fetchers %d", err, dropped, b.LogRetentionMs, b.MinInsyncReplicas, b.NumReplicaFetchers)
 	}
 }
 
@@ -303,3 +323,42 @@ func TestInternalTopicConfigs(t *testing.T) {
 		}
 	}
 }
+
+// TestTopicInheritsDynamicBrokerConfigs: a topic config the topic does not override
+// takes this broker's dynamic value of its broker synonym, else the cluster-wide
+// dynamic default, else the static one, and DescribeTopic reports where it came from
+// with Kafka's synonyms.
+func TestTopicInheritsDynamicBrokerConfigs(t *testing.T) {
+	b, err := mustParse(t, map[string]string{"log.segment.bytes": "2097152", "min.insync.replicas": "2"}).WithDynamic(
+		map[string]string{"min.insync.replicas": "3", "log.segment.bytes": "3145728", "log.cleanup.policy": "compact"},
+		map[string]string{"log.segment.bytes": "4194304", "log.retention.ms": "5000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := ResolveTopic(b, map[string]string{"cleanup.policy": "delete"})
+	if tc.MinInsyncReplicas != 3 || tc.SegmentBytes != 4194304 || tc.RetentionMs != 5000 || !slicesEqual(tc.CleanupPolicy, []string{"delete"}) {
+		t.Errorf("resolved: min ISR %d, segment.bytes %d, retention.ms %d, cleanup.policy %v", tc.MinInsyncReplicas, tc.SegmentBytes, tc.RetentionMs, tc.CleanupPolicy)
+	}
+	got := map[string]ConfigEntry{}
+	for _, e := range b.DescribeTopic(map[string]string{"cleanup.policy": "delete"}) {
+		got[e.Name] = e
+	}
+	for _, want := range []ConfigEntry{
+		{Name: "min.insync.replicas", Value: "3", Source: SourceDynamicDefaultBrokerConfig, Synonyms: []ConfigSynonym{
+			{"min.insync.replicas", "3", SourceDynamicDefaultBrokerConfig}, {"min.insync.replicas", "2", SourceStaticBrokerConfig}, {"min.insync.replicas", "1", SourceDefaultConfig}}},
+		{Name: "segment.bytes", Value: "4194304", Source: SourceDynamicBrokerConfig, Synonyms: []ConfigSynonym{
+			{"log.segment.bytes", "4194304", SourceDynamicBrokerConfig}, {"log.segment.bytes", "3145728", SourceDynamicDefaultBrokerConfig},
+			{"log.segment.bytes", "2097152", SourceStaticBrokerConfig}, {"log.segment.bytes", "1073741824", SourceDefaultConfig}}},
+		{Name: "retention.ms", Value: "5000", Source: SourceDynamicBrokerConfig, Synonyms: []ConfigSynonym{
+			{"log.retention.ms", "5000", SourceDynamicBrokerConfig}, {"log.retention.hours", "168", SourceDefaultConfig}}},
+		{Name: "cleanup.policy", Value: "delete", Source: SourceDynamicTopicConfig, Synonyms: []ConfigSynonym{
+			{"cleanup.policy", "delete", SourceDynamicTopicConfig}, {"log.cleanup.policy", "compact", SourceDynamicDefaultBrokerConfig}, {"log.cleanup.policy", "delete", SourceDefaultConfig}}},
+	} {
+		e := got[want.Name]
+		if e.Value != want.Value || e.Source != want.Source || !reflect.DeepEqual(e.Synonyms, want.Synonyms) {
+			t.Errorf("%s: got %q %v %v, want %q %v %v", want.Name, e.Value, e.Source, e.Synonyms, want.Value, want.Source, want.Synonyms)
+		}
+	}
+}
+
+func slicesEqual(a, b []string) bool { return reflect.DeepEqual(a, b) }

@@ -16,6 +16,13 @@ var (
 	ErrInvalidValue = errors.New("config: invalid value")
 	// ErrUnknownConfig: a key that is not a known topic (or broker) config.
 	ErrUnknownConfig = errors.New("config: unknown config")
+	// ErrReadOnly (with ErrInvalidValue): a broker config that cannot be altered at
+	// run time (ValidateDynamicBrokerConfig), which Kafka refuses with "Cannot update
+	// these configs dynamically".
+	ErrReadOnly = errors.New("config: cannot be updated dynamically")
+	// ErrPerBrokerOnly (with ErrInvalidValue): a broker config that can be altered
+	// for one broker only, not as the cluster-wide default.
+	ErrPerBrokerOnly = errors.New("config: can only be updated for a specific broker")
 )
 
 // Error is an invalid or unknown key with the reason. Its message reads
@@ -26,6 +33,9 @@ type Error struct {
 	Reason string
 	// Unknown is set when Key is not a known config at all.
 	Unknown bool
+	// Level is ErrReadOnly or ErrPerBrokerOnly when the key cannot be altered
+	// dynamically at the level asked for (nil otherwise).
+	Level error
 }
 
 // Error implements error.
@@ -44,7 +54,7 @@ func (e *Error) Is(target error) bool {
 	if e.Unknown {
 		return target == ErrUnknownConfig
 	}
-	return target == ErrInvalidValue
+	return target == ErrInvalidValue || (e.Level != nil && target == e.Level)
 }
 
 func invalid(key, value, format string, args ...any) error {

@@ -317,7 +317,9 @@ func TestIncrementalAlterBrokerConfigs(t *testing.T) {
 	if resp.Resources[0].ErrorCode != 0 {
 		t.Fatalf("broker 1: %v", kerr.ErrorForCode(resp.Resources[0].ErrorCode))
 	}
-	assertConfigs(t, c.Image().ResourceConfigs(ConfigResource{ResourceBroker, ""}), map[string]string{"log.retention.ms": "5"})
+	// A new cluster with ELR on starts with the cluster-level min.insync.replicas
+	// (Kafka's ActivationRecordsGenerator), the controller's static value.
+	assertConfigs(t, c.Image().ResourceConfigs(ConfigResource{ResourceBroker, ""}), map[string]string{"log.retention.ms": "5", "min.insync.replicas": "1"})
 	assertConfigs(t, c.Image().ResourceConfigs(ConfigResource{ResourceBroker, "1"}), map[string]string{"log.retention.ms": "6"})
 
 	// An unchanged broker config still gets a record (brokers reload on it).

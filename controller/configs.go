@@ -40,6 +40,21 @@ func (img *MetadataImage) ResourceConfigs(r ConfigResource) map[string]string {
 	return nil
 }
 
+// topicConfigValue is topic t's dynamic value of config name as the controller
+// resolves it (Kafka's ConfigurationControlManager.getTopicConfig): the topic's own,
+// else this controller node's dynamic broker config, else the cluster-wide dynamic
+// default. ok is false when none sets it; the node's static config applies then. name
+// is the topic config and its broker synonym alike (min.insync.replicas,
+// unclean.leader.election.enable).
+func (c *Controller) topicConfigValue(img *MetadataImage, t *TopicImage, name string) (v string, ok bool) {
+	for _, m := range []map[string]string{t.Configs, img.Configs["broker:"+strconv.Itoa(int(c.cfg.NodeID))], img.Configs["broker:"]} {
+		if v, ok := m[name]; ok {
+			return strings.TrimSpace(v), true
+		}
+	}
+	return "", false
+}
+
 // defaultListConfigs are the LIST-typed topic configs and their defaults, used for
 // APPEND/SUBTRACT when Config.ListConfigDefault is nil.
 var defaultListConfigs = map[string]string{
@@ -72,26 +87,37 @@ func (c *Controller) listDefault(typ int8, name string) (string, bool) {
 // The broker-side checks Kafka's ConfigAdminManager.preprocess makes (duplicate
 // keys, null values, broker id, broker config validation) are the caller's.
 func (c *Controller) IncrementalAlterConfigs(req *kmsg.IncrementalAlterConfigsRequest) *kmsg.IncrementalAlterConfigsResponse {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	resp := kmsg.NewPtrIncrementalAlterConfigsResponse()
+	resp.SetVersion(req.Version)
 	res := make([]ConfigResource, len(req.Resources))
 	for i, r := range req.Resources {
 		res[i] = ConfigResource{Type: int8(r.ResourceType), Name: r.ResourceName}
 	}
-	errs := c.alterConfigResourcesLocked(res, req.ValidateOnly, func(img *MetadataImage, i int) ([]Record, *APIError) {
+	answers := c.alterConfigs(res, req.ValidateOnly, func(img *MetadataImage, i int) ([]Record, *APIError) {
 		return c.incrementalAlterResource(img, res[i], req.Resources[i].Configs)
 	})
-	resp := kmsg.NewPtrIncrementalAlterConfigsResponse()
-	resp.SetVersion(req.Version)
-	for i, r := range req.Resources {
-		rr := kmsg.NewIncrementalAlterConfigsResponseResource()
-		rr.ResourceType, rr.ResourceName = r.ResourceType, r.ResourceName
-		if err := errs[i]; err != nil {
-			rr.ErrorCode, rr.ErrorMessage = err.Code, strp(err.Error())
-		}
-		resp.Resources = append(resp.Resources, rr)
+	for _, a := range answers {
+		resp.Resources = append(resp.Resources, kmsg.IncrementalAlterConfigsResponseResource(a))
 	}
 	return resp
+}
+
+// alterConfigs is alterConfigResourcesLocked under the lock, with each resource's
+// outcome as the answer both alter-configs APIs give (their response resources have
+// the same fields), in request order.
+func (c *Controller) alterConfigs(res []ConfigResource, validateOnly bool, alter func(img *MetadataImage, i int) ([]Record, *APIError)) []kmsg.AlterConfigsResponseResource {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	errs := c.alterConfigResourcesLocked(res, validateOnly, alter)
+	out := make([]kmsg.AlterConfigsResponseResource, len(res))
+	for i, r := range res {
+		out[i] = kmsg.NewAlterConfigsResponseResource()
+		out[i].ResourceType, out[i].ResourceName = kmsg.ConfigResourceType(r.Type), r.Name
+		if err := errs[i]; err != nil {
+			out[i].ErrorCode, out[i].ErrorMessage = err.Code, strp(err.Error())
+		}
+	}
+	return out
 }
 
 // alterConfigResourcesLocked is what IncrementalAlterConfigs and LegacyAlterConfigs
@@ -212,25 +238,15 @@ func (c *Controller) incrementalAlterResource(img *MetadataImage, res ConfigReso
 // successful resources are committed together unless ValidateOnly. Broker-side checks
 // are the caller's, as for IncrementalAlterConfigs.
 func (c *Controller) LegacyAlterConfigs(req *kmsg.AlterConfigsRequest) *kmsg.AlterConfigsResponse {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	resp := kmsg.NewPtrAlterConfigsResponse()
+	resp.SetVersion(req.Version)
 	res := make([]ConfigResource, len(req.Resources))
 	for i, r := range req.Resources {
 		res[i] = ConfigResource{Type: int8(r.ResourceType), Name: r.ResourceName}
 	}
-	errs := c.alterConfigResourcesLocked(res, req.ValidateOnly, func(img *MetadataImage, i int) ([]Record, *APIError) {
+	resp.Resources = c.alterConfigs(res, req.ValidateOnly, func(img *MetadataImage, i int) ([]Record, *APIError) {
 		return c.legacyAlterResource(img, res[i], req.Resources[i].Configs)
 	})
-	resp := kmsg.NewPtrAlterConfigsResponse()
-	resp.SetVersion(req.Version)
-	for i, r := range req.Resources {
-		rr := kmsg.NewAlterConfigsResponseResource()
-		rr.ResourceType, rr.ResourceName = r.ResourceType, r.ResourceName
-		if err := errs[i]; err != nil {
-			rr.ErrorCode, rr.ErrorMessage = err.Code, strp(err.Error())
-		}
-		resp.Resources = append(resp.Resources, rr)
-	}
 	return resp
 }
 

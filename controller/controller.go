@@ -698,6 +698,7 @@ func (c *Controller) applyEntries(ents []raftpb.Entry) error {
 		// the records of a pre-Raft metadata log, cluster id first).
 		go func() {
 			recs := append([]Record{{ClusterID: &ClusterIDRecord{ClusterID: newClusterID()}}}, bootstrapFeatureRecords()...)
+			recs = append(recs, c.elrBootstrapRecords(recs)...)
 			if len(c.legacy) > 0 {
 				// The legacy cluster id wins (the first one applies); its features are
 				// those of an upgraded cluster (features.go).

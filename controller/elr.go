@@ -19,8 +19,19 @@ package controller
 //     periodic leaderless check). An unclean election clears ELR and last known ELR.
 //   - Turning the feature off clears every partition's ELR and last known ELR
 //     (Kafka's ClearElrRecord, here one change per partition); so does a change of
-//     a topic's min.insync.replicas for that topic's partitions (an ELR member was
-//     safe for the old value only: with a lower one the HW may move without it).
+//     a topic's min.insync.replicas for that topic's partitions, and a change of
+//     the cluster-level one (even to the same value) for every topic's (an ELR
+//     member was safe for the old value only: with a lower one the HW may move
+//     without it).
+//   - The cluster-level min.insync.replicas rules: min ISR resolves as Kafka's
+//     controller resolves it (topic, this node's dynamic value, the cluster-wide
+//     dynamic default, the static one: minISR), which is what every broker's
+//     high-watermark rule reads too (server/dynamic_config.go); while ELR is on a
+//     broker-level value cannot be set or deleted and the cluster-level one cannot
+//     be removed (elrBrokerConfigError), and turning ELR on writes the cluster-level
+//     value from this controller's static one when there is none and removes every
+//     broker-level one, in the same commit (elrSafetyRecords); a new cluster, whose
+//     bootstrap turns ELR on, starts with it (elrBootstrapRecords), as Kafka 4.1+.
 //   - A broker that registers after an unclean shutdown (its PreviousBrokerEpoch,
 //     from the clean-shutdown marker of its log directory, is not the epoch it was
 //     registered with: it was killed, crashed, or lost its disk) may have lost
@@ -29,10 +40,10 @@ package controller
 //
 // Not built: the last-known-leader election of KIP-966 part 2, which Kafka 4.4 has
 // in PartitionChangeBuilder but never turns on (nothing calls
-// setUseLastKnownLeaderInBalancedRecovery), and most of the cluster-level
-// min.insync.replicas rules (DESIGN.md).
+// setUseLastKnownLeaderInBalancedRecovery).
 
 import (
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,14 +64,14 @@ func applyELRChange(p *PartitionImage, c *PartitionChangeRecord) {
 	}
 }
 
-// minISR is topic t's effective min.insync.replicas as the brokers resolve it for
-// the high-watermark rule (server's topicConfig: the topic's setting, else the
-// static setting), which the ELR's guarantee rests on. Kafka's controller also reads
-// the cluster-wide dynamic default, but gokafkad's brokers do not apply it (yet), so
-// neither does this.
-func (c *Controller) minISR(_ *MetadataImage, t *TopicImage) int {
-	if v, ok := t.Configs[minISRConfig]; ok {
-		if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+// minISR is topic t's effective min.insync.replicas as Kafka's controller resolves it
+// (ReplicationControlManager.getTopicEffectiveMinIsr): the topic's setting, else this
+// node's dynamic broker config, else the cluster-wide dynamic default, else the static
+// setting. While ELR is on no broker-level value exists (elrBrokerConfigError,
+// elrSafetyRecords), so every broker's high-watermark rule reads the same layers.
+func (c *Controller) minISR(img *MetadataImage, t *TopicImage) int {
+	if v, ok := c.topicConfigValue(img, t, minISRConfig); ok {
+		if n, err := strconv.Atoi(v); err == nil {
 			return n
 		}
 	}
@@ -79,11 +90,18 @@ func (c *Controller) finishELR(img *MetadataImage, recs []Record) []Record {
 		if f := recs[i].FeatureLevel; f != nil && f.Name == FeatureELR {
 			has = true
 		}
-		if cr := recs[i].Config; enabled && cr != nil && cr.ResourceType == ResourceTopic && cr.Name == minISRConfig {
+		if cr := recs[i].Config; enabled && cr != nil && cr.Name == minISRConfig {
 			// The replicas in the ELR were safe for the old min ISR only (Kafka's
-			// ConfigurationControlManager.createClearElrRecordsAsNeeded).
-			if t := img.Topics[cr.ResourceName]; t != nil {
+			// ConfigurationControlManager.createClearElrRecordsAsNeeded): a topic's
+			// change clears that topic's, a broker-level one (the cluster default:
+			// per-broker ones are refused while ELR is on) every topic's, even when the
+			// value is unchanged.
+			switch t := img.Topics[cr.ResourceName]; {
+			case cr.ResourceType == ResourceTopic && t != nil:
 				recs = append(slices.Clone(recs), clearELRRecords(img, t)...)
+				has = true
+			case cr.ResourceType == ResourceBroker:
+				recs = append(slices.Clone(recs), clearELRRecords(img, nil)...)
 				has = true
 			}
 		}
@@ -274,16 +292,57 @@ func uncleanShutdownRecords(img *MetadataImage, broker int32) []Record {
 }
 
 // elrBrokerConfigError refuses, while eligible leader replicas are on, a change of a
-// broker's own min.insync.replicas, as Kafka's ConfigurationControlManager: with ELR
+// broker's own min.insync.replicas (set or deleted) and the removal of the
+// cluster-wide one, as Kafka's ConfigurationControlManager
+// (isDisallowedBrokerMinIsrTransition, isDisallowedClusterMinIsrTransition): with ELR
 // every node must resolve the same min ISR.
 func elrBrokerConfigError(img *MetadataImage, res ConfigResource, recs []Record) *APIError {
-	if !img.ELREnabled() || res.Type != ResourceBroker || res.Name == "" {
+	if !img.ELREnabled() || res.Type != ResourceBroker {
 		return nil
 	}
 	for _, r := range recs {
-		if r.Config != nil && r.Config.Name == minISRConfig {
+		switch {
+		case r.Config == nil || r.Config.Name != minISRConfig:
+		case res.Name != "":
 			return &APIError{Code: kerr.InvalidConfig.Code, Message: "Broker-level min.insync.replicas cannot be altered while ELR is enabled."}
+		case r.Config.Value == nil:
+			return &APIError{Code: kerr.InvalidConfig.Code, Message: "Cluster-level min.insync.replicas cannot be removed while ELR is enabled."}
 		}
 	}
 	return nil
+}
+
+// elrBootstrapRecords are the config records a new cluster starts with when its
+// bootstrap feature records turn ELR on, as Kafka's
+// ActivationRecordsGenerator.recordsForEmptyLog: the cluster-level
+// min.insync.replicas, of this controller's static value.
+func (c *Controller) elrBootstrapRecords(bootstrap []Record) []Record {
+	for _, r := range bootstrap {
+		if f := r.FeatureLevel; f != nil && f.Name == FeatureELR && f.FeatureLevel >= 1 {
+			v := strconv.Itoa(int(max(c.cfg.MinInsyncReplicas, 1)))
+			return []Record{{Config: &ConfigRecord{ResourceType: ResourceBroker, Name: minISRConfig, Value: &v}}}
+		}
+	}
+	return nil
+}
+
+// elrSafetyRecords are the config records that make turning ELR on safe, as Kafka's
+// ConfigurationControlManager.maybeGenerateElrSafetyRecords: a cluster-wide
+// min.insync.replicas of this controller's static value when there is none, and the
+// removal of every broker's own min.insync.replicas (those of brokers no longer
+// registered too), so that every node resolves the same min ISR.
+func (c *Controller) elrSafetyRecords(img *MetadataImage) []Record {
+	var recs []Record
+	if _, ok := img.Configs["broker:"][minISRConfig]; !ok {
+		v := strconv.Itoa(int(max(c.cfg.MinInsyncReplicas, 1)))
+		recs = append(recs, Record{Config: &ConfigRecord{ResourceType: ResourceBroker, Name: minISRConfig, Value: &v}})
+	}
+	for _, key := range slices.Sorted(maps.Keys(img.Configs)) {
+		if name, ok := strings.CutPrefix(key, "broker:"); ok && name != "" {
+			if _, set := img.Configs[key][minISRConfig]; set {
+				recs = append(recs, Record{Config: &ConfigRecord{ResourceType: ResourceBroker, ResourceName: name, Name: minISRConfig}})
+			}
+		}
+	}
+	return recs
 }

@@ -213,6 +213,77 @@ func TestMinISRChangeClearsELR(t *testing.T) {
 	}
 }
 
+// TestClusterMinISRRules: the controller's min ISR is the topic's, else its node's
+// dynamic value, else the cluster-wide default, else the static one; a cluster-level
+// change (even to the same value) clears every topic's ELR, its removal and any
+// broker-level value are refused while ELR is on; turning ELR on writes the
+// cluster-level value and removes the broker-level ones (Kafka's
+// ConfigurationControlManager).
+func TestClusterMinISRRules(t *testing.T) {
+	c := &Controller{cfg: Config{NodeID: 9, MinInsyncReplicas: 2}}
+	img := elrImage([]int32{1, 2, 3}, []int32{1}, 1, "2")
+	delete(img.Topics["t"].Configs, minISRConfig)
+	tp := img.Topics["t"]
+	if got := c.minISR(img, tp); got != 2 {
+		t.Errorf("static min ISR %d, want 2", got)
+	}
+	img.Configs["broker:"] = map[string]string{minISRConfig: "3"}
+	if got := c.minISR(img, tp); got != 3 {
+		t.Errorf("cluster default min ISR %d, want 3", got)
+	}
+	img.Configs["broker:9"] = map[string]string{minISRConfig: "1"}
+	if got := c.minISR(img, tp); got != 1 {
+		t.Errorf("node's own min ISR %d, want 1", got)
+	}
+	delete(img.Configs, "broker:9")
+
+	img.Topics["t"].Partitions[0].ELR = []int32{2}
+	img = commitELR(c, img, []Record{{Config: &ConfigRecord{ResourceType: ResourceBroker, Name: minISRConfig, Value: strp("3")}}})
+	if p := img.Topics["t"].Partitions[0]; len(p.ELR) != 0 {
+		t.Fatalf("ELR %v after a cluster-level min ISR change, want none", p.ELR)
+	}
+	for _, tc := range []struct {
+		res  ConfigResource
+		rec  ConfigRecord
+		want string
+	}{
+		{ConfigResource{Type: ResourceBroker, Name: "1"}, ConfigRecord{ResourceType: ResourceBroker, ResourceName: "1", Name: minISRConfig, Value: strp("2")},
+			"Broker-level min.insync.replicas cannot be altered while ELR is enabled."},
+		{ConfigResource{Type: ResourceBroker, Name: "1"}, ConfigRecord{ResourceType: ResourceBroker, ResourceName: "1", Name: minISRConfig},
+			"Broker-level min.insync.replicas cannot be altered while ELR is enabled."},
+		{ConfigResource{Type: ResourceBroker}, ConfigRecord{ResourceType: ResourceBroker, Name: minISRConfig},
+			"Cluster-level min.insync.replicas cannot be removed while ELR is enabled."},
+		{ConfigResource{Type: ResourceBroker}, ConfigRecord{ResourceType: ResourceBroker, Name: minISRConfig, Value: strp("2")}, ""},
+	} {
+		err := elrBrokerConfigError(img, tc.res, []Record{{Config: &tc.rec}})
+		if (err == nil) != (tc.want == "") || (err != nil && (err.Code != kerr.InvalidConfig.Code || err.Message != tc.want)) {
+			t.Errorf("%+v: %v, want %q", tc.rec, err, tc.want)
+		}
+	}
+
+	off := imageWith([]int32{1, 2, 3}, []int32{1, 2, 3}, 1, nil, nil)
+	off.Configs["broker:1"] = map[string]string{minISRConfig: "3", "log.retention.ms": "5"}
+	off.Configs["broker:7"] = map[string]string{minISRConfig: "2"} // no longer registered
+	recs := c.elrSafetyRecords(off)
+	want := []ConfigRecord{
+		{ResourceType: ResourceBroker, Name: minISRConfig, Value: strp("2")},
+		{ResourceType: ResourceBroker, ResourceName: "1", Name: minISRConfig},
+		{ResourceType: ResourceBroker, ResourceName: "7", Name: minISRConfig},
+	}
+	if len(recs) != len(want) {
+		t.Fatalf("safety records %d, want %d", len(recs), len(want))
+	}
+	for i, r := range recs {
+		if g := *r.Config; g.ResourceName != want[i].ResourceName || g.Name != want[i].Name || (g.Value == nil) != (want[i].Value == nil) || (g.Value != nil && *g.Value != *want[i].Value) {
+			t.Errorf("safety record %d: %+v, want %+v", i, g, want[i])
+		}
+	}
+	off.Configs["broker:"] = map[string]string{minISRConfig: "4"}
+	if recs := c.elrSafetyRecords(off); len(recs) != 2 {
+		t.Errorf("with a cluster-level value: %d records, want the 2 removals", len(recs))
+	}
+}
+
 // TestBrokerFeatureSupport: a broker registers with the levels it supports; one that
 // cannot run a finalized level is refused with Kafka's message, and UpdateFeatures
 // refuses a level a registered broker does not support.

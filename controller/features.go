@@ -218,12 +218,26 @@ func (c *Controller) UpdateFeatures(req *kmsg.UpdateFeaturesRequest) *kmsg.Updat
 			recs = append(recs, clearELRRecords(img, nil)...)
 		}
 	}
+	var safety []Record
+	if levels[FeatureELR] > 0 {
+		// Ahead of the feature record, as Kafka's ConfigurationControlManager.updateFeatures.
+		safety = c.elrSafetyRecords(img)
+		recs = append(append([]Record(nil), safety...), recs...)
+	}
 	if err := c.commit(recs); err != nil {
 		return UpdateFeaturesError(req, commitErrorCode(err), strp(err.Error()))
 	}
 	for _, r := range recs {
 		if f := r.FeatureLevel; f != nil {
 			c.log.Info().Str("feature", f.Name).Int16("level", f.FeatureLevel).Int16("was", img.FeatureLevel(f.Name)).Msg("feature level finalized")
+		}
+	}
+	for _, r := range safety {
+		cr := r.Config
+		if cr.Value != nil {
+			c.log.Info().Str("config", cr.Name).Str("value", *cr.Value).Msg("generated the cluster-level min.insync.replicas eligible leader replicas need")
+		} else {
+			c.log.Info().Str("config", cr.Name).Str("broker", cr.ResourceName).Msg("removed a broker-level min.insync.replicas, which eligible leader replicas do not allow")
 		}
 	}
 	return resp

@@ -14,7 +14,6 @@ package controller
 
 import (
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -35,10 +34,8 @@ type uncleanFunc func(img *MetadataImage, t *TopicImage) bool
 // setting, else this controller node's dynamic broker config, else the cluster-wide
 // dynamic default, else the static setting (server.properties).
 func (c *Controller) uncleanEnabled(img *MetadataImage, t *TopicImage) bool {
-	for _, m := range []map[string]string{t.Configs, img.Configs["broker:"+strconv.Itoa(int(c.cfg.NodeID))], img.Configs["broker:"]} {
-		if v, ok := m[uncleanConfig]; ok {
-			return strings.EqualFold(strings.TrimSpace(v), "true")
-		}
+	if v, ok := c.topicConfigValue(img, t, uncleanConfig); ok {
+		return strings.EqualFold(v, "true")
 	}
 	return c.cfg.UncleanLeaderElectionEnable
 }

@@ -141,15 +141,21 @@ func TestAlterBrokerConfigs(t *testing.T) {
 		if len(rcs) != 1 || rcs[0].Err != nil {
 			t.Fatalf("describe broker %v: %+v", brokers, rcs)
 		}
-		rcs[0].Configs = dynamicOnly(rcs[0].Configs)
-		if len(rcs[0].Configs) != 1 || rcs[0].Configs[0].Key != "log.retention.ms" || rcs[0].Configs[0].MaybeValue() != "60000" {
-			t.Fatalf("describe broker %v: dynamic configs %+v, want log.retention.ms=60000", brokers, rcs[0].Configs)
+		// Beside it, the cluster-level min.insync.replicas a new cluster with ELR on
+		// starts with (Kafka's ActivationRecordsGenerator).
+		dyn := map[string]*kadm.Config{"log.retention.ms": {}, "min.insync.replicas": {}}
+		n := 0
+		for _, c := range dynamicOnly(rcs[0].Configs) {
+			dyn[c.Key], n = &c, n+1
+		}
+		if n != 2 || dyn["log.retention.ms"].MaybeValue() != "60000" || dyn["min.insync.replicas"].MaybeValue() != "1" {
+			t.Fatalf("describe broker %v: dynamic configs %+v, want log.retention.ms=60000 and min.insync.replicas=1", brokers, dyn)
 		}
 		wantSource := kmsg.ConfigSourceDynamicBrokerConfig
 		if brokers == nil {
 			wantSource = kmsg.ConfigSourceDynamicDefaultBrokerConfig
 		}
-		if src := rcs[0].Configs[0].Source; src != wantSource {
+		if src := dyn["log.retention.ms"].Source; src != wantSource {
 			t.Errorf("describe broker %v: source %v, want %v", brokers, src, wantSource)
 		}
 	}
@@ -281,7 +287,8 @@ func TestDescribeTopicConfigsShowsEffectiveValuesAndSources(t *testing.T) {
 	}{
 		"retention.ms":        {"7", kmsg.ConfigSourceDynamicTopicConfig},
 		"segment.bytes":       {"2097152", kmsg.ConfigSourceStaticBrokerConfig},
-		"min.insync.replicas": {"1", kmsg.ConfigSourceDefaultConfig},
+		// A new cluster with ELR on has a cluster-level min.insync.replicas, as Kafka.
+		"min.insync.replicas": {"1", kmsg.ConfigSourceDynamicDefaultBrokerConfig},
 		"cleanup.policy":      {"delete", kmsg.ConfigSourceDefaultConfig},
 	} {
 		got, ok := all[name]
@@ -317,5 +324,57 @@ func TestDescribeTopicConfigsShowsEffectiveValuesAndSources(t *testing.T) {
 	}
 	if r, _ := rs.On("1", nil); !errors.Is(r.Err, kerr.InvalidRequest) {
 		t.Errorf("invalid broker config: %v %q", r.Err, r.ErrMessage)
+	}
+}
+
+// TestDynamicBrokerConfigsNotAppliedAreRefused: broker configs gokafkad reads only at
+// start-up (Kafka updates some of them dynamically) are refused by both alter APIs
+// with Kafka's INVALID_REQUEST "Cannot update these configs dynamically", naming every
+// such key of the resource, and a per-broker one as the cluster default with Kafka's
+// "broker id must be specified"; nothing is stored.
+func TestDynamicBrokerConfigsNotAppliedAreRefused(t *testing.T) {
+	b := StartBroker(t)
+	set := kmsg.IncrementalAlterConfigOpSet
+	for _, tc := range []struct {
+		name string
+		res  string
+		ops  []kmsg.IncrementalAlterConfigsRequestResourceConfig
+		msg  string
+	}{
+		{"read-only keys", "1", []kmsg.IncrementalAlterConfigsRequestResourceConfig{
+			incOp("listeners", set, sp("PLAINTEXT://127.0.0.1:1")), incOp("log.retention.ms", set, sp("1000")), incOp("advertised.listeners", set, sp("PLAINTEXT://h:1"))},
+			"Cannot update these configs dynamically: Set(listeners, advertised.listeners)"},
+		{"fetchers as the cluster default", "", []kmsg.IncrementalAlterConfigsRequestResourceConfig{incOp("num.replica.fetchers", set, sp("4"))},
+			"Cannot update these configs dynamically: Set(num.replica.fetchers)"},
+		{"producer id expiry", "", []kmsg.IncrementalAlterConfigsRequestResourceConfig{incOp("producer.id.expiration.ms", set, sp("1000"))},
+			"Cannot update these configs dynamically: Set(producer.id.expiration.ms)"},
+		{"keystore as the cluster default", "", []kmsg.IncrementalAlterConfigsRequestResourceConfig{incOp("ssl.keystore.location", set, sp("/k.jks"))},
+			"Cannot update these configs at default cluster level, broker id must be specified: Set(ssl.keystore.location)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := rawIncremental(t, b, kmsg.ConfigResourceTypeBroker, tc.res, tc.ops...)
+			if got.ErrorCode != kerr.InvalidRequest.Code || got.ErrorMessage == nil || *got.ErrorMessage != tc.msg {
+				t.Errorf("got %v %v, want INVALID_REQUEST %q", kerr.ErrorForCode(got.ErrorCode), got.ErrorMessage, tc.msg)
+			}
+		})
+	}
+	ctx := Ctx(t, 30*time.Second)
+	rs, err := b.Admin().AlterBrokerConfigsState(ctx, []kadm.AlterConfig{{Name: "num.replica.fetchers", Value: sp("2")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rs[0]; !errors.Is(r.Err, kerr.InvalidRequest) || r.ErrMessage != "Cannot update these configs dynamically: Set(num.replica.fetchers)" {
+		t.Errorf("legacy AlterConfigs: %v %q", r.Err, r.ErrMessage)
+	}
+	for _, brokers := range [][]int32{{1}, nil} {
+		rcs, err := b.Admin().DescribeBrokerConfigs(ctx, brokers...)
+		if err != nil || len(rcs) != 1 {
+			t.Fatal(err, rcs)
+		}
+		for _, c := range dynamicOnly(rcs[0].Configs) {
+			if c.Key != "min.insync.replicas" { // the cluster-level one a new cluster has
+				t.Errorf("broker %v: refused config stored: %+v", brokers, c)
+			}
+		}
 	}
 }

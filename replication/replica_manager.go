@@ -2,6 +2,8 @@ package replication
 
 import (
 	"errors"
+	"maps"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -78,7 +80,9 @@ func (rm *ReplicaManager) Partitions() []*partition.Partition {
 // ApplyImage brings the hosted partitions in line with next: partitions whose replica
 // set includes this broker get a log and their state; topics that are gone (or whose id
 // changed), and partitions reassigned away from this broker, have their logs deleted;
-// changed topic configs reach the logs.
+// changed topic configs reach the logs, and so do changed dynamic broker configs (this
+// broker's or the cluster-wide defaults: logConfig and TopicMinISR read them), to
+// every hosted partition.
 func (rm *ReplicaManager) ApplyImage(prev, next *controller.MetadataImage) {
 	rm.image.Store(next)
 	if rm.Throttle != nil {
@@ -120,12 +124,14 @@ func (rm *ReplicaManager) applyImageLocked(prev, next *controller.MetadataImage)
 		}
 		wake = append(wake, tp)
 	}
+	// A dynamic broker config is the default of every topic that does not override it.
+	brokerConfigs := prev == nil || brokerConfigsChanged(prev, next, rm.nodeID)
 	for name, t := range next.Topics {
 		var old *controller.TopicImage
 		if prev != nil {
 			old = prev.Topics[name]
 		}
-		if old == t { // images share unchanged topics
+		if old == t && !brokerConfigs { // images share unchanged topics
 			continue
 		}
 		cfg := rm.logConfig(t)
@@ -181,6 +187,18 @@ func (rm *ReplicaManager) eligible(id int32, epoch int64) bool {
 	}
 	b, ok := img.Brokers[id]
 	return ok && !b.Fenced && !b.InControlledShutdown && (epoch == -1 || epoch == b.Epoch)
+}
+
+// brokerConfigsChanged reports whether the dynamic configs of broker nodeID or the
+// cluster-wide defaults differ between prev and next.
+func brokerConfigsChanged(prev, next *controller.MetadataImage, nodeID int32) bool {
+	for _, name := range []string{"", strconv.Itoa(int(nodeID))} {
+		r := controller.ConfigResource{Type: controller.ResourceBroker, Name: name}
+		if !maps.Equal(prev.ResourceConfigs(r), next.ResourceConfigs(r)) {
+			return true
+		}
+	}
+	return false
 }
 
 func hosts(replicas []int32, id int32) bool {

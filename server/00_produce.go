@@ -193,7 +193,7 @@ func (b *Broker) appendToPartition(p *partition.Partition, records []byte, acks 
 		if txnID == nil {
 			return kerr.TransactionalIDAuthorizationFailed.Code, "", -1
 		}
-		if b.cfg.TransactionPartitionVerificationEnable {
+		if b.brokerConfig().TransactionPartitionVerificationEnable {
 			guard = p.Log.StartTxnVerification(batch.ProducerID())
 			tp := coordinator.TopicPartition{Topic: p.TP.Topic, Partition: p.TP.Partition}
 			code := b.verifyTxn(*txnID, batch.ProducerID(), batch.ProducerEpoch(), []coordinator.TopicPartition{tp})[0]

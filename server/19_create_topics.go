@@ -75,7 +75,7 @@ func (b *Broker) createdTopicConfigs(in []kmsg.CreateTopicsRequestTopicConfig) [
 	if b.cfg.Configs == nil {
 		described = describeOverrides(overrides, kmsg.ConfigSourceDynamicTopicConfig, false)
 	} else {
-		described = b.cfg.Configs.DescribeTopic(overrides, false, false)
+		described = b.describeTopicConfigs(b.ctl.Image(), overrides, false, false)
 	}
 	out := make([]kmsg.CreateTopicsResponseTopicConfig, 0, len(described))
 	for _, d := range described {

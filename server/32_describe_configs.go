@@ -77,7 +77,7 @@ func (b *Broker) describeConfigs(img *controller.MetadataImage, rr kmsg.Describe
 		if b.cfg.Configs == nil {
 			return describeOverrides(t.Configs, kmsg.ConfigSourceDynamicTopicConfig, synonyms), nil
 		}
-		return b.cfg.Configs.DescribeTopic(t.Configs, synonyms, docs), nil
+		return b.describeTopicConfigs(img, t.Configs, synonyms, docs), nil
 	case controller.ResourceBroker:
 		cluster := img.ResourceConfigs(controller.ConfigResource{Type: controller.ResourceBroker})
 		if rr.ResourceName == "" {
@@ -97,6 +97,15 @@ func (b *Broker) describeConfigs(img *controller.MetadataImage, rr kmsg.Describe
 	default:
 		return nil, &controller.APIError{Code: kerr.InvalidRequest.Code, Message: fmt.Sprintf("Unsupported resource type: %d", rr.ResourceType)}
 	}
+}
+
+// describeTopicConfigs describes the configs of a topic with the given overrides as
+// this broker resolves them from img (its own and the cluster-wide dynamic broker
+// configs, server.properties, the defaults). Config.Configs must be set.
+func (b *Broker) describeTopicConfigs(img *controller.MetadataImage, overrides map[string]string, synonyms, docs bool) []kmsg.DescribeConfigsResponseResourceConfig {
+	own := img.ResourceConfigs(controller.ConfigResource{Type: controller.ResourceBroker, Name: strconv.Itoa(int(b.cfg.NodeID))})
+	cluster := img.ResourceConfigs(controller.ConfigResource{Type: controller.ResourceBroker})
+	return b.cfg.Configs.DescribeTopic(overrides, own, cluster, synonyms, docs)
 }
 
 // checkNodeID checks that a broker resource names this broker, with Kafka's messages.

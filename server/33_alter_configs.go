@@ -11,6 +11,7 @@ package server
 // topic is UNKNOWN_TOPIC_OR_PARTITION. validate_only changes nothing.
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gokafkad/gokafkad/acl"
+	"github.com/gokafkad/gokafkad/config"
 	"github.com/gokafkad/gokafkad/controller"
 )
 
@@ -25,96 +27,82 @@ func handleAlterConfigs(c *conn, r *request) error {
 	req := r.req.(*kmsg.AlterConfigsRequest)
 	resp := kmsg.NewPtrAlterConfigsResponse()
 	resp.SetVersion(req.Version)
-	resp.Resources = alterConfigs(c, req.Resources,
-		func(rr kmsg.AlterConfigsRequestResource) alterConfigsItem {
-			it := alterConfigsItem{typ: rr.ResourceType, name: rr.ResourceName}
-			for _, cfg := range rr.Configs {
-				it.names = append(it.names, cfg.Name)
-				if cfg.Value == nil {
-					it.nulls = append(it.nulls, cfg.Name)
-				}
-			}
-			it.validateBroker = func(perBroker bool) *controller.APIError {
-				for _, cfg := range rr.Configs {
-					if err := c.b.validateBrokerConfig(cfg.Name, *cfg.Value, perBroker); err != nil {
-						return err
-					}
-				}
-				if perBroker {
-					return c.b.validateLegacyTLSUpdate(rr.Configs)
-				}
-				return nil
-			}
-			return it
-		},
-		func(rs []kmsg.AlterConfigsRequestResource) []kmsg.AlterConfigsResponseResource {
-			fwd := kmsg.NewPtrAlterConfigsRequest()
-			fwd.SetVersion(req.Version)
-			fwd.ValidateOnly, fwd.Resources = req.ValidateOnly, rs
-			out := c.b.ctl.LegacyAlterConfigs(fwd).Resources
-			for _, o := range out {
-				c.logConfigChange(o.ErrorCode, req.ValidateOnly, o.ResourceType, o.ResourceName, "replaced configs")
-			}
-			return out
-		},
-		func(rr kmsg.AlterConfigsRequestResource, err *controller.APIError) kmsg.AlterConfigsResponseResource {
-			out := kmsg.NewAlterConfigsResponseResource()
-			out.ResourceType, out.ResourceName = rr.ResourceType, rr.ResourceName
-			out.ErrorCode, out.ErrorMessage = err.Code, &err.Message
-			return out
-		})
+	items := make([]alterConfigsItem, len(req.Resources))
+	for i, rr := range req.Resources {
+		items[i] = alterConfigsItem{typ: rr.ResourceType, name: rr.ResourceName, replace: true}
+		for _, cfg := range rr.Configs {
+			items[i].ops = append(items[i].ops, alterConfigOp{name: cfg.Name, op: controller.OpSet, value: cfg.Value})
+		}
+	}
+	resp.Resources = alterConfigs(c, items, req.ValidateOnly, "replaced configs", func(kept []int) []kmsg.AlterConfigsResponseResource {
+		fwd := kmsg.NewPtrAlterConfigsRequest()
+		fwd.SetVersion(req.Version)
+		fwd.ValidateOnly = req.ValidateOnly
+		for _, i := range kept {
+			fwd.Resources = append(fwd.Resources, req.Resources[i])
+		}
+		return c.b.ctl.LegacyAlterConfigs(fwd).Resources
+	})
 	r.resp.finish(resp)
 	return nil
 }
 
+// alterConfigOp is one config of a resource of either alter-configs API (AlterConfigs
+// sets every config it names).
+type alterConfigOp struct {
+	name  string
+	op    int8 // controller.OpSet, OpDelete, OpAppend, OpSubtract
+	value *string
+}
+
 // alterConfigsItem is what the broker checks of one resource of either alter-configs
-// API before forwarding it: its type and name, the config names (and those with a
-// null value where that is not allowed), and how its broker configs are validated.
+// API before forwarding it: its type, name and configs; replace is set for
+// AlterConfigs, whose configs replace the resource's dynamic configs as a whole.
 type alterConfigsItem struct {
-	typ            kmsg.ConfigResourceType
-	name           string
-	names, nulls   []string
-	validateBroker func(perBroker bool) *controller.APIError
+	typ     kmsg.ConfigResourceType
+	name    string
+	ops     []alterConfigOp
+	replace bool
 }
 
 // alterConfigs is the broker's part of both alter-configs APIs (Kafka's
-// ConfigAdminManager.preprocess, then forwarding): a resource named twice, refused by
-// the authorizer or failing preprocessConfigResource is answered here with failed;
-// the others go to the controller together through forward, whose answers come back in
-// request order. The result has one answer per resource, in request order.
-func alterConfigs[R, O any](c *conn, rs []R, item func(R) alterConfigsItem, forward func([]R) []O, failed func(R, *controller.APIError) O) []O {
-	items := make([]alterConfigsItem, len(rs))
-	for i, rr := range rs {
-		items[i] = item(rr)
-	}
+// ConfigAdminManager.preprocess, then forwarding), over the request's resources as
+// items: a resource named twice, refused by the authorizer or failing
+// preprocessConfigResource is answered here; forward sends the others (their indexes
+// in items) to the controller together and returns its answers in that order, which
+// are logged when they change something. The answers of both APIs have the same
+// fields (IncrementalAlterConfigs converts them); there is one per item, in order.
+func alterConfigs(c *conn, items []alterConfigsItem, validateOnly bool, what string, forward func(kept []int) []kmsg.AlterConfigsResponseResource) []kmsg.AlterConfigsResponseResource {
 	dup := duplicateResources(len(items), func(i int) (kmsg.ConfigResourceType, string) { return items[i].typ, items[i].name })
-	errs := make([]*controller.APIError, len(rs))
-	var kept []R
+	out := make([]kmsg.AlterConfigsResponseResource, len(items))
+	var kept []int
 	for i, it := range items {
+		var err *controller.APIError
 		switch {
 		case dup[i]:
-			errs[i] = &controller.APIError{Code: kerr.InvalidRequest.Code, Message: "Each resource must appear at most once."}
+			err = &controller.APIError{Code: kerr.InvalidRequest.Code, Message: "Each resource must appear at most once."}
 		case c.b.authz != nil:
-			errs[i] = c.configResourceAuthz(acl.OpAlterConfigs, it.typ, it.name)
+			err = c.configResourceAuthz(acl.OpAlterConfigs, it.typ, it.name)
 		}
-		if errs[i] == nil && !dup[i] {
-			errs[i] = c.b.preprocessConfigResource(it.typ, it.name, it.names, it.nulls, it.validateBroker)
+		if err == nil && !dup[i] {
+			err = c.b.preprocessConfigResource(it)
 		}
-		if errs[i] == nil {
-			kept = append(kept, rs[i])
+		out[i] = kmsg.NewAlterConfigsResponseResource()
+		out[i].ResourceType, out[i].ResourceName = it.typ, it.name
+		if err != nil {
+			out[i].ErrorCode, out[i].ErrorMessage = err.Code, &err.Message
+		} else {
+			kept = append(kept, i)
 		}
 	}
-	var answered []O
-	if len(kept) > 0 {
-		answered = forward(kept)
+	if len(kept) == 0 {
+		return out
 	}
-	out := make([]O, 0, len(rs))
-	for i, rr := range rs {
-		if errs[i] != nil {
-			out = append(out, failed(rr, errs[i]))
-			continue
+	for k, a := range forward(kept) {
+		out[kept[k]] = a
+		if a.ErrorCode == 0 && !validateOnly {
+			c.log.Info().Int8("resource_type", int8(a.ResourceType)).Str("resource", a.ResourceName).Msg(what)
 		}
-		out, answered = append(out, answered[0]), answered[1:]
 	}
 	return out
 }
@@ -139,48 +127,79 @@ func duplicateResources(n int, at func(int) (kmsg.ConfigResourceType, string)) [
 }
 
 // preprocessConfigResource makes the checks Kafka's broker makes before forwarding an
-// alter-configs resource to the controller (ConfigAdminManager.preprocess).
-func (b *Broker) preprocessConfigResource(typ kmsg.ConfigResourceType, name string, names, nulls []string, validateBroker func(perBroker bool) *controller.APIError) *controller.APIError {
+// alter-configs resource to the controller (ConfigAdminManager.preprocess): duplicate
+// config names, null values (allowed only for IncrementalAlterConfigs' DELETE), the
+// resource type, the broker id, and a broker resource's configs (validateBrokerConfigs).
+func (b *Broker) preprocessConfigResource(it alterConfigsItem) *controller.APIError {
 	seen := map[string]bool{}
-	for _, n := range names {
-		if seen[n] {
+	var nulls []string
+	for _, o := range it.ops {
+		if seen[o.name] {
 			return &controller.APIError{Code: kerr.InvalidRequest.Code, Message: "Error due to duplicate config keys"}
 		}
-		seen[n] = true
+		seen[o.name] = true
+		if o.value == nil && o.op != controller.OpDelete {
+			nulls = append(nulls, o.name)
+		}
 	}
 	if len(nulls) > 0 {
 		return &controller.APIError{Code: kerr.InvalidRequest.Code, Message: "Null value not supported for : " + strings.Join(nulls, ", ")}
 	}
-	switch int8(typ) {
+	switch int8(it.typ) {
 	case controller.ResourceTopic:
 		return nil
 	case controller.ResourceBroker:
-		if name != "" {
-			if err := checkNodeID(name, b.cfg.NodeID); err != nil {
+		if it.name != "" {
+			if err := checkNodeID(it.name, b.cfg.NodeID); err != nil {
 				return err
 			}
 		}
-		return validateBroker(name != "")
+		return b.validateBrokerConfigs(it)
 	default:
-		return &controller.APIError{Code: kerr.InvalidRequest.Code, Message: fmt.Sprintf("Unknown resource type %d", typ)}
+		return &controller.APIError{Code: kerr.InvalidRequest.Code, Message: fmt.Sprintf("Unknown resource type %d", it.typ)}
 	}
 }
 
-// validateBrokerConfig checks one dynamic broker config; Kafka answers a broker config
-// it cannot apply with INVALID_REQUEST (KAFKA-13609).
-func (b *Broker) validateBrokerConfig(name, value string, perBroker bool) *controller.APIError {
-	if b.cfg.Configs == nil {
-		return nil
+// validateBrokerConfigs checks the configs of a broker resource ("" the cluster
+// default, else this broker): every SET value must be one this broker can apply at
+// that level, as Kafka's DynamicBrokerConfig.validateConfigs (INVALID_REQUEST,
+// KAFKA-13609; the keys that cannot be altered at all, or only per broker, are named
+// together as Kafka names them); then, for this broker's resource, the TLS stores it
+// would load (validateTLSUpdate).
+func (b *Broker) validateBrokerConfigs(it alterConfigsItem) *controller.APIError {
+	perBroker := it.name != ""
+	var readOnly, brokerOnly []string
+	for _, o := range it.ops {
+		switch o.op {
+		case controller.OpSet:
+			if b.cfg.Configs == nil {
+				continue
+			}
+			err := b.cfg.Configs.ValidateBroker(o.name, *o.value, perBroker)
+			switch {
+			case errors.Is(err, config.ErrReadOnly):
+				readOnly = append(readOnly, o.name)
+			case errors.Is(err, config.ErrPerBrokerOnly):
+				brokerOnly = append(brokerOnly, o.name)
+			case err != nil:
+				return &controller.APIError{Code: kerr.InvalidRequest.Code, Message: err.Error()}
+			}
+		case controller.OpDelete, controller.OpAppend, controller.OpSubtract:
+		default:
+			return &controller.APIError{Code: kerr.InvalidRequest.Code, Message: fmt.Sprintf("Unknown operations type %d", o.op)}
+		}
 	}
-	if err := b.cfg.Configs.ValidateBroker(name, value, perBroker); err != nil {
-		return &controller.APIError{Code: kerr.InvalidRequest.Code, Message: err.Error()}
+	if len(readOnly) > 0 {
+		return &controller.APIError{Code: kerr.InvalidRequest.Code, Message: "Cannot update these configs dynamically: " + scalaSet(readOnly)}
+	}
+	if len(brokerOnly) > 0 {
+		return &controller.APIError{Code: kerr.InvalidRequest.Code, Message: "Cannot update these configs at default cluster level, broker id must be specified: " + scalaSet(brokerOnly)}
+	}
+	if perBroker {
+		return b.validateTLSUpdate(it.ops, it.replace)
 	}
 	return nil
 }
 
-func (c *conn) logConfigChange(code int16, validateOnly bool, typ kmsg.ConfigResourceType, name, what string) {
-	if code != 0 || validateOnly {
-		return
-	}
-	c.log.Info().Int8("resource_type", int8(typ)).Str("resource", name).Msg(what)
-}
+// scalaSet renders names as Kafka's messages print a Scala Set of them.
+func scalaSet(names []string) string { return "Set(" + strings.Join(names, ", ") + ")" }

@@ -83,18 +83,21 @@ func (c Config) WithProps(props map[string]string) (Config, error) {
 // logDir is the (single) log directory.
 func (c *Config) logDir() string { return c.LogDirs[0] }
 
-// topicConfig resolves a topic's effective config from the broker's and its overrides.
-func (c *Config) topicConfig(overrides map[string]string) config.Topic {
-	return config.ResolveTopic(c.Broker, overrides)
+// topicConfig resolves a topic's effective config from its overrides and the broker's
+// current config, dynamic broker configs included (dynamic_config.go).
+func (b *Broker) topicConfig(overrides map[string]string) config.Topic {
+	return config.ResolveTopic(b.brokerConfig(), overrides)
 }
 
-// topicConfigCache holds resolved topic configs by topic image. Images are immutable
-// and share the topics a change leaves alone, so one pointer always resolves the same
-// way (the broker config is fixed at start); resolving walks every topic config
-// definition, too slow to do for every produced batch.
+// topicConfigCache holds resolved topic configs by topic image, for one broker config
+// (cfg). Images are immutable and share the topics a change leaves alone, so one
+// pointer always resolves the same way until the broker config changes, which empties
+// the cache; resolving walks every topic config definition, too slow to do for every
+// produced batch.
 type topicConfigCache struct {
-	mu sync.Mutex
-	m  map[*controller.TopicImage]config.Topic
+	mu  sync.Mutex
+	cfg *config.Broker
+	m   map[*controller.TopicImage]config.Topic
 }
 
 // maxCachedTopicConfigs bounds the cache; it is emptied when full, which drops the
@@ -104,22 +107,23 @@ const maxCachedTopicConfigs = 4096
 // topicConfigFor is topicConfig for topic image t, cached.
 func (b *Broker) topicConfigFor(t *controller.TopicImage) config.Topic {
 	c := &b.topicConfigs
+	cfg := b.brokerConfig()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if tc, ok := c.m[t]; ok {
+	if tc, ok := c.m[t]; ok && c.cfg == cfg {
 		return tc
 	}
-	if c.m == nil || len(c.m) >= maxCachedTopicConfigs {
-		c.m = map[*controller.TopicImage]config.Topic{}
+	if c.m == nil || len(c.m) >= maxCachedTopicConfigs || c.cfg != cfg {
+		c.m, c.cfg = map[*controller.TopicImage]config.Topic{}, cfg
 	}
-	tc := b.cfg.topicConfig(t.Configs)
+	tc := config.ResolveTopic(cfg, t.Configs)
 	c.m[t] = tc
 	return tc
 }
 
 // logConfig is the storage view of a topic's config.
-func (c *Config) logConfig(overrides map[string]string) storage.LogConfig {
-	t := c.topicConfig(overrides)
+func (b *Broker) logConfig(overrides map[string]string) storage.LogConfig {
+	t := b.topicConfig(overrides)
 	lc := storage.LogConfig{
 		SegmentBytes:                  t.SegmentBytes,
 		SegmentMs:                     t.SegmentMs,
@@ -138,8 +142,8 @@ func (c *Config) logConfig(overrides map[string]string) storage.LogConfig {
 		MaxCompactionLagMs:            t.MaxCompactionLagMs,
 		DeleteRetentionMs:             t.DeleteRetentionMs,
 	}
-	if c.LogConfigHook != nil {
-		c.LogConfigHook(&lc)
+	if b.cfg.LogConfigHook != nil {
+		b.cfg.LogConfigHook(&lc)
 	}
 	return lc
 }
@@ -189,6 +193,9 @@ type Broker struct {
 	fetchSessions *fetchSessionCache
 	producerIDs   producerIDAllocator
 	topicConfigs  topicConfigCache
+	// dyn is the broker config with the image's dynamic broker configs applied
+	// (dynamic_config.go; nil until the first image).
+	dyn atomic.Pointer[dynamicConfig]
 	// authz is the authorizer (nil: authorizer.class.name is empty); see authz.go.
 	authz *authz
 
@@ -360,24 +367,24 @@ func (b *Broker) startBroker(ctx context.Context) error {
 		DisableCleaner:       !cfg.LogCleanerEnable,
 		CleanerBackoff:       time.Duration(cfg.LogCleanerBackoffMs) * time.Millisecond,
 		Decompress: func(codec int8, src []byte) ([]byte, error) {
-			return protocol.Decompress(codec, src, nil, protocol.DecompressedLimit(int(cfg.MessageMaxBytes)))
+			return protocol.Decompress(codec, src, nil, protocol.DecompressedLimit(int(b.brokerConfig().MessageMaxBytes)))
 		},
 	}, func(topic string) storage.LogConfig {
 		if t := b.ctl.Image().Topics[topic]; t != nil {
-			return b.cfg.logConfig(t.Configs)
+			return b.logConfig(t.Configs)
 		}
-		return b.cfg.logConfig(nil)
+		return b.logConfig(nil)
 	})
 	if err != nil {
 		return err
 	}
 	b.logs = logs
 	b.rm = replication.NewReplicaManager(cfg.NodeID, logs, func(t *controller.TopicImage) storage.LogConfig {
-		return b.cfg.logConfig(t.Configs)
+		return b.logConfig(t.Configs)
 	}, cfg.Logger)
 	b.rm.Now = cfg.Now
 	b.rm.ReplicaLagTimeMaxMs = cfg.ReplicaLagTimeMaxMs
-	b.rm.TopicMinISR = func(t *controller.TopicImage) int32 { return b.cfg.topicConfig(t.Configs).MinInsyncReplicas }
+	b.rm.TopicMinISR = func(t *controller.TopicImage) int32 { return b.topicConfig(t.Configs).MinInsyncReplicas }
 	b.startReplication()
 	b.producerIDs.ctl, b.producerIDs.nodeID = b.ctl, cfg.NodeID
 	b.groups = coordinator.New(groupConfig(cfg.Broker), offsetsLog{b: b}, groupMetadata{b}, cfg.Now,

@@ -15,19 +15,30 @@ type configDefs struct {
 	broker *config.Broker // this broker's static config (server.properties + defaults)
 }
 
-func (d configDefs) DescribeTopic(overrides map[string]string, synonyms, docs bool) []kmsg.DescribeConfigsResponseResourceConfig {
-	return toKmsgConfigs(d.broker.DescribeTopic(overrides), synonyms, docs)
+func (d configDefs) DescribeTopic(overrides, brokerOverrides, clusterOverrides map[string]string, synonyms, docs bool) []kmsg.DescribeConfigsResponseResourceConfig {
+	return toKmsgConfigs(d.layered(clusterOverrides, brokerOverrides).DescribeTopic(overrides), synonyms, docs)
 }
 
 func (d configDefs) DescribeBroker(perBroker bool, brokerOverrides, clusterOverrides map[string]string, synonyms, docs bool) []kmsg.DescribeConfigsResponseResourceConfig {
-	b, err := d.broker.WithDynamic(clusterOverrides, brokerOverrides)
-	if err != nil {
-		b = d.broker
-	}
+	b := d.layered(clusterOverrides, brokerOverrides)
 	if perBroker {
 		return toKmsgConfigs(b.DescribeBroker(), synonyms, docs)
 	}
 	return toKmsgConfigs(b.DescribeClusterDefaults(), synonyms, docs)
+}
+
+// layered is the static config with the dynamic broker configs applied as the broker
+// applies them (applyDynamicConfigs: values it cannot apply left out; the static config
+// when the rest is invalid).
+func (d configDefs) layered(clusterOverrides, brokerOverrides map[string]string) *config.Broker {
+	if len(clusterOverrides) == 0 && len(brokerOverrides) == 0 {
+		return d.broker
+	}
+	b, _, err := d.broker.WithApplicableDynamic(clusterOverrides, brokerOverrides)
+	if err != nil {
+		return d.broker
+	}
+	return b
 }
 
 func (d configDefs) ValidateTopic(name, value string) error {
@@ -35,7 +46,11 @@ func (d configDefs) ValidateTopic(name, value string) error {
 }
 
 func (d configDefs) ValidateBroker(name, value string, perBroker bool) error {
-	return kafkaConfigError(config.ValidateDynamicBrokerConfig(name, value, perBroker), "broker")
+	err := config.ValidateDynamicBrokerConfig(name, value, perBroker)
+	if errors.Is(err, config.ErrReadOnly) || errors.Is(err, config.ErrPerBrokerOnly) {
+		return err // the caller names these keys together, as Kafka
+	}
+	return kafkaConfigError(err, "broker")
 }
 
 func (d configDefs) ListConfigDefault(resourceType int8, name string) (string, bool) {

@@ -13,10 +13,12 @@ import (
 // Config.ValidateTopicConfig checks.
 type ConfigDescriber interface {
 	// DescribeTopic describes every topic config for a topic whose dynamic configs are
-	// overrides: value (nil when sensitive), source (dynamic topic config, static or
-	// dynamic broker default, default), read-only, sensitivity, type, and, when asked
+	// overrides, on a broker whose own dynamic configs are brokerOverrides under the
+	// cluster-wide dynamic defaults clusterOverrides: value (nil when sensitive), source
+	// (dynamic topic config, dynamic broker config, dynamic default broker config,
+	// static broker config, default), read-only, sensitivity, type, and, when asked
 	// for, synonyms (as Kafka's ConfigHelper.createTopicConfigEntry) and documentation.
-	DescribeTopic(overrides map[string]string, includeSynonyms, includeDocs bool) []kmsg.DescribeConfigsResponseResourceConfig
+	DescribeTopic(overrides, brokerOverrides, clusterOverrides map[string]string, includeSynonyms, includeDocs bool) []kmsg.DescribeConfigsResponseResourceConfig
 	// DescribeBroker describes this broker's configs (perBroker: resolved from its own
 	// dynamic configs brokerOverrides, the cluster-wide dynamic defaults
 	// clusterOverrides, server.properties and the defaults), or, when perBroker is
@@ -26,7 +28,10 @@ type ConfigDescriber interface {
 	// ValidateTopic checks one topic config (INVALID_CONFIG with the error's text).
 	ValidateTopic(name, value string) error
 	// ValidateBroker checks one dynamic broker config, per broker or cluster-wide
-	// (INVALID_REQUEST with the error's text, as Kafka answers for broker configs).
+	// (INVALID_REQUEST with the error's text, as Kafka answers for broker configs). A
+	// key that cannot be altered at run time, or only for one broker, gives an error
+	// wrapping config.ErrReadOnly or config.ErrPerBrokerOnly, which the caller words as
+	// Kafka does for all such keys of a resource together.
 	ValidateBroker(name, value string, perBroker bool) error
 	// ListConfigDefault reports whether a config of the resource type
 	// (controller.ResourceTopic / ResourceBroker) is LIST-typed, and its default; only

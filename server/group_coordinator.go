@@ -55,7 +55,7 @@ func (l offsetsLog) Append(partition int32, batch []byte) error {
 	if p == nil {
 		return kerr.NotLeaderForPartition
 	}
-	minISR := b.cfg.MinInsyncReplicas
+	minISR := b.brokerConfig().MinInsyncReplicas
 	if t := b.ctl.Image().Topics[tp.Topic]; t != nil {
 		minISR = b.topicConfigFor(t).MinInsyncReplicas
 	}

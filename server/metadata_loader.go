@@ -35,6 +35,7 @@ func (p *metadataPublisher) publish(_, next *controller.MetadataImage) {
 	p.b.ctl.image.Store(next)
 	// Waiters wake once the subsystems below have it too.
 	defer p.b.ctl.notifyImage()
+	p.b.applyDynamicConfigs(next) // before the subsystems resolve topic configs from it
 	if !p.attached {
 		return
 	}
@@ -51,6 +52,7 @@ func (p *metadataPublisher) attach() {
 	defer p.mu.Unlock()
 	p.attached = true
 	img := p.b.ctl.Image()
+	p.b.applyDynamicConfigs(img)
 	p.b.rm.ApplyImage(nil, img)
 	p.b.applyGroupImage(nil, img)
 	p.b.applyTxnImage(nil, img)

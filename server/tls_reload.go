@@ -19,7 +19,6 @@ import (
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gokafkad/gokafkad/config"
 	"github.com/gokafkad/gokafkad/controller"
@@ -70,38 +69,30 @@ func isTLSStoreKey(name string) bool {
 	return ok && d.Dynamic == config.PerBroker
 }
 
-// validateTLSUpdate checks an IncrementalAlterConfigs of this broker's resource that
-// touches the TLS stores: every TLS listener must be able to load what it would get.
-// INVALID_REQUEST otherwise, as Kafka answers a broker config it cannot apply.
-func (b *Broker) validateTLSUpdate(cfgs []kmsg.IncrementalAlterConfigsRequestResourceConfig) *controller.APIError {
+// validateTLSUpdate checks an alter-configs of this broker's resource that touches the
+// TLS stores: every TLS listener must be able to load what it would get. INVALID_REQUEST
+// otherwise, as Kafka answers a broker config it cannot apply. replace is set for
+// AlterConfigs, whose configs replace the resource's dynamic configs as a whole (so
+// dropping a store key touches the stores too).
+func (b *Broker) validateTLSUpdate(ops []alterConfigOp, replace bool) *controller.APIError {
 	touched := false
-	next := maps.Clone(b.ctl.Image().Configs["broker:"+fmt.Sprint(b.cfg.NodeID)])
-	if next == nil {
-		next = map[string]string{}
-	}
-	for _, c := range cfgs {
-		touched = touched || isTLSStoreKey(c.Name)
-		switch int8(c.Op) {
-		case controller.OpSet:
-			next[c.Name] = *c.Value
-		case controller.OpDelete:
-			delete(next, c.Name)
-		}
-	}
-	return b.validateTLSConfigs(next, touched)
-}
-
-// validateLegacyTLSUpdate is validateTLSUpdate for AlterConfigs, whose configs replace
-// the resource's dynamic configs as a whole.
-func (b *Broker) validateLegacyTLSUpdate(cfgs []kmsg.AlterConfigsRequestResourceConfig) *controller.APIError {
-	touched := false
-	for k := range b.ctl.Image().Configs["broker:"+fmt.Sprint(b.cfg.NodeID)] {
-		touched = touched || isTLSStoreKey(k)
-	}
+	cur := b.ctl.Image().Configs["broker:"+fmt.Sprint(b.cfg.NodeID)]
 	next := map[string]string{}
-	for _, c := range cfgs {
-		touched = touched || isTLSStoreKey(c.Name)
-		next[c.Name] = *c.Value
+	if replace {
+		for k := range cur {
+			touched = touched || isTLSStoreKey(k)
+		}
+	} else {
+		maps.Copy(next, cur)
+	}
+	for _, o := range ops {
+		touched = touched || isTLSStoreKey(o.name)
+		switch o.op {
+		case controller.OpSet:
+			next[o.name] = *o.value
+		case controller.OpDelete:
+			delete(next, o.name)
+		}
 	}
 	return b.validateTLSConfigs(next, touched)
 }
@@ -113,7 +104,7 @@ func (b *Broker) validateTLSConfigs(next map[string]string, touched bool) *contr
 	if !touched || len(ls) == 0 {
 		return nil
 	}
-	cfg, err := b.cfg.Broker.WithDynamic(b.ctl.Image().Configs["broker:"], next)
+	cfg, _, err := b.cfg.Broker.WithApplicableDynamic(b.ctl.Image().Configs["broker:"], next)
 	if err == nil {
 		_, err = nextTLSStates(ls, cfg)
 	}
@@ -148,12 +139,8 @@ func (b *Broker) maybeReloadTLS(img *controller.MetadataImage, last *tlsReload) 
 	}
 	// A config record for this broker was applied: rebuild (cheap, and rare), which
 	// also rereads store files whose key was set again to the same value.
-	cfg, err := b.cfg.Broker.WithDynamic(def, per)
-	if err != nil {
-		b.log.Error().Err(err).Msg("dynamic broker configs not applied to the TLS listeners")
-		return
-	}
-	states, err := nextTLSStates(ls, cfg)
+	// The publisher has layered the dynamic configs already (applyDynamicConfigs).
+	states, err := nextTLSStates(ls, b.brokerConfig())
 	if err != nil {
 		b.log.Error().Err(err).Msg("keystore / truststore update not applied; the listeners keep their current stores")
 		return
