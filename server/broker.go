@@ -287,7 +287,7 @@ func Start(cfg Config) (*Broker, error) {
 			return nil, err
 		}
 		b.localCtl = ctl
-		b.raftT.ctl = ctl
+		b.raftT.ctl.Store(ctl)
 		for _, l := range b.ctlListeners {
 			b.wg.Add(1)
 			go b.acceptLoop(l)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -24,9 +25,11 @@ type raftTransport struct {
 	self  int32
 	peers map[uint64]*raftPeer
 	log   zerolog.Logger
-	ctl   *controller.Controller // set before the first Send
-	quit  chan struct{}
-	dial  replication.DialFunc // nil: plain TCP
+	// ctl is set once controller.Open returns; a new quorum's first campaign can send
+	// (and fail to reach a peer) before that.
+	ctl  atomic.Pointer[controller.Controller]
+	quit chan struct{}
+	dial replication.DialFunc // nil: plain TCP
 }
 
 type raftPeer struct {
@@ -68,14 +71,15 @@ func (t *raftTransport) Send(msgs []raftpb.Message) {
 }
 
 func (t *raftTransport) report(p *raftPeer, m raftpb.Message, ok bool) {
-	if t.ctl == nil {
+	ctl := t.ctl.Load()
+	if ctl == nil {
 		return
 	}
 	if m.Type == raftpb.MsgSnap {
-		t.ctl.ReportSnapshot(p.id, ok)
+		ctl.ReportSnapshot(p.id, ok)
 	}
 	if !ok {
-		t.ctl.ReportUnreachable(p.id)
+		ctl.ReportUnreachable(p.id)
 	}
 }
 
