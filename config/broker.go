@@ -25,6 +25,9 @@ type Broker struct {
 	// HTTPListener is gokafkad.http.listener: where the status page and metrics are
 	// served ("" = nowhere).
 	HTTPListener string
+	// SegmentDescriptorsMax is gokafkad.log.segment.descriptors.max (0: half the
+	// open-file limit).
+	SegmentDescriptorsMax int32
 
 	// Listeners, with SecurityProtocol resolved through
 	// ListenerSecurityProtocolMap. AdvertisedListeners is the advertised
@@ -418,6 +421,7 @@ func (b *Broker) fill(v map[string]any) error {
 	}
 	b.BrokerRack = str("broker.rack")
 	b.HTTPListener = str(HTTPListenerKey)
+	b.SegmentDescriptorsMax = i32(SegmentDescriptorsMaxKey)
 	b.SecurityInterBrokerProtocol = str("security.inter.broker.protocol")
 
 	if err := b.fillListeners(str("listeners"), str("advertised.listeners"), !b.isNull["advertised.listeners"], str("listener.security.protocol.map")); err != nil {

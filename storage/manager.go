@@ -26,7 +26,7 @@ type LogManager struct {
 	cfg     LogManagerConfig
 	cfgFor  func(topic string) LogConfig
 	deleter *deleter
-	// handles bounds the inactive segments' open descriptors (handles.go).
+	// handles bounds the segments' open descriptors (handles.go).
 	handles     *handleCache
 	clusterID   string
 	directoryID string
@@ -72,6 +72,10 @@ type LogManagerConfig struct {
 	CleanerBackoff time.Duration
 	// DisableCleaner is log.cleaner.enable=false.
 	DisableCleaner bool
+	// MaxOpenSegments is gokafkad.log.segment.descriptors.max: how many segment
+	// .log descriptors, active segments' included, stay open once idle (handles.go);
+	// 0 means DefaultMaxOpenSegments.
+	MaxOpenSegments int
 	// Decompress, when set, decompresses the records of a compressed batch (codec from
 	// the attributes); FetchOffsetByTimestamp uses it to find the exact record.
 	Decompress func(codec int8, src []byte) ([]byte, error)
@@ -142,11 +146,14 @@ func OpenLogManager(cfg LogManagerConfig, cfgFor func(topic string) LogConfig) (
 	if cfg.CleanerBackoff <= 0 {
 		cfg.CleanerBackoff = 15 * time.Second
 	}
+	if cfg.MaxOpenSegments <= 0 {
+		cfg.MaxOpenSegments = DefaultMaxOpenSegments()
+	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrStorage, err)
 	}
 	m := &LogManager{cfg: cfg, cfgFor: cfgFor, deleter: newDeleter(), cleanShutdownEpoch: -1,
-		handles: newHandleCache(maxOpenInactiveSegments, inactiveHandleGrace, cfg.Now),
+		handles: newHandleCache(cfg.MaxOpenSegments, inactiveHandleGrace, cfg.Now),
 		stop:    make(chan struct{}), done: make(chan struct{}), cleanerDone: make(chan struct{})}
 	m.mu.logs = make(map[TopicPartition]*Log)
 	m.mu.brokerEpoch = -1

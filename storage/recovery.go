@@ -259,13 +259,12 @@ func openLog(p logParams) (*Log, error) {
 		active.bytesSinceLastIndexEntry = active.size
 	}
 
-	// Inactive segments hold no descriptor until read (nothing can be reading them
-	// yet); the recovered ones were fsynced below.
+	// No segment holds a descriptor until read or written (nothing can be using
+	// them yet), the active one included: a partition left idle since start-up
+	// costs none; the recovered ones were fsynced below.
 	defer func() {
-		for i, s := range l.mu.segments {
-			if i < len(l.mu.segments)-1 {
-				s.releaseTo(l.handles, true)
-			}
+		for _, s := range l.mu.segments {
+			s.releaseTo(l.handles, true)
 		}
 	}()
 	leo := l.leoLocked()
