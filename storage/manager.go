@@ -41,10 +41,16 @@ type LogManager struct {
 	// cleanerDone is closed when the cleaner goroutine returns.
 	cleanerDone chan struct{}
 
+	// creations counts the GetOrCreateLog calls creating a log outside mu; Close
+	// and Crash wait for them.
+	creations sync.WaitGroup
+
 	mu struct {
 		sync.Mutex
-		logs   map[TopicPartition]*Log
-		closed bool
+		logs map[TopicPartition]*Log
+		// creating has a channel per log being created, closed when it is done.
+		creating map[TopicPartition]chan struct{}
+		closed   bool
 		// brokerEpoch goes into .kafka_cleanshutdown on Close.
 		brokerEpoch int64
 	}
@@ -156,6 +162,7 @@ func OpenLogManager(cfg LogManagerConfig, cfgFor func(topic string) LogConfig) (
 		handles: newHandleCache(cfg.MaxOpenSegments, inactiveHandleGrace, cfg.Now),
 		stop:    make(chan struct{}), done: make(chan struct{}), cleanerDone: make(chan struct{})}
 	m.mu.logs = make(map[TopicPartition]*Log)
+	m.mu.creating = make(map[TopicPartition]chan struct{})
 	m.mu.brokerEpoch = -1
 	lock, err := lockDir(cfg.Dir)
 	if err != nil {
@@ -319,27 +326,57 @@ func (m *LogManager) Logs() map[TopicPartition]*Log {
 
 // GetOrCreateLog returns the log for tp, creating its directory (and
 // partition.metadata with topicID) when it does not exist. An existing log with another
-// (non-zero) topic ID gives ErrInconsistentTopicID.
+// (non-zero) topic ID gives ErrInconsistentTopicID. Logs of different partitions are
+// created side by side (the manager's lock is not held across the fsyncs), so a
+// caller creating many at once can overlap them; a second call for a partition being
+// created waits for the first.
 func (m *LogManager) GetOrCreateLog(tp TopicPartition, topicID [16]byte, cfg LogConfig) (*Log, error) {
 	if !validTopicPartition(tp) {
 		return nil, fmt.Errorf("%w: %q %d", ErrInvalidTopicPartition, tp.Topic, tp.Partition)
 	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.mu.closed {
-		return nil, ErrLogClosed
-	}
-	if l := m.mu.logs[tp]; l != nil {
-		if have := l.TopicID(); have != ([16]byte{}) && topicID != ([16]byte{}) && have != topicID {
-			return nil, fmt.Errorf("%w: %s has %s, asked for %s", ErrInconsistentTopicID, tp, FormatUUID(have), FormatUUID(topicID))
+	for {
+		if m.mu.closed {
+			m.mu.Unlock()
+			return nil, ErrLogClosed
 		}
-		return l, nil
+		if l := m.mu.logs[tp]; l != nil {
+			m.mu.Unlock()
+			if have := l.TopicID(); have != ([16]byte{}) && topicID != ([16]byte{}) && have != topicID {
+				return nil, fmt.Errorf("%w: %s has %s, asked for %s", ErrInconsistentTopicID, tp, FormatUUID(have), FormatUUID(topicID))
+			}
+			return l, nil
+		}
+		ch := m.mu.creating[tp]
+		if ch == nil {
+			break
+		}
+		m.mu.Unlock()
+		<-ch
+		m.mu.Lock()
 	}
+	ch := make(chan struct{})
+	m.mu.creating[tp] = ch
+	m.creations.Add(1)
+	m.mu.Unlock()
+	defer m.creations.Done()
+
 	l, err := m.openLog(tp, topicID, cfg, true, true, 0, 0, 0, 0)
+	m.mu.Lock()
+	delete(m.mu.creating, tp)
+	close(ch)
+	closed := m.mu.closed
+	if err == nil && !closed {
+		m.mu.logs[tp] = l
+	}
+	m.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
-	m.mu.logs[tp] = l
+	if closed { // Close or Crash ran meanwhile: they wait for this call
+		l.Close()
+		return nil, ErrLogClosed
+	}
 	m.cfg.Logger.Info().Str("topic", tp.Topic).Int32("partition", tp.Partition).Msg("created log")
 	return l, nil
 }
@@ -565,6 +602,7 @@ func (m *LogManager) Close() error {
 	m.mu.closed = true
 	epoch := m.mu.brokerEpoch
 	m.mu.Unlock()
+	m.creations.Wait()
 	close(m.stop)
 	<-m.done
 	<-m.cleanerDone
