@@ -1,8 +1,10 @@
 package storage
 
 import (
+	"math"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -47,6 +49,8 @@ type handleCache struct {
 	max   int
 	grace time.Duration
 	now   func() time.Time
+	// slices numbers the FileSlices handed out (segment.sliceSeq).
+	slices atomic.Int64
 
 	mu struct {
 		sync.Mutex
@@ -106,11 +110,14 @@ func (c *handleCache) openCount() int {
 
 // evict closes descriptors beyond max that are unpinned, were not used since the
 // clock hand last passed them and were not handed out in a FileSlice within the grace
-// period — unless more than half as many again as max (at least 64 more) are open
-// (consumers reading more partitions within the grace than the bound allows): then
-// the grace is not waited for, and a send still using a closed descriptor fails (its
-// connection closes and the client fetches again) rather than the broker running
-// out of descriptors. It looks at a bounded number of slots, so an eviction costs
+// period. While more than max+spare are open (spare is half of max, at least 64:
+// consumers read more partitions within the grace than the bound allows), only the
+// spare most recently handed out keep that protection — the slices of the responses
+// being sent now — so the open descriptors stay below about max+spare, and a send
+// from an older response still queued (a slow client) may fail (its connection
+// closes and the client fetches again) rather than the broker running out of
+// descriptors. One response carrying more than spare partitions can be cut that way
+// under pressure; each slice pinned until its response is sent is the follow-up. It looks at a bounded number of slots, so an eviction costs
 // O(excess), not O(open): the bound may stay exceeded for a while when every
 // descriptor is in use (the manager's periodic evict and the next open try again).
 // Must be called with no segment's fmu held.
@@ -122,14 +129,19 @@ func (c *handleCache) evict() {
 		c.mu.Unlock()
 		return
 	}
-	force := len(c.mu.open) > c.max+max(c.max/2, minOpenSegments)
+	spare := int64(max(c.max/2, minOpenSegments))
+	recent := int64(math.MinInt64) // slices numbered above this are protected
+	if len(c.mu.open) > c.max+int(spare) {
+		recent = c.slices.Load() - spare
+	}
+	grace := int64(c.grace)
 	var victims []*segment
 	for steps := min(2*len(c.mu.open), 64+8*excess); steps > 0 && len(victims) < excess && len(c.mu.open) > 0; steps-- {
 		if c.mu.hand >= len(c.mu.open) {
 			c.mu.hand = 0
 		}
 		s := c.mu.open[c.mu.hand]
-		if s.used.Swap(false) || !force && now-s.lastSliced.Load() < int64(c.grace) {
+		if s.used.Swap(false) || s.protected(now, grace, recent) {
 			c.mu.hand++
 			continue
 		}
@@ -138,7 +150,7 @@ func (c *handleCache) evict() {
 	}
 	c.mu.Unlock()
 	for _, s := range victims {
-		s.closeIfIdle(c, now, force)
+		s.closeIfIdle(c, now, grace, recent)
 	}
 }
 
@@ -175,6 +187,7 @@ func (s *segment) useFor(sliced bool) (*os.File, error) {
 	}
 	if sliced && s.handles != nil {
 		s.lastSliced.Store(s.handles.now().UnixNano())
+		s.sliceSeq.Store(s.handles.slices.Add(1))
 	}
 	s.pins++
 	f, h := s.f, s.handles
@@ -191,16 +204,22 @@ func (s *segment) unpin() {
 	s.fmu.Unlock()
 }
 
+// protected: s was handed out in a FileSlice within grace (nanoseconds) of now, as
+// slice number recent or later.
+func (s *segment) protected(now, grace, recent int64) bool {
+	return now-s.lastSliced.Load() < grace && s.sliceSeq.Load() > recent
+}
+
 // closeIfIdle closes the descriptor when c still manages s, nothing pins it, and it
-// was neither used since the eviction took it nor (unless force) handed out within
-// the grace; otherwise s goes back to c's open set.
-func (s *segment) closeIfIdle(c *handleCache, began int64, force bool) {
+// was neither used since the eviction took it nor protected; otherwise s goes back to
+// c's open set.
+func (s *segment) closeIfIdle(c *handleCache, began, grace, recent int64) {
 	s.fmu.Lock()
 	defer s.fmu.Unlock()
 	if s.f == nil || s.handles != c {
 		return
 	}
-	if s.pins > 0 || s.used.Load() || !force && began-s.lastSliced.Load() < int64(c.grace) {
+	if s.pins > 0 || s.used.Load() || s.protected(began, grace, recent) {
 		c.added(s)
 		return
 	}

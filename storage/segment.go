@@ -56,8 +56,8 @@ type segment struct {
 	// used is set by every use and cleared by the eviction's clock hand passing.
 	used atomic.Bool
 	// lastSliced is when f was last handed out in a FileSlice (unix nanoseconds,
-	// handles' clock).
-	lastSliced atomic.Int64
+	// handles' clock), sliceSeq that slice's number (handleCache.slices).
+	lastSliced, sliceSeq atomic.Int64
 	// closed: closeFiles ran; deleted: the files carry the ".deleted" suffix.
 	closed, deleted bool
 	idx             *offsetIndex
