@@ -12,8 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gokafkad/gokafkad/internal/partlog"
 	"github.com/gokafkad/gokafkad/protocol"
-	"github.com/rs/zerolog"
 )
 
 // More sentinel errors (the first ones are in api.go).
@@ -38,7 +38,7 @@ type Log struct {
 	dir        string
 	tp         TopicPartition
 	topicID    [16]byte
-	logger     zerolog.Logger
+	logger     partlog.Logger
 	now        func() time.Time
 	decompress func(codec int8, src []byte) ([]byte, error)
 	deleter    *deleter

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gokafkad/gokafkad/internal/lograte"
+	"github.com/gokafkad/gokafkad/internal/partlog"
 	"github.com/rs/zerolog"
 )
 
@@ -299,7 +300,7 @@ func (m *LogManager) openLog(tp TopicPartition, topicID [16]byte, cfg LogConfig,
 		hadCleanShutdown: clean,
 
 		cleanerCheckpoint: cleanerOffset,
-		logger:            m.cfg.Logger.With().Str("topic", tp.Topic).Int32("partition", tp.Partition).Logger(),
+		logger:            partlog.New(&m.cfg.Logger, tp.Topic, tp.Partition),
 		now:               m.cfg.Now,
 		decompress:        m.cfg.Decompress,
 		deleter:           m.deleter,

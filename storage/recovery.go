@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gokafkad/gokafkad/internal/partlog"
 	"github.com/gokafkad/gokafkad/protocol"
 	"github.com/rs/zerolog"
 )
@@ -31,7 +32,7 @@ type logParams struct {
 	hadCleanShutdown  bool
 	// producerExpirationMs is producer.id.expiration.ms.
 	producerExpirationMs int64
-	logger               zerolog.Logger
+	logger               partlog.Logger
 	now                  func() time.Time
 	decompress           func(codec int8, src []byte) ([]byte, error)
 	deleter              *deleter
@@ -65,7 +66,7 @@ func openLog(p logParams) (*Log, error) {
 	now := p.now()
 	l.mu.lastFlush = now
 
-	bases, err := listSegmentFiles(p.dir, l.logger)
+	bases, err := listSegmentFiles(p.dir, l.logger.Logger())
 	if err != nil {
 		return nil, err
 	}
