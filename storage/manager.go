@@ -45,6 +45,8 @@ type LogManager struct {
 	// creations counts the GetOrCreateLog calls creating a log outside mu; Close
 	// and Crash wait for them.
 	creations sync.WaitGroup
+	// dirSync fsyncs the log dir for the logs created side by side, once per batch.
+	dirSync *dirSyncer
 
 	mu struct {
 		sync.Mutex
@@ -164,6 +166,7 @@ func OpenLogManager(cfg LogManagerConfig, cfgFor func(topic string) LogConfig) (
 		stop:    make(chan struct{}), done: make(chan struct{}), cleanerDone: make(chan struct{})}
 	m.mu.logs = make(map[TopicPartition]*Log)
 	m.mu.creating = make(map[TopicPartition]chan struct{})
+	m.dirSync = newDirSyncer(cfg.Dir)
 	m.mu.brokerEpoch = -1
 	lock, err := lockDir(cfg.Dir)
 	if err != nil {
@@ -279,7 +282,7 @@ func (m *LogManager) openLog(tp TopicPartition, topicID [16]byte, cfg LogConfig,
 				return nil, fmt.Errorf("%w: %v", ErrStorage, err)
 			}
 		}
-		if err := syncDir(m.cfg.Dir); err != nil {
+		if err := m.dirSync.sync(); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrStorage, err)
 		}
 	} else {
