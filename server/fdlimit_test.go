@@ -28,14 +28,14 @@ const (
 // lowers its own RLIMIT_NOFILE and runs a broker whose topics of 10 partitions
 // outnumber it half again; every partition is written, read back, written again after
 // a restart and read again, while the process's descriptors (the clients' sockets
-// included) are sampled and must stay below the limit. By default 1,500 partitions
-// under a limit of 1,000; GOKAFKAD_FDLIMIT=20000 GOKAFKAD_FDLIMIT_TOPICS=2000 runs the
+// included) are sampled and must stay below the limit. By default 900 partitions
+// under a limit of 600; GOKAFKAD_FDLIMIT=20000 GOKAFKAD_FDLIMIT_TOPICS=2000 runs the
 // issue's 20,000.
 func TestBrokerWithinOpenFileLimit(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("counts /proc/self/fd")
 	}
-	limit, topics := envInt(t, fdLimitEnv, 1000), envInt(t, fdLimitTopicsEnv, 150)
+	limit, topics := envInt(t, fdLimitEnv, 600), envInt(t, fdLimitTopicsEnv, 90)
 	if os.Getenv(fdLimitChildEnv) == "" {
 		var lim unix.Rlimit
 		if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
