@@ -29,6 +29,9 @@ type Broker struct {
 	// gokafkad.api.max.versions (nil = none), by key: version pretending.
 	AsVersion      string
 	APIMaxVersions map[int16]int16
+	// SegmentDescriptorsMax is gokafkad.log.segment.descriptors.max (0: half the
+	// open-file limit).
+	SegmentDescriptorsMax int32
 
 	// Listeners, with SecurityProtocol resolved through
 	// ListenerSecurityProtocolMap. AdvertisedListeners is the advertised
@@ -445,6 +448,7 @@ func (b *Broker) fill(v map[string]any) error {
 	b.HTTPListener = str(HTTPListenerKey)
 	b.AsVersion = str(AsVersionKey)
 	b.APIMaxVersions, _ = ParseAPIMaxVersions(list(APIMaxVersionsKey)) // already validated
+	b.SegmentDescriptorsMax = i32(SegmentDescriptorsMaxKey)
 	b.SecurityInterBrokerProtocol = str("security.inter.broker.protocol")
 
 	if err := b.fillListeners(str("listeners"), str("advertised.listeners"), !b.isNull["advertised.listeners"], str("listener.security.protocol.map")); err != nil {

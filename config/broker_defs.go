@@ -101,6 +101,9 @@ var brokerDefs = append([]Def{
 		Doc: "Log directories that take no new partitions (KIP-1066); gokafkad cannot cordon a directory, so only the empty list is accepted."},
 	{Name: "metadata.log.dir", Type: TypeString, NullDefault: true, Importance: High,
 		Doc: "Where the cluster metadata log lives; unset means the first data directory."},
+	// gokafkad's own (Kafka keeps every segment's descriptor open).
+	{Name: SegmentDescriptorsMaxKey, Type: TypeInt, Default: "0", Importance: Low, Valid: atLeast(0),
+		Doc: "gokafkad only: how many segment .log descriptors (active segments' included) the broker keeps open; beyond it the least recently used are closed and reopened on the next append or read, so idle partitions cost no descriptor. 0 (the default) means half the process's open-file limit (ulimit -n), at least 64."},
 
 	// Topic creation.
 	{Name: "num.partitions", Type: TypeInt, Default: "1", Importance: Medium, Valid: atLeast(1),

@@ -10,6 +10,10 @@ import (
 // Kafka's dotted style under a gokafkad. prefix so it can never clash with one.
 const HTTPListenerKey = "gokafkad.http.listener"
 
+// SegmentDescriptorsMaxKey bounds the open segment descriptors (issue 15), in the
+// same gokafkad. namespace.
+const SegmentDescriptorsMaxKey = "gokafkad.log.segment.descriptors.max"
+
 // validHTTPListener accepts "" (off) or host:port with a port in 0-65535; the host
 // may be empty (every interface), a name or an IP literal (IPv6 in brackets).
 func validHTTPListener(v any) string {

@@ -725,6 +725,7 @@ func (c *Controller) applyEntries(ents []raftpb.Entry) error {
 func applyBatch(img *MetadataImage, index int64, recs []Record) *MetadataImage {
 	img = img.clone()
 	img.Offset = index
+	owned := map[*TopicImage]bool{}
 	for i := 0; i < len(recs); i++ {
 		if recs[i].isACL() {
 			// A run of ACL records copies the ACL set once, not once per record.
@@ -736,7 +737,7 @@ func applyBatch(img *MetadataImage, index int64, recs []Record) *MetadataImage {
 			i = j - 1
 			continue
 		}
-		img = apply(img, &recs[i])
+		applyTo(img, &recs[i], owned)
 	}
 	return img
 }

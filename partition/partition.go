@@ -20,6 +20,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/gokafkad/gokafkad/internal/partlog"
 	"github.com/gokafkad/gokafkad/storage"
 )
 
@@ -49,7 +50,7 @@ type Partition struct {
 	TopicID [16]byte
 	Log     *storage.Log
 	localID int32
-	logger  zerolog.Logger
+	logger  partlog.Logger
 	// ISRChanges, when set (before the partition is shared), counts the ISR changes
 	// the controller committed or refused for this leader (snapshot.go).
 	ISRChanges *ISRChangeCounts
@@ -74,7 +75,7 @@ type Partition struct {
 // New wraps log as partition tp hosted by broker localID.
 func New(tp storage.TopicPartition, topicID [16]byte, log *storage.Log, localID int32, logger zerolog.Logger) *Partition {
 	p := &Partition{TP: tp, TopicID: topicID, Log: log, localID: localID,
-		logger: logger.With().Str("topic", tp.Topic).Int32("partition", tp.Partition).Logger()}
+		logger: partlog.New(&logger, tp.Topic, tp.Partition)}
 	p.mu.state.Leader = -1
 	p.mu.state.LeaderEpoch = -1
 	p.mu.minISR = 1

@@ -124,54 +124,20 @@ func (rm *ReplicaManager) applyImageLocked(prev, next *controller.MetadataImage)
 		}
 		wake = append(wake, tp)
 	}
-	// A dynamic broker config is the default of every topic that does not override it.
-	brokerConfigs := prev == nil || brokerConfigsChanged(prev, next, rm.nodeID)
-	for name, t := range next.Topics {
-		var old *controller.TopicImage
-		if prev != nil {
-			old = prev.Topics[name]
+	jobs := rm.partitionJobs(prev, next)
+	rm.applyJobs(jobs)
+	for _, j := range jobs {
+		if j.created {
+			rm.mu.partitions[j.tp] = j.p
 		}
-		if old == t && !brokerConfigs { // images share unchanged topics
-			continue
+		switch j.outcome {
+		case jobFollow:
+			follow = append(follow, FollowedPartition{P: j.p, TopicID: j.t.ID, Leader: j.pi.Leader, LeaderEpoch: j.pi.LeaderEpoch})
+		case jobLead:
+			unfollow = append(unfollow, j.tp)
 		}
-		cfg := rm.logConfig(t)
-		minISR := int32(1)
-		if rm.TopicMinISR != nil {
-			minISR = rm.TopicMinISR(t)
-		}
-		for i, pi := range t.Partitions {
-			if !hosts(pi.Replicas, rm.nodeID) {
-				continue
-			}
-			tp := storage.TopicPartition{Topic: name, Partition: int32(i)}
-			p := rm.mu.partitions[tp]
-			if p == nil {
-				log, err := rm.logs.GetOrCreateLog(tp, t.ID, cfg)
-				if err != nil {
-					rm.logger.Error().Err(err).Str("topic", name).Int("partition", i).Msg("creating log")
-					continue
-				}
-				p = partition.New(tp, t.ID, log, rm.nodeID, rm.logger)
-				p.ISRChanges = &rm.ISRChanges
-				rm.mu.partitions[tp] = p
-			} else {
-				p.Log.SetConfig(cfg)
-			}
-			p.Configure(minISR, rm.ReplicaLagTimeMaxMs, rm.eligible)
-			err := p.ApplyState(partition.State{
-				Replicas: pi.Replicas, ISR: pi.ISR, Leader: pi.Leader,
-				LeaderEpoch: pi.LeaderEpoch, PartitionEpoch: pi.PartitionEpoch,
-			}, rm.Now())
-			if err != nil {
-				rm.logger.Error().Err(err).Str("topic", name).Int("partition", i).Msg("applying partition state")
-				continue
-			}
-			if p.IsFollower() {
-				follow = append(follow, FollowedPartition{P: p, TopicID: t.ID, Leader: pi.Leader, LeaderEpoch: pi.LeaderEpoch})
-			} else {
-				unfollow = append(unfollow, tp)
-			}
-			wake = append(wake, tp)
+		if j.outcome != jobFailed {
+			wake = append(wake, j.tp)
 		}
 	}
 	return follow, unfollow, wake

@@ -16,6 +16,7 @@ func (m *LogManager) Crash() {
 	}
 	m.mu.closed = true
 	m.mu.Unlock()
+	m.creations.Wait()
 	close(m.stop)
 	<-m.done
 	<-m.cleanerDone

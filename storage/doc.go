@@ -52,20 +52,27 @@
 // the idempotent-producer state is rebuilt from the batch headers of the later
 // segments (gokafkad writes no .snapshot files yet).
 //
-// Descriptors (handles.go): the active segment holds one, its .log (read-write;
+// Descriptors (handles.go): a segment holds at most one, its .log (read-write;
 // FileSlices hand it out for reading). Index files are memory-mapped (MAP_SHARED) and
 // their descriptors closed, as Kafka's AbstractIndex: the active segment's read-write
 // over its preallocated length (an index entry is a copy into the page cache, which
 // survives a kill -9 as a pwrite did; fsync by path covers it), an inactive one's
-// read-only over its entries. The .txnindex is opened only to write an entry. An
-// inactive segment's .log is opened when read and closed by the LogManager's handle
-// cache: at most 256 stay open once unused for 60 s (least recently used closed
-// first; one handed out in a FileSlice or pinned by a storage operation is not
-// closed). Segments loaded at open hold none, and their indexes are mapped on first
-// read (as Kafka's LazyIndex); an empty active index is mapped at its first entry. So
-// a partition at rest costs one descriptor and at most two mappings, and a log dir one
-// descriptor more (.lock); each mapped index file is one entry of the process's memory
-// map (vm.max_map_count, Linux default 65530, bounds them as it bounds Kafka's).
+// read-only over its entries. The .txnindex is opened only to write an entry. Every
+// segment's .log, the active one's included, is opened when written or read and
+// closed by the LogManager's handle cache once more than
+// gokafkad.log.segment.descriptors.max are open (default half the open-file limit):
+// CLOCK order (a use sets a bit the sweep clears, so an append takes no shared lock);
+// one pinned by a storage operation is not closed, nor one handed out in a FileSlice
+// within 60 s unless the bound is exceeded by half again. An append to a partition
+// whose descriptor was closed reopens it; a write through a reopened descriptor
+// reaches the same page cache, and fsync by any descriptor flushes the file, so
+// durability and recovery are unchanged. Segments loaded at open and the first
+// segment of a new partition hold none until used, and inactive indexes are mapped
+// on first read (as Kafka's LazyIndex); an empty active index is mapped at its first
+// entry. So a partition costs at most one descriptor and two mappings, an idle one
+// none once the bound is reached, and a log dir one descriptor more (.lock); each
+// mapped index file is one entry of the process's memory map (vm.max_map_count,
+// Linux default 65530, bounds them as it bounds Kafka's).
 //
 // A rolled segment is fsynced in the background (as Kafka's flush after roll); the
 // recovery point moves once that is done. Nothing else is fsynced unless flush.messages

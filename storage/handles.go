@@ -1,49 +1,69 @@
 package storage
 
 import (
+	"math"
 	"os"
-	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
-// Bounds of the inactive segments' descriptors (issue 15). Not Kafka configs: Kafka
-// keeps every segment's FileChannel open; these let a broker with many segments per
-// partition stay near one descriptor per partition.
+// Bounds of the segments' descriptors (issue 15). Not Kafka configs: Kafka keeps
+// every segment's FileChannel open; the bound lets a broker with many partitions,
+// active segments included, stay within its open-file limit.
 const (
-	// maxOpenInactiveSegments is how many inactive segments' .log descriptors a log
-	// manager keeps open once they are not in use (reads of old data open them on
-	// demand; the least recently used beyond this bound are closed).
-	maxOpenInactiveSegments = 256
 	// inactiveHandleGrace is how long a descriptor stays open after it was last
-	// used or handed out in a FileSlice, however many are open: a fetch sends its
-	// slices after Read returned, so a descriptor is closed only once no response
-	// can still be sending from it (a send that outlives this fails and its
-	// connection closes, as for a segment deleted after file.delete.delay.ms; it
-	// never reads another file: sendfile holds the descriptor while it runs).
+	// handed out in a FileSlice, however many are open: a fetch sends its slices
+	// after Read returned, so a descriptor is closed only once no response can still
+	// be sending from it (a send that outlives this fails and its connection closes,
+	// as for a segment deleted after file.delete.delay.ms; it never reads another
+	// file: sendfile holds the descriptor while it runs).
 	inactiveHandleGrace = 60 * time.Second
+	// minOpenSegments is the smallest default bound, whatever the open-file limit.
+	minOpenSegments = 64
 )
 
-// handleCache bounds the open .log descriptors of inactive segments: a segment
-// handed to it (release) may have its descriptor closed once it is unpinned and
-// unused for the grace period, least recently used first, while more than max are
-// open; use reopens it. Lock order: segment.fmu before handleCache.mu.
+// DefaultMaxOpenSegments is the bound on a log manager's open segment descriptors
+// when gokafkad.log.segment.descriptors.max is 0: half the process's open-file limit
+// (RLIMIT_NOFILE; Go raises the soft limit to the hard one at start-up), at least 64,
+// so the other half is left for sockets, the metadata log and checkpoint writes.
+func DefaultMaxOpenSegments() int {
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil || lim.Cur == unix.RLIM_INFINITY || lim.Cur > 1<<30 {
+		return 1 << 29
+	}
+	return max(int(lim.Cur/2), minOpenSegments)
+}
+
+// handleCache bounds the open .log descriptors of a log manager's segments, active
+// and inactive: a segment handed to it (releaseTo) may have its descriptor closed
+// while more than max are open, once it is unpinned, not used since the eviction's
+// clock hand last passed it (CLOCK, an approximation of least recently used that
+// costs a use no lock) and not handed out in a FileSlice within the grace period; use
+// reopens it. An append to a partition whose descriptor was closed reopens it, so a
+// broker with more partitions than the bound keeps the busy ones open and the idle
+// ones closed. Lock order: segment.fmu before handleCache.mu.
 type handleCache struct {
 	max   int
 	grace time.Duration
 	now   func() time.Time
+	// slices numbers the FileSlices handed out (segment.sliceSeq).
+	slices atomic.Int64
 
 	mu struct {
 		sync.Mutex
-		// open are the releasable segments whose descriptor is open.
-		open map[*segment]struct{}
+		// open are the managed segments whose descriptor is open; a segment's slot
+		// is its index here plus one (0 when absent).
+		open []*segment
+		// hand is the clock hand: the next slot an eviction looks at.
+		hand int
 	}
 }
 
 func newHandleCache(max int, grace time.Duration, now func() time.Time) *handleCache {
-	c := &handleCache{max: max, grace: grace, now: now}
-	c.mu.open = map[*segment]struct{}{}
-	return c
+	return &handleCache{max: max, grace: grace, now: now}
 }
 
 // added records that s's descriptor is open; more than max open ones starts an
@@ -51,66 +71,96 @@ func newHandleCache(max int, grace time.Duration, now func() time.Time) *handleC
 func (c *handleCache) added(s *segment) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.mu.open[s] = struct{}{}
+	if s.slot == 0 {
+		c.mu.open = append(c.mu.open, s)
+		s.slot = len(c.mu.open)
+	}
 	return len(c.mu.open) > c.max
 }
 
 func (c *handleCache) removed(s *segment) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	delete(c.mu.open, s)
+	c.removeLocked(s)
 }
 
-// openCount is the number of open releasable descriptors (tests).
+// removeLocked takes s out of open, moving the last segment into its slot.
+func (c *handleCache) removeLocked(s *segment) {
+	i := s.slot - 1
+	if i < 0 {
+		return
+	}
+	last := len(c.mu.open) - 1
+	c.mu.open[i] = c.mu.open[last]
+	c.mu.open[i].slot = i + 1
+	c.mu.open[last] = nil
+	c.mu.open = c.mu.open[:last]
+	s.slot = 0
+	if cap(c.mu.open) > 1024 && len(c.mu.open) < cap(c.mu.open)/4 {
+		c.mu.open = append([]*segment(nil), c.mu.open...)
+	}
+}
+
+// openCount is the number of open managed descriptors (tests).
 func (c *handleCache) openCount() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.mu.open)
 }
 
-// evict closes the least recently used descriptors beyond max that are unpinned and
-// were not used within the grace period. Must be called with no segment's fmu held.
+// evict closes descriptors beyond max that are unpinned, were not used since the
+// clock hand last passed them and were not handed out in a FileSlice within the grace
+// period. While more than max+spare are open (spare is half of max, at least 64:
+// consumers read more partitions within the grace than the bound allows), only the
+// spare most recently handed out keep that protection — the slices of the responses
+// being sent now — so the open descriptors stay below about max+spare, and a send
+// from an older response still queued (a slow client) may fail (its connection
+// closes and the client fetches again) rather than the broker running out of
+// descriptors. One response carrying more than spare partitions can be cut that way
+// under pressure; each slice pinned until its response is sent is the follow-up. It looks at a bounded number of slots, so an eviction costs
+// O(excess), not O(open): the bound may stay exceeded for a while when every
+// descriptor is in use (the manager's periodic evict and the next open try again).
+// Must be called with no segment's fmu held.
 func (c *handleCache) evict() {
-	now := c.now()
+	now := c.now().UnixNano()
 	c.mu.Lock()
 	excess := len(c.mu.open) - c.max
 	if excess <= 0 {
 		c.mu.Unlock()
 		return
 	}
-	type cand struct {
-		s    *segment
-		used int64
+	spare := int64(max(c.max/2, minOpenSegments))
+	recent := int64(math.MinInt64) // slices numbered above this are protected
+	if len(c.mu.open) > c.max+int(spare) {
+		recent = c.slices.Load() - spare
 	}
-	cands := make([]cand, 0, len(c.mu.open))
-	for s := range c.mu.open {
-		if used := s.lastUsed.Load(); now.UnixNano()-used >= int64(c.grace) {
-			cands = append(cands, cand{s, used})
+	grace := int64(c.grace)
+	var victims []*segment
+	for steps := min(2*len(c.mu.open), 64+8*excess); steps > 0 && len(victims) < excess && len(c.mu.open) > 0; steps-- {
+		if c.mu.hand >= len(c.mu.open) {
+			c.mu.hand = 0
 		}
-	}
-	slices.SortFunc(cands, func(a, b cand) int {
-		switch {
-		case a.used < b.used:
-			return -1
-		case a.used > b.used:
-			return 1
+		s := c.mu.open[c.mu.hand]
+		if s.used.Swap(false) || s.protected(now, grace, recent) {
+			c.mu.hand++
+			continue
 		}
-		return 0
-	})
-	cands = cands[:min(excess, len(cands))]
-	for _, v := range cands {
-		delete(c.mu.open, v.s)
+		c.removeLocked(s) // the last one moves into the hand's slot: looked at next
+		victims = append(victims, s)
 	}
 	c.mu.Unlock()
-	for _, v := range cands {
-		v.s.closeIfIdle(c, now)
+	for _, s := range victims {
+		s.closeIfIdle(c, now, grace, recent)
 	}
 }
 
 // use returns the segment's .log descriptor, reopening it if it was closed, pinned
 // until the caller calls unpin (so it is not closed under the caller), and marks it
-// used. The active segment's descriptor is never closed; appends use s.f directly.
-func (s *segment) use() (*os.File, error) {
+// used.
+func (s *segment) use() (*os.File, error) { return s.useFor(false) }
+
+// useFor is use; sliced also marks the descriptor handed out in a FileSlice now.
+func (s *segment) useFor(sliced bool) (*os.File, error) {
 	s.fmu.Lock()
 	evict := false
 	if s.f == nil {
@@ -132,8 +182,12 @@ func (s *segment) use() (*os.File, error) {
 			evict = s.handles.added(s)
 		}
 	}
-	if s.handles != nil {
-		s.lastUsed.Store(s.handles.now().UnixNano())
+	if !s.used.Load() {
+		s.used.Store(true)
+	}
+	if sliced && s.handles != nil {
+		s.lastSliced.Store(s.handles.now().UnixNano())
+		s.sliceSeq.Store(s.handles.slices.Add(1))
 	}
 	s.pins++
 	f, h := s.f, s.handles
@@ -150,15 +204,22 @@ func (s *segment) unpin() {
 	s.fmu.Unlock()
 }
 
-// closeIfIdle closes the descriptor when c still manages s, nothing pins it and it
-// was not used since the eviction began; otherwise s goes back to c's open set.
-func (s *segment) closeIfIdle(c *handleCache, began time.Time) {
+// protected: s was handed out in a FileSlice within grace (nanoseconds) of now, as
+// slice number recent or later.
+func (s *segment) protected(now, grace, recent int64) bool {
+	return now-s.lastSliced.Load() < grace && s.sliceSeq.Load() > recent
+}
+
+// closeIfIdle closes the descriptor when c still manages s, nothing pins it, and it
+// was neither used since the eviction took it nor protected; otherwise s goes back to
+// c's open set.
+func (s *segment) closeIfIdle(c *handleCache, began, grace, recent int64) {
 	s.fmu.Lock()
 	defer s.fmu.Unlock()
 	if s.f == nil || s.handles != c {
 		return
 	}
-	if s.pins > 0 || began.UnixNano()-s.lastUsed.Load() < int64(c.grace) {
+	if s.pins > 0 || s.used.Load() || s.protected(began, grace, recent) {
 		c.added(s)
 		return
 	}
@@ -166,15 +227,20 @@ func (s *segment) closeIfIdle(c *handleCache, began time.Time) {
 	s.f = nil
 }
 
-// releaseTo hands the (now inactive) segment's descriptor to c; closeNow closes it
-// at once (a segment nobody can be reading yet: just loaded).
+// releaseTo hands the segment's descriptor to c, which may close it while idle;
+// closeNow closes it at once (a segment nobody can be using yet: just loaded or
+// created for a partition not yet written). A segment c already manages (an active
+// segment that became inactive) is left as it is.
 func (s *segment) releaseTo(c *handleCache, closeNow bool) {
 	if c == nil {
 		return
 	}
 	s.fmu.Lock()
+	if s.handles == c {
+		s.fmu.Unlock()
+		return
+	}
 	s.handles = c
-	s.lastUsed.Store(c.now().UnixNano())
 	if s.f == nil {
 		s.fmu.Unlock()
 		return
@@ -183,7 +249,8 @@ func (s *segment) releaseTo(c *handleCache, closeNow bool) {
 		s.f.Close()
 		s.f = nil
 		s.fmu.Unlock()
-		// Nobody reads it yet either: its indexes are mapped again when read.
+		// Nobody reads it yet either: an inactive one's indexes are mapped again
+		// when read (an active one's stay mapped: they are written).
 		s.idx.unmapUntilUsed()
 		s.tidx.unmapUntilUsed()
 		return
@@ -195,30 +262,10 @@ func (s *segment) releaseTo(c *handleCache, closeNow bool) {
 	}
 }
 
-// makeActive takes the segment back from its handle cache (truncation made it the
-// active one): its descriptor is opened and stays open.
-func (s *segment) makeActive() error {
-	s.fmu.Lock()
-	defer s.fmu.Unlock()
-	if s.handles != nil {
-		s.handles.removed(s)
-		s.handles = nil
-	}
-	if s.f != nil {
-		return nil
-	}
-	f, err := os.OpenFile(segmentPath(s.dir, s.base, logSuffix), os.O_RDWR, 0o644)
-	if err != nil {
-		return err
-	}
-	s.f = f
-	return nil
-}
-
-// sliceFile is the descriptor a FileSlice hands out: marked used now, so it stays
-// open for at least inactiveHandleGrace while the slice is sent.
+// sliceFile is the descriptor a FileSlice hands out: marked handed out now, so it
+// stays open for at least inactiveHandleGrace while the slice is sent.
 func (s *segment) sliceFile() (*os.File, error) {
-	f, err := s.use()
+	f, err := s.useFor(true)
 	if err != nil {
 		return nil, err
 	}

@@ -12,8 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gokafkad/gokafkad/internal/partlog"
 	"github.com/gokafkad/gokafkad/protocol"
-	"github.com/rs/zerolog"
 )
 
 // More sentinel errors (the first ones are in api.go).
@@ -38,11 +38,11 @@ type Log struct {
 	dir        string
 	tp         TopicPartition
 	topicID    [16]byte
-	logger     zerolog.Logger
+	logger     partlog.Logger
 	now        func() time.Time
 	decompress func(codec int8, src []byte) ([]byte, error)
 	deleter    *deleter
-	// handles manages the inactive segments' descriptors (nil: always open).
+	// handles manages the segments' descriptors, the active one's too (nil: always open).
 	handles *handleCache
 	// failed is the log manager's count of failed logs, counted up once when this
 	// log's sticky storage error is set (nil: not counted).
@@ -355,8 +355,8 @@ func (l *Log) rollLocked(now time.Time) error {
 	if err != nil {
 		return l.failLocked("roll", err)
 	}
+	seg.releaseTo(l.handles, false) // written next: stays open while busy
 	l.mu.segments = append(l.mu.segments, seg)
-	old.releaseTo(l.handles, false) // FileSlices of it may still be sending
 	l.flushes.Add(1)
 	go l.flushUpTo(leo, l.mu.truncations)
 	l.logger.Info().Int64("base_offset", leo).Int64("previous_size", old.size).Msg("rolled new log segment")
@@ -381,6 +381,7 @@ func (l *Log) rollToLocked(base int64, now time.Time) error {
 	if err != nil {
 		return l.failLocked("roll", err)
 	}
+	seg.releaseTo(l.handles, false)
 	l.mu.segments = append(l.mu.segments, seg)
 	if err := l.removeSegmentsLocked([]*segment{old}, "replaced by a segment after an offset gap"); err != nil {
 		return err

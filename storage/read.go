@@ -44,7 +44,10 @@ func (l *Log) Read(startOffset int64, maxBytes int32, maxOffset int64, minOneMes
 	}
 	maxOffset = min(maxOffset, leo)
 	empty := ReadResult{FirstOffset: startOffset, NextOffset: startOffset}
-	if startOffset >= maxOffset {
+	if startOffset >= maxOffset || maxBytes <= 0 && !minOneMessage {
+		// Nothing can be returned: no segment is touched (a fetch whose response is
+		// full asks every further partition for 0 bytes; opening each one's file
+		// would cost a descriptor for nothing, issue 15).
 		return empty, nil
 	}
 	hdr := make([]byte, protocol.BatchHeaderSize)

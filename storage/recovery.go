@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gokafkad/gokafkad/internal/partlog"
 	"github.com/gokafkad/gokafkad/protocol"
 	"github.com/rs/zerolog"
 )
@@ -32,7 +33,7 @@ type logParams struct {
 	hadCleanShutdown  bool
 	// producerExpirationMs is producer.id.expiration.ms.
 	producerExpirationMs int64
-	logger               zerolog.Logger
+	logger               partlog.Logger
 	now                  func() time.Time
 	decompress           func(codec int8, src []byte) ([]byte, error)
 	deleter              *deleter
@@ -69,7 +70,7 @@ func openLog(p logParams) (*Log, error) {
 	now := p.now()
 	l.mu.lastFlush = now
 
-	bases, err := listSegmentFiles(p.dir, l.logger)
+	bases, err := listSegmentFiles(p.dir, l.logger.Logger())
 	if err != nil {
 		return nil, err
 	}
@@ -263,13 +264,12 @@ func openLog(p logParams) (*Log, error) {
 		active.bytesSinceLastIndexEntry = active.size
 	}
 
-	// Inactive segments hold no descriptor until read (nothing can be reading them
-	// yet).
+	// No segment holds a descriptor until read or written (nothing can be using
+	// them yet), the active one included: a partition left idle since start-up
+	// costs none.
 	defer func() {
-		for i, s := range l.mu.segments {
-			if i < len(l.mu.segments)-1 {
-				s.releaseTo(l.handles, true)
-			}
+		for _, s := range l.mu.segments {
+			s.releaseTo(l.handles, true)
 		}
 	}()
 	leo := l.leoLocked()

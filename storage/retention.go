@@ -281,9 +281,6 @@ func (l *Log) TruncateTo(offset int64) error {
 		return err
 	}
 	active := l.activeLocked()
-	if err := active.makeActive(); err != nil {
-		return l.failLocked("truncate", err)
-	}
 	if _, err := active.truncateTo(offset, l.now()); err != nil {
 		return l.failLocked("truncate", err)
 	}
@@ -339,6 +336,7 @@ func (l *Log) truncateFullyAndStartAtLocked(offset int64) error {
 	if err != nil {
 		return l.failLocked("truncate fully", err)
 	}
+	seg.releaseTo(l.handles, false)
 	l.mu.segments = []*segment{seg}
 	l.mu.epochs.entries = nil
 	if err := l.persistEpochsLocked(); err != nil {

@@ -38,22 +38,26 @@ func segmentPath(dir string, base int64, suffix string) string {
 type segment struct {
 	base int64
 	dir  string
-	// fmu guards f, pins, handles, closed and deleted: an inactive segment's
-	// descriptor is closed and reopened by its handleCache without the Log's lock.
+	// fmu guards f, pins, handles, closed and deleted: a segment's descriptor is
+	// closed and reopened by its handleCache without the Log's lock.
 	fmu sync.Mutex
 	// f is the segment's one descriptor (read-write), also what FileSlices hand out:
-	// callers only read through it (a second, read-only descriptor per segment would
-	// double the descriptors a broker holds, issue 15). The active segment's is always
-	// open (appends use it directly, under the Log's write lock); an inactive one's is
-	// nil while its handleCache has closed it: get it with use.
+	// readers only read through it (a second, read-only descriptor per segment would
+	// double the descriptors a broker holds, issue 15). It is nil while its
+	// handleCache has closed it, the active segment's too (a partition left idle):
+	// get it with use, appends included.
 	f *os.File
-	// pins counts the callers between use and its done.
+	// pins counts the callers between use and its unpin.
 	pins int
-	// handles manages f once the segment is inactive (nil while active).
+	// handles manages f (nil for a Log without a cache: always open).
 	handles *handleCache
-	// lastUsed is when f was last used or handed out (unix nanoseconds, handles'
-	// clock); atomic so an eviction can sort by it without each segment's fmu.
-	lastUsed atomic.Int64
+	// slot is s's place in handles' open set plus one (guarded by handles.mu).
+	slot int
+	// used is set by every use and cleared by the eviction's clock hand passing.
+	used atomic.Bool
+	// lastSliced is when f was last handed out in a FileSlice (unix nanoseconds,
+	// handles' clock), sliceSeq that slice's number (handleCache.slices).
+	lastSliced, sliceSeq atomic.Int64
 	// closed: closeFiles ran; deleted: the files carry the ".deleted" suffix.
 	closed, deleted bool
 	idx             *offsetIndex
@@ -322,7 +326,13 @@ func (s *segment) truncateLogFile(n int64) error {
 // index entries every index.interval.bytes, as Kafka's LogSegment.append.
 func (s *segment) append(b protocol.Batch, indexInterval int64) error {
 	pos := s.size
-	if _, err := s.f.WriteAt(b, pos); err != nil { // the active segment: f is open
+	f, err := s.use() // reopened when the partition was idle long enough to lose it
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteAt(b, pos)
+	s.unpin()
+	if err != nil {
 		return err
 	}
 	s.size += int64(len(b))
