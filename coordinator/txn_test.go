@@ -3,6 +3,7 @@ package coordinator
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"testing"
@@ -43,6 +44,12 @@ func (m *markerLog) take() []string {
 
 func startTxnCoordinator(t *testing.T, log *memLog, markers *markerLog, now func() time.Time) *TxnCoordinator {
 	t.Helper()
+	return startTxnCoordinatorTV(t, log, markers, now, 0)
+}
+
+// startTxnCoordinatorTV is startTxnCoordinator in a cluster at transaction.version tv.
+func startTxnCoordinatorTV(t *testing.T, log *memLog, markers *markerLog, now func() time.Time, tv int16) *TxnCoordinator {
+	t.Helper()
 	md := fakeMetadata{TransactionStateTopic: 4, OffsetsTopic: 4, "t": 3}
 	next := int64(1000)
 	var mu sync.Mutex
@@ -52,7 +59,8 @@ func startTxnCoordinator(t *testing.T, log *memLog, markers *markerLog, now func
 		next++
 		return next - 1, nil
 	}
-	cfg := TxnConfig{NumPartitions: 4, MaxTimeout: 15 * time.Minute, MarkerRetryBackoff: time.Millisecond, MarkerWait: 5 * time.Second}
+	cfg := TxnConfig{NumPartitions: 4, MaxTimeout: 15 * time.Minute, MarkerRetryBackoff: time.Millisecond, MarkerWait: 5 * time.Second,
+		TransactionVersion: func() int16 { return tv }}
 	c := NewTxnCoordinator(cfg, log, md, markers, alloc, func(g string) int32 { return PartitionFor(g, 4) }, now, zerolog.Nop())
 	t.Cleanup(c.Close)
 	for p := int32(0); p < 4; p++ {
@@ -376,4 +384,46 @@ func TestTxnMarkerDuringGroupLoad(t *testing.T) {
 func endTxnV1(c *TxnCoordinator, id string, pid int64, epoch int16, commit bool) int16 {
 	_, _, code := c.EndTxn(id, pid, epoch, commit, 0)
 	return code
+}
+
+// TestTxnCoordinatorV2EpochOverflow: at transaction version 2 an end at the last usable
+// epoch (Short.MAX-1) writes its markers at Short.MAX and moves the producer to a new
+// producer id at epoch 0, which EndTxn v5 answers; a retry with the old id and epoch
+// gets the same answer, and the state survives a reload from the log (value v1).
+func TestTxnCoordinatorV2EpochOverflow(t *testing.T) {
+	log, markers := newMemLog(), &markerLog{}
+	now := func() time.Time { return time.UnixMilli(1_700_000_000_000) }
+	m := &TxnMetadata{TransactionalID: "o", ProducerID: 5, LastProducerID: -1, ProducerEpoch: math.MaxInt16 - 1,
+		LastProducerEpoch: -1, NextProducerID: -1, ClientTV: 2, TimeoutMs: 60000, State: kmsg.TransactionStateOngoing,
+		Partitions: map[TopicPartition]struct{}{{"t", 0}: {}}, StartTimestamp: 1, LastUpdateTimestamp: 1}
+	if err := log.Append(PartitionFor("o", 4), EncodeBatch([]Record{TxnRecordVersion(m, 2)}, 1)); err != nil {
+		t.Fatal(err)
+	}
+	c := startTxnCoordinatorTV(t, log, markers, now, 2)
+	pid, epoch, code := c.EndTxn("o", 5, math.MaxInt16-1, true, 2)
+	if code != 0 || pid != 1000 || epoch != 0 {
+		t.Fatalf("end at the last epoch: pid %d epoch %d %v", pid, epoch, kerr.ErrorForCode(code))
+	}
+	if got := markers.take(); len(got) != 1 || got[0] != fmt.Sprintf("t-0 pid=5 epoch=%d ce=7 commit=true", math.MaxInt16) {
+		t.Fatalf("markers %v", got)
+	}
+	done := waitState(t, c, "o", kmsg.TransactionStateCompleteCommit)
+	if done.ProducerID != 1000 || done.ProducerEpoch != 0 || done.LastProducerID != 5 || done.NextProducerID != -1 {
+		t.Fatalf("complete: %+v", done)
+	}
+	if pid, epoch, code := c.EndTxn("o", 5, math.MaxInt16-1, true, 2); code != 0 || pid != 1000 || epoch != 0 {
+		t.Fatalf("retried end: pid %d epoch %d %v", pid, epoch, kerr.ErrorForCode(code))
+	}
+	if _, _, code := c.EndTxn("o", 5, math.MaxInt16-1, false, 2); code != kerr.InvalidTxnState.Code {
+		t.Fatalf("retry of the other end: %v", kerr.ErrorForCode(code))
+	}
+	c.Close()
+	c2 := startTxnCoordinatorTV(t, log, markers, now, 2)
+	if got := c2.Transaction("o"); got == nil || got.ProducerID != 1000 || got.ProducerEpoch != 0 || got.LastProducerID != 5 || got.ClientTV != 2 {
+		t.Fatalf("reloaded: %+v", got)
+	}
+	// The new producer id goes on: its next end bumps it to 1.
+	if pid, epoch, code := c2.EndTxn("o", 1000, 0, false, 2); code != 0 || pid != 1000 || epoch != 1 {
+		t.Fatalf("abort after the rotation: pid %d epoch %d %v", pid, epoch, kerr.ErrorForCode(code))
+	}
 }
