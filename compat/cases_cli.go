@@ -656,7 +656,8 @@ func cliSuite() Suite {
 					`Feature: eligible.leader.replicas.version\s+SupportedMinVersion: 0\s+SupportedMaxVersion: 1\s+FinalizedVersionLevel: 1\s+Epoch: \d+`,
 					`Feature: group.version\s+SupportedMinVersion: 0\s+SupportedMaxVersion: 1\s+FinalizedVersionLevel: 1\s+Epoch: \d+`,
 					`Feature: kraft.version\s+SupportedMinVersion: 0\s+SupportedMaxVersion: \d\s+FinalizedVersionLevel: 0\s+Epoch: \d+`,
-					`Feature: transaction.version\s+SupportedMinVersion: 0\s+SupportedMaxVersion: \d\s+FinalizedVersionLevel: \d\s+Epoch: \d+`,
+					// A new cluster runs transaction version 2 (KIP-890 part 2), as Kafka 4.4 formats one.
+					`Feature: transaction.version\s+SupportedMinVersion: 0\s+SupportedMaxVersion: 2\s+FinalizedVersionLevel: 2\s+Epoch: \d+`,
 				} {
 					if !regexp.MustCompile(re).MatchString(r.Stdout) {
 						return errf("no line matching %s", re)
@@ -685,6 +686,31 @@ func cliSuite() Suite {
 					}
 					if !regexp.MustCompile(`Feature: group.version\s+SupportedMinVersion: 0\s+SupportedMaxVersion: 1\s+FinalizedVersionLevel: 1\s`).MatchString(d.Stdout) {
 						return errf("group.version not finalized at 1 after the upgrade")
+					}
+					return nil
+				})
+			}},
+			{Client: "kafka-features", Feature: "downgrade --feature transaction.version=1, then upgrade --feature transaction.version=2", Run: func(x *X) error {
+				r, err := x.MustTool("", "features", "--bootstrap-server", bs, "downgrade", "--feature", "transaction.version=1")
+				if err != nil {
+					return err
+				}
+				if err := want(r.Stdout, "transaction.version was downgraded to 1."); err != nil {
+					return err
+				}
+				if r, err = x.MustTool("", "features", "--bootstrap-server", bs, "upgrade", "--feature", "transaction.version=2"); err != nil {
+					return err
+				}
+				if err := want(r.Stdout, "transaction.version was upgraded to 2."); err != nil {
+					return err
+				}
+				return x.waitUntil(func() error {
+					d, err := x.MustTool("", "features", "--bootstrap-server", bs, "describe")
+					if err != nil {
+						return err
+					}
+					if !regexp.MustCompile(`Feature: transaction.version\s+SupportedMinVersion: 0\s+SupportedMaxVersion: 2\s+FinalizedVersionLevel: 2\s`).MatchString(d.Stdout) {
+						return errf("transaction.version not finalized at 2 after the upgrade")
 					}
 					return nil
 				})

@@ -12,9 +12,8 @@ package controller
 // The supported ranges are what gokafkad honours, which is not always Kafka 4.4's
 // (DESIGN.md, "Feature levels", gives the reason for each): metadata.version only
 // 4.4-IV2 (gokafkad's metadata log is its own, so no older level can be run),
-// kraft.version 0 (the quorum is static: no KIP-853), transaction.version 0 (the
-// transaction coordinator writes value version 0 records and has no epoch bump per
-// transaction), group.version 0-1 (KIP-848 is served; at 0 ConsumerGroupHeartbeat is
+// kraft.version 0 (the quorum is static: no KIP-853), transaction.version 0-2 as
+// Kafka's, a new cluster at 2 (TransactionVersion.LATEST_PRODUCTION), group.version 0-1 (KIP-848 is served; at 0 ConsumerGroupHeartbeat is
 // refused as Kafka refuses it), eligible.leader.replicas.version 0-1 (elr.go),
 // share.version and streams.version 0 (no share or streams groups).
 //
@@ -70,7 +69,7 @@ var SupportedFeatures = []FeatureRange{
 	{Name: FeatureMetadataVersion, Min: MetadataVersion44IV2, Max: MetadataVersion44IV2, Default: MetadataVersion44IV2},
 	{Name: FeatureShare, Min: 0, Max: 0, Default: 0},
 	{Name: FeatureStreams, Min: 0, Max: 0, Default: 0},
-	{Name: FeatureTransaction, Min: 0, Max: 0, Default: 0},
+	{Name: FeatureTransaction, Min: 0, Max: 2, Default: 2},
 }
 
 // supportedFeature returns name's range.

@@ -1,13 +1,20 @@
 package coordinator
 
 // The transaction coordinator, as Kafka's TransactionCoordinator +
-// TransactionStateManager + TransactionMetadata (transaction version 1: the epoch is
-// bumped by InitProducerId and by fencing, not at every transaction end).
+// TransactionStateManager + TransactionMetadata. Each transaction runs at its client's
+// transaction version (ClientTV, kept in the log record as Kafka's
+// ClientTransactionVersion): below 2 (transaction version 1 clients: EndTxn up to v4,
+// explicit AddPartitionsToTxn) the epoch is bumped by InitProducerId and by fencing
+// only; at 2 (KIP-890 part 2: EndTxn v5, partitions added by the brokers) every end
+// bumps it, and an end at the last usable epoch moves the producer to a new producer
+// id (NextProducerID, taken at the Prepare state, current at the Complete one).
 //
 // Each transactional id lives in partition PartitionFor(id, n) of the compacted
-// internal topic __transaction_state, as a TxnMetadataKey v0 / TxnMetadataValue v0
-// record (Kafka's TransactionLog format); the last record per id wins, a tombstone
-// deletes. The broker leading a partition owns its ids (one shard each, loaded by
+// internal topic __transaction_state, as a TxnMetadataKey v0 / TxnMetadataValue
+// record (Kafka's TransactionLog format: value v0 while the cluster's finalized
+// transaction.version is 0, the flexible v1 with the previous / next producer id and
+// the client's transaction version from 1 on); the last record per id wins, a
+// tombstone deletes. The broker leading a partition owns its ids (one shard each, loaded by
 // replaying the partition; the coordinator epoch is the partition's leader epoch).
 //
 // The transitions themselves are pure functions in txn_state.go; this file is the
@@ -61,14 +68,18 @@ type TxnConfig struct {
 	MarkerWait time.Duration
 	// MarkerRetryBackoff is the pause between attempts to write a marker.
 	MarkerRetryBackoff time.Duration
+	// TransactionVersion is the cluster's finalized transaction.version (nil: 0). It
+	// picks the record format and the version an InitProducerId fence runs at.
+	TransactionVersion func() int16
 }
 
 // MarkerWriter writes transaction markers to data partitions: Kafka's
 // TransactionMarkerChannelManager sending WriteTxnMarkers to partition leaders.
 type MarkerWriter interface {
 	// WriteMarker appends a COMMIT (commit) or ABORT marker for the producer to tp
-	// as its leader and returns once it is committed. A *kerr.Error carries the code.
-	WriteMarker(tp TopicPartition, producerID int64, producerEpoch int16, coordinatorEpoch int32, commit bool) error
+	// as its leader and returns once it is committed; txnVersion is the transaction's
+	// (WriteTxnMarkers v2, KIP-1228). A *kerr.Error carries the code.
+	WriteMarker(tp TopicPartition, producerID int64, producerEpoch int16, coordinatorEpoch int32, commit bool, txnVersion int16) error
 }
 
 // TxnMetadata is Kafka's TransactionMetadata for one transactional id.
@@ -81,9 +92,16 @@ type TxnMetadata struct {
 	// LastProducerEpoch is the epoch before the last bump (-1 when unknown; not
 	// stored in the log, as Kafka's).
 	LastProducerEpoch int16
-	TimeoutMs         int32
-	State             kmsg.TransactionState
-	Partitions        map[TopicPartition]struct{}
+	// NextProducerID is the producer id a transaction version 2 end moves to when the
+	// epoch is exhausted: set in the Prepare state, current from the Complete one
+	// (-1 when none).
+	NextProducerID int64
+	// ClientTV is the transaction version the transaction runs at (0 or 2): 2 once a
+	// broker added a partition (AddPartitionsToTxn v4+) or the client ended with EndTxn v5.
+	ClientTV   int16
+	TimeoutMs  int32
+	State      kmsg.TransactionState
+	Partitions map[TopicPartition]struct{}
 	// StartTimestamp is when the transaction became Ongoing (-1 when none).
 	StartTimestamp      int64
 	LastUpdateTimestamp int64
@@ -122,10 +140,20 @@ func (m *TxnMetadata) sortedPartitions() []TopicPartition {
 func epochExhausted(e int16) bool { return e >= math.MaxInt16-1 }
 
 // TxnRecord encodes m as its __transaction_state record (key v0, value v0).
-func TxnRecord(m *TxnMetadata) Record {
+func TxnRecord(m *TxnMetadata) Record { return TxnRecordVersion(m, 0) }
+
+// TxnRecordVersion encodes m as its __transaction_state record for the finalized
+// transaction.version tv: value v0 at 0, v1 (flexible, with the previous and next
+// producer ids and the client's transaction version) from 1, as Kafka's
+// TransactionLog.valueToBytes.
+func TxnRecordVersion(m *TxnMetadata, tv int16) Record {
 	k := kmsg.TxnMetadataKey{Version: 0, TransactionalID: m.TransactionalID}
 	v := kmsg.NewTxnMetadataValue()
 	v.Version = 0
+	if tv >= 1 {
+		v.Version = 1
+		v.PreviousProducerID, v.NextProducerID, v.ClientTransactionVersion = m.LastProducerID, m.NextProducerID, m.ClientTV
+	}
 	v.ProducerID, v.ProducerEpoch, v.TimeoutMillis, v.State = m.ProducerID, m.ProducerEpoch, m.TimeoutMs, m.State
 	v.LastUpdateTimestamp, v.StartTimestamp = m.LastUpdateTimestamp, m.StartTimestamp
 	for _, tp := range m.sortedPartitions() {
@@ -156,10 +184,16 @@ func DecodeTxnRecord(key, value []byte) (id string, m *TxnMetadata, err error) {
 		return "", nil, fmt.Errorf("%w: transaction log value: %v", ErrCorruptRecord, err)
 	}
 	m = &TxnMetadata{TransactionalID: k.TransactionalID, ProducerID: v.ProducerID, LastProducerID: -1,
-		ProducerEpoch: v.ProducerEpoch, LastProducerEpoch: -1, TimeoutMs: v.TimeoutMillis, State: v.State,
+		ProducerEpoch: v.ProducerEpoch, LastProducerEpoch: -1, NextProducerID: -1, TimeoutMs: v.TimeoutMillis, State: v.State,
 		Partitions: map[TopicPartition]struct{}{}, StartTimestamp: v.StartTimestamp, LastUpdateTimestamp: v.LastUpdateTimestamp}
-	if v.Version >= 1 && v.PreviousProducerID >= 0 {
-		m.LastProducerID = v.PreviousProducerID
+	if v.Version >= 1 {
+		if v.PreviousProducerID >= 0 {
+			m.LastProducerID = v.PreviousProducerID
+		}
+		if v.NextProducerID >= 0 {
+			m.NextProducerID = v.NextProducerID
+		}
+		m.ClientTV = v.ClientTransactionVersion
 	}
 	for _, t := range v.Topics {
 		for _, p := range t.Partitions {
@@ -325,7 +359,7 @@ func (c *TxnCoordinator) shardFor(id string) (*txnShard, int16) {
 // returns the code clients get for a failed write, as Kafka's TransactionStateManager
 // appendTransactionToLog maps them.
 func (c *TxnCoordinator) writeLocked(s *txnShard, next *TxnMetadata) int16 {
-	err := c.log.Append(s.partition, EncodeBatch([]Record{TxnRecord(next)}, c.now().UnixMilli()))
+	err := c.log.Append(s.partition, EncodeBatch([]Record{TxnRecordVersion(next, c.finalizedTV())}, c.now().UnixMilli()))
 	if err != nil {
 		c.logger.Warn().Err(err).Int32("partition", s.partition).Str("transactional_id", next.TransactionalID).
 			Msg("writing to __transaction_state failed")
@@ -367,13 +401,19 @@ func (c *TxnCoordinator) InitProducerID(id string, timeoutMs int32, expectedPID 
 	rotate := false
 	if m == nil {
 		next, rotate = newTxnMetadata(id, -1, timeoutMs, now), true
-	} else if next, rotate, code = initStep(m, timeoutMs, expectedPID, expectedEpoch, now); next == nil {
+	} else if next, rotate, code = initStep(m, timeoutMs, expectedPID, expectedEpoch, c.finalizedTV(), now); next == nil {
 		if code != 0 {
 			return -1, -1, code
 		}
 		return m.ProducerID, m.ProducerEpoch, 0 // a retried bump
 	}
 	if code == kerr.ConcurrentTransactions.Code { // next fences the open transaction
+		if rotate {
+			if next.NextProducerID, code = c.allocateCode(); code != 0 {
+				return -1, -1, code
+			}
+			code = kerr.ConcurrentTransactions.Code
+		}
 		if wcode := c.writeLocked(s, next); wcode != 0 {
 			return -1, -1, wcode
 		}
@@ -398,9 +438,12 @@ func (c *TxnCoordinator) InitProducerID(id string, timeoutMs int32, expectedPID 
 }
 
 // AddPartitions handles AddPartitionsToTxn (and AddOffsetsToTxn, with the group's
-// __consumer_offsets partition): see addPartitionsStep. The caller checked that the
-// partitions exist.
-func (c *TxnCoordinator) AddPartitions(id string, pid int64, epoch int16, parts []TopicPartition) int16 {
+// __consumer_offsets partition): see addPartitionsStep. tv is the client's transaction
+// version: 2 when a broker adds the partitions for a produce or TxnOffsetCommit of a
+// KIP-890 part 2 client (AddPartitionsToTxn v4+), 0 otherwise
+// (transactionVersionForAddPartitionsToTxn). The caller checked that the partitions
+// exist.
+func (c *TxnCoordinator) AddPartitions(id string, pid int64, epoch int16, parts []TopicPartition, tv int16) int16 {
 	if id == "" {
 		return kerr.InvalidRequest.Code
 	}
@@ -409,7 +452,7 @@ func (c *TxnCoordinator) AddPartitions(id string, pid int64, epoch int16, parts 
 		return code
 	}
 	defer s.mu.Unlock()
-	next, code := addPartitionsStep(s.txns[id], pid, epoch, parts, c.now().UnixMilli())
+	next, code := addPartitionsStep(s.txns[id], pid, epoch, parts, tv, c.now().UnixMilli())
 	if next == nil {
 		return code
 	}
@@ -419,7 +462,7 @@ func (c *TxnCoordinator) AddPartitions(id string, pid int64, epoch int16, parts 
 // AddOffsets handles AddOffsetsToTxn: the group's __consumer_offsets partition joins
 // the transaction (as Kafka, the group id is not checked here; TxnOffsetCommit does).
 func (c *TxnCoordinator) AddOffsets(id string, pid int64, epoch int16, group string) int16 {
-	return c.AddPartitions(id, pid, epoch, []TopicPartition{{Topic: OffsetsTopic, Partition: c.offsetsPartition(group)}})
+	return c.AddPartitions(id, pid, epoch, []TopicPartition{{Topic: OffsetsTopic, Partition: c.offsetsPartition(group)}}, 0)
 }
 
 // VerifyPartitions answers a KIP-890 verification (AddPartitionsToTxn v4+ with
@@ -444,26 +487,49 @@ func (c *TxnCoordinator) VerifyPartitions(id string, pid int64, epoch int16, par
 	return verifyStep(s.txns[id], pid, epoch, parts)
 }
 
-// EndTxn handles EndTxn (see endStep): the Prepare state is written, its markers sent,
-// then the Complete state written; the answer waits for the markers up to MarkerWait.
-func (c *TxnCoordinator) EndTxn(id string, pid int64, epoch int16, commit bool) int16 {
+// EndTxn handles EndTxn at the client's transaction version tv (2 for EndTxn v5,
+// transactionVersionForEndTxn; see endStep and endStepV2): the Prepare state is
+// written, its markers sent, then the Complete state written; the answer waits for the
+// markers up to MarkerWait. It returns the producer id and epoch the client goes on
+// with (EndTxn v5's answer: the bumped epoch, or the next producer id at epoch 0;
+// the current ones for a retry; -1 on an error).
+func (c *TxnCoordinator) EndTxn(id string, pid int64, epoch int16, commit bool, tv int16) (int64, int16, int16) {
 	if id == "" {
-		return kerr.InvalidRequest.Code
+		return -1, -1, kerr.InvalidRequest.Code
 	}
 	s, code := c.shardFor(id)
 	if code != 0 {
-		return code
+		return -1, -1, code
 	}
 	var done chan struct{}
+	outPID, outEpoch := int64(-1), int16(-1)
 	func() {
 		defer s.mu.Unlock()
-		next, stepCode := endStep(s.txns[id], pid, epoch, commit, c.now().UnixMilli())
-		code = stepCode
-		if next != nil {
+		m := s.txns[id]
+		var next *TxnMetadata
+		if tv >= 2 {
+			var rotate bool
+			next, rotate, code = endStepV2(m, pid, epoch, commit, c.now().UnixMilli())
+			if next != nil && rotate {
+				if next.NextProducerID, code = c.allocateCode(); code != 0 {
+					return
+				}
+			}
+		} else {
+			next, code = endStep(m, pid, epoch, commit, c.now().UnixMilli())
+		}
+		switch {
+		case next != nil:
 			if code = c.writeLocked(s, next); code == 0 {
 				c.startMarkersLocked(s, next)
 				done = next.done
+				outPID, outEpoch = next.ProducerID, next.ProducerEpoch
+				if next.NextProducerID >= 0 {
+					outPID, outEpoch = next.NextProducerID, 0
+				}
 			}
+		case code == 0:
+			outPID, outEpoch = m.ProducerID, m.ProducerEpoch
 		}
 	}()
 	if done != nil {
@@ -473,7 +539,25 @@ func (c *TxnCoordinator) EndTxn(id string, pid int64, epoch int16, commit bool) 
 		case <-c.stop:
 		}
 	}
-	return code
+	return outPID, outEpoch, code
+}
+
+// allocateCode takes a fresh producer id, or the code to answer when none can be had.
+func (c *TxnCoordinator) allocateCode() (int64, int16) {
+	pid, err := c.allocate()
+	if err != nil {
+		c.logger.Warn().Err(err).Msg("allocating a producer id failed")
+		return -1, kerr.UnknownServerError.Code
+	}
+	return pid, 0
+}
+
+// finalizedTV is the cluster's finalized transaction.version.
+func (c *TxnCoordinator) finalizedTV() int16 {
+	if c.cfg.TransactionVersion == nil {
+		return 0
+	}
+	return c.cfg.TransactionVersion()
 }
 
 // startMarkersLocked writes m's markers in the background, then its Complete state.
@@ -484,13 +568,13 @@ func (c *TxnCoordinator) startMarkersLocked(s *txnShard, m *TxnMetadata) {
 	}
 	commit := m.State == kmsg.TransactionStatePrepareCommit
 	parts := m.sortedPartitions()
-	pid, epoch, id, done := m.ProducerID, m.ProducerEpoch, m.TransactionalID, m.done
+	pid, epoch, id, done, tv := m.ProducerID, m.ProducerEpoch, m.TransactionalID, m.done, m.ClientTV
 	coordEpoch := s.coordinatorEpoch
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
 		for _, tp := range parts {
-			if !c.writeMarker(s, tp, pid, epoch, coordEpoch, commit) {
+			if !c.writeMarker(s, tp, pid, epoch, coordEpoch, commit, tv) {
 				return
 			}
 		}
@@ -500,9 +584,9 @@ func (c *TxnCoordinator) startMarkersLocked(s *txnShard, m *TxnMetadata) {
 
 // writeMarker retries one marker until it is written, the partition is gone, or the
 // shard is given up. It returns false when the shard is gone.
-func (c *TxnCoordinator) writeMarker(s *txnShard, tp TopicPartition, pid int64, epoch int16, coordEpoch int32, commit bool) bool {
+func (c *TxnCoordinator) writeMarker(s *txnShard, tp TopicPartition, pid int64, epoch int16, coordEpoch int32, commit bool, tv int16) bool {
 	for attempt := 0; ; attempt++ {
-		err := c.markers.WriteMarker(tp, pid, epoch, coordEpoch, commit)
+		err := c.markers.WriteMarker(tp, pid, epoch, coordEpoch, commit, tv)
 		if err == nil {
 			return true
 		}
@@ -601,7 +685,14 @@ func (c *TxnCoordinator) AbortTimedOut() {
 				if m.State == kmsg.TransactionStateOngoing && m.StartTimestamp+int64(m.TimeoutMs) < now {
 					c.logger.Info().Str("transactional_id", m.TransactionalID).Int64("producer_id", m.ProducerID).
 						Int16("producer_epoch", m.ProducerEpoch).Msg("aborting timed out transaction")
-					next := fenceStep(m, now)
+					// As abortTimedOutTransactions: at the transaction's own version.
+					next, rotate := fenceStep(m, m.ClientTV, now)
+					if rotate {
+						var code int16
+						if next.NextProducerID, code = c.allocateCode(); code != 0 {
+							continue
+						}
+					}
 					if c.writeLocked(s, next) == 0 {
 						c.startMarkersLocked(s, next)
 					}

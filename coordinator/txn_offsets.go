@@ -59,7 +59,7 @@ func (c *GroupCoordinator) TxnOffsetCommit(req *kmsg.TxnOffsetCommitRequest, ver
 	resp := kmsg.NewPtrTxnOffsetCommitResponse()
 	for _, t := range req.Topics {
 		rt := kmsg.NewTxnOffsetCommitResponseTopic()
-		rt.Topic = t.Topic
+		rt.Topic, rt.TopicID = t.Topic, t.TopicID
 		for _, p := range t.Partitions {
 			rp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
 			rp.Partition = p.Partition
@@ -93,7 +93,10 @@ func (c *GroupCoordinator) TxnOffsetCommit(req *kmsg.TxnOffsetCommitRequest, ver
 	created := false
 	if g == nil {
 		if req.Generation >= 0 {
-			// As OffsetMetadataManager.validateTransactionalOffsetCommit.
+			// As OffsetMetadataManager.validateTransactionalOffsetCommit: v6 names it.
+			if req.Version >= 6 {
+				return failAll(kerr.GroupIDNotFound.Code)
+			}
 			return failAll(kerr.IllegalGeneration.Code)
 		}
 		g = NewGroup(req.Group, &c.cfg, now)
@@ -103,10 +106,11 @@ func (c *GroupCoordinator) TxnOffsetCommit(req *kmsg.TxnOffsetCommitRequest, ver
 	validate := g.validateTxnOffsetCommit
 	if g.Consumer != nil {
 		// A KIP-848 group: the generation is the member epoch, and a stale one is
-		// ILLEGAL_GENERATION for transactional commits, as ConsumerGroup.validateOffsetCommit.
+		// ILLEGAL_GENERATION for transactional commits before v6 (KIP-1319), as
+		// ConsumerGroup.validateOffsetCommit and supportsStaleMemberEpochError.
 		validate = func(member string, _ *string, epoch int32) int16 {
 			code := g.Consumer.ValidateOffsetCommit(member, epoch, 9)
-			if code == kerr.StaleMemberEpoch.Code {
+			if code == kerr.StaleMemberEpoch.Code && req.Version < 6 {
 				code = kerr.IllegalGeneration.Code
 			}
 			return code

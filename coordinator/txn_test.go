@@ -3,6 +3,7 @@ package coordinator
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"testing"
@@ -22,7 +23,7 @@ type markerLog struct {
 	failures int
 }
 
-func (m *markerLog) WriteMarker(tp TopicPartition, pid int64, epoch int16, coordEpoch int32, commit bool) error {
+func (m *markerLog) WriteMarker(tp TopicPartition, pid int64, epoch int16, coordEpoch int32, commit bool, _ int16) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.failures > 0 {
@@ -43,6 +44,12 @@ func (m *markerLog) take() []string {
 
 func startTxnCoordinator(t *testing.T, log *memLog, markers *markerLog, now func() time.Time) *TxnCoordinator {
 	t.Helper()
+	return startTxnCoordinatorTV(t, log, markers, now, 0)
+}
+
+// startTxnCoordinatorTV is startTxnCoordinator in a cluster at transaction.version tv.
+func startTxnCoordinatorTV(t *testing.T, log *memLog, markers *markerLog, now func() time.Time, tv int16) *TxnCoordinator {
+	t.Helper()
 	md := fakeMetadata{TransactionStateTopic: 4, OffsetsTopic: 4, "t": 3}
 	next := int64(1000)
 	var mu sync.Mutex
@@ -52,7 +59,8 @@ func startTxnCoordinator(t *testing.T, log *memLog, markers *markerLog, now func
 		next++
 		return next - 1, nil
 	}
-	cfg := TxnConfig{NumPartitions: 4, MaxTimeout: 15 * time.Minute, MarkerRetryBackoff: time.Millisecond, MarkerWait: 5 * time.Second}
+	cfg := TxnConfig{NumPartitions: 4, MaxTimeout: 15 * time.Minute, MarkerRetryBackoff: time.Millisecond, MarkerWait: 5 * time.Second,
+		TransactionVersion: func() int16 { return tv }}
 	c := NewTxnCoordinator(cfg, log, md, markers, alloc, func(g string) int32 { return PartitionFor(g, 4) }, now, zerolog.Nop())
 	t.Cleanup(c.Close)
 	for p := int32(0); p < 4; p++ {
@@ -79,7 +87,7 @@ func waitState(t *testing.T, c *TxnCoordinator, id string, want kmsg.Transaction
 
 func TestTxnRecordRoundTrip(t *testing.T) {
 	m := &TxnMetadata{TransactionalID: "x", ProducerID: 5, LastProducerID: -1, ProducerEpoch: 3, LastProducerEpoch: -1,
-		TimeoutMs: 1000, State: kmsg.TransactionStateOngoing, StartTimestamp: 10, LastUpdateTimestamp: 20,
+		NextProducerID: -1, TimeoutMs: 1000, State: kmsg.TransactionStateOngoing, StartTimestamp: 10, LastUpdateTimestamp: 20,
 		Partitions: map[TopicPartition]struct{}{{"b", 1}: {}, {"a", 2}: {}, {"a", 0}: {}}}
 	r := TxnRecord(m)
 	id, got, err := DecodeTxnRecord(r.Key, r.Value)
@@ -94,6 +102,16 @@ func TestTxnRecordRoundTrip(t *testing.T) {
 	var v kmsg.TxnMetadataValue
 	if err := v.ReadFrom(r.Value); err != nil || v.Version != 0 || len(v.Topics) != 2 || v.Topics[0].Topic != "a" {
 		t.Fatalf("value %+v %v", v, err)
+	}
+	// At transaction.version >= 1 the value is v1 (flexible): the previous and next
+	// producer ids and the client's transaction version survive the round trip.
+	m.LastProducerID, m.NextProducerID, m.ClientTV = 4, 6, 2
+	r1 := TxnRecordVersion(m, 2)
+	if err := v.ReadFrom(r1.Value); err != nil || v.Version != 1 || v.ClientTransactionVersion != 2 || v.NextProducerID != 6 {
+		t.Fatalf("value v1 %+v %v", v, err)
+	}
+	if _, got, err = DecodeTxnRecord(r1.Key, r1.Value); err != nil || fmt.Sprint(*got) != fmt.Sprint(*m) {
+		t.Fatalf("v1 round trip:\n%+v\n%+v %v", *got, *m, err)
 	}
 	if _, tomb, err := DecodeTxnRecord(r.Key, nil); tomb != nil || err != nil {
 		t.Fatal("tombstone")
@@ -121,11 +139,11 @@ func TestTxnCoordinatorLifecycle(t *testing.T) {
 	if code != 0 || pid != 1000 || epoch != 1 {
 		t.Fatal("second init:", pid, epoch, code)
 	}
-	wantCode(t, "end with no transaction", c.EndTxn("x", pid, epoch, true), kerr.InvalidTxnState.Code)
-	wantCode(t, "unknown id", c.AddPartitions("y", pid, epoch, []TopicPartition{t0}), kerr.InvalidProducerIDMapping.Code)
-	wantCode(t, "wrong pid", c.AddPartitions("x", pid+1, epoch, []TopicPartition{t0}), kerr.InvalidProducerIDMapping.Code)
-	wantCode(t, "old epoch", c.AddPartitions("x", pid, epoch-1, []TopicPartition{t0}), kerr.ProducerFenced.Code)
-	wantCode(t, "add", c.AddPartitions("x", pid, epoch, []TopicPartition{t0}), 0)
+	wantCode(t, "end with no transaction", endTxnV1(c, "x", pid, epoch, true), kerr.InvalidTxnState.Code)
+	wantCode(t, "unknown id", c.AddPartitions("y", pid, epoch, []TopicPartition{t0}, 0), kerr.InvalidProducerIDMapping.Code)
+	wantCode(t, "wrong pid", c.AddPartitions("x", pid+1, epoch, []TopicPartition{t0}, 0), kerr.InvalidProducerIDMapping.Code)
+	wantCode(t, "old epoch", c.AddPartitions("x", pid, epoch-1, []TopicPartition{t0}, 0), kerr.ProducerFenced.Code)
+	wantCode(t, "add", c.AddPartitions("x", pid, epoch, []TopicPartition{t0}, 0), 0)
 	wantCode(t, "add offsets", c.AddOffsets("x", pid, epoch, "g"), 0)
 	if v := c.VerifyPartitions("x", pid, epoch, []TopicPartition{t0, t1}); v[0] != 0 || v[1] != kerr.TransactionAbortable.Code {
 		t.Fatalf("verify: %v", v)
@@ -137,21 +155,21 @@ func TestTxnCoordinatorLifecycle(t *testing.T) {
 	if m.State != kmsg.TransactionStateOngoing || len(m.Partitions) != 2 || m.StartTimestamp != clk.Now().UnixMilli() {
 		t.Fatalf("ongoing: %+v", m)
 	}
-	wantCode(t, "commit", c.EndTxn("x", pid, epoch, true), 0)
+	wantCode(t, "commit", endTxnV1(c, "x", pid, epoch, true), 0)
 	waitState(t, c, "x", kmsg.TransactionStateCompleteCommit)
 	offs := fmt.Sprintf("%s-%d", OffsetsTopic, PartitionFor("g", 4))
 	if got := fmt.Sprint(markers.take()); got != "["+offs+" pid=1000 epoch=1 ce=7 commit=true t-0 pid=1000 epoch=1 ce=7 commit=true]" {
 		t.Fatalf("markers: %s", got)
 	}
-	wantCode(t, "commit retried", c.EndTxn("x", pid, epoch, true), 0)
-	wantCode(t, "abort after commit", c.EndTxn("x", pid, epoch, false), kerr.InvalidTxnState.Code)
+	wantCode(t, "commit retried", endTxnV1(c, "x", pid, epoch, true), 0)
+	wantCode(t, "abort after commit", endTxnV1(c, "x", pid, epoch, false), kerr.InvalidTxnState.Code)
 	if v := c.VerifyPartitions("x", pid, epoch, []TopicPartition{t0}); v[0] != kerr.TransactionAbortable.Code {
 		t.Fatalf("verify after the end: %v", v)
 	}
 
 	// A new producer fences the open transaction of the old one: abort with epoch+1,
 	// CONCURRENT_TRANSACTIONS until done, then epoch+2.
-	wantCode(t, "add", c.AddPartitions("x", pid, epoch, []TopicPartition{t1}), 0)
+	wantCode(t, "add", c.AddPartitions("x", pid, epoch, []TopicPartition{t1}, 0), 0)
 	markers.failures = 3 // the markers are retried
 	_, _, code = c.InitProducerID("x", 1000, -1, -1)
 	wantCode(t, "init with an open transaction", code, kerr.ConcurrentTransactions.Code)
@@ -159,7 +177,7 @@ func TestTxnCoordinatorLifecycle(t *testing.T) {
 	if got := fmt.Sprint(markers.take()); got != "[t-1 pid=1000 epoch=2 ce=7 commit=false]" {
 		t.Fatalf("fencing markers: %s", got)
 	}
-	wantCode(t, "zombie end", c.EndTxn("x", pid, epoch, true), kerr.ProducerFenced.Code)
+	wantCode(t, "zombie end", endTxnV1(c, "x", pid, epoch, true), kerr.ProducerFenced.Code)
 	_, epoch, code = c.InitProducerID("x", 1000, -1, -1)
 	if code != 0 || epoch != 3 {
 		t.Fatal("init after fencing:", epoch, code)
@@ -179,14 +197,14 @@ func TestTxnCoordinatorLifecycle(t *testing.T) {
 	wantCode(t, "other producer id", code, kerr.ProducerFenced.Code)
 
 	// Timed-out transactions are fenced and aborted.
-	wantCode(t, "add", c.AddPartitions("x", pid, e2, []TopicPartition{t0}), 0)
+	wantCode(t, "add", c.AddPartitions("x", pid, e2, []TopicPartition{t0}, 0), 0)
 	clk.Add(2 * time.Second)
 	c.AbortTimedOut()
 	m = waitState(t, c, "x", kmsg.TransactionStateCompleteAbort)
 	if m.ProducerEpoch != e2+1 {
 		t.Fatalf("timeout fence epoch %d", m.ProducerEpoch)
 	}
-	wantCode(t, "end after timeout", c.EndTxn("x", pid, e2, false), kerr.ProducerFenced.Code)
+	wantCode(t, "end after timeout", endTxnV1(c, "x", pid, e2, false), kerr.ProducerFenced.Code)
 
 	// Describe and list.
 	d := c.Describe([]string{"x", "nope"})
@@ -213,7 +231,7 @@ func TestTxnCoordinatorLifecycle(t *testing.T) {
 	if code != 0 {
 		t.Fatal(code)
 	}
-	wantCode(t, "add", c.AddPartitions("y", ypid, 0, []TopicPartition{t0}), 0)
+	wantCode(t, "add", c.AddPartitions("y", ypid, 0, []TopicPartition{t0}, 0), 0)
 	c.cfg.TransactionalIDExpiration = time.Hour
 	clk.Add(2 * time.Hour)
 	c.ExpireTransactionalIDs()
@@ -359,5 +377,53 @@ func TestTxnMarkerDuringGroupLoad(t *testing.T) {
 	}
 	if got := c.GroupOffsets("g"); got[TopicPartition{"t", 1}].Offset != 77 {
 		t.Fatalf("offsets after a marker during the load: %+v", got)
+	}
+}
+
+// endTxnV1 is EndTxn at transaction version 0 (EndTxn v0-4), its code only.
+func endTxnV1(c *TxnCoordinator, id string, pid int64, epoch int16, commit bool) int16 {
+	_, _, code := c.EndTxn(id, pid, epoch, commit, 0)
+	return code
+}
+
+// TestTxnCoordinatorV2EpochOverflow: at transaction version 2 an end at the last usable
+// epoch (Short.MAX-1) writes its markers at Short.MAX and moves the producer to a new
+// producer id at epoch 0, which EndTxn v5 answers; a retry with the old id and epoch
+// gets the same answer, and the state survives a reload from the log (value v1).
+func TestTxnCoordinatorV2EpochOverflow(t *testing.T) {
+	log, markers := newMemLog(), &markerLog{}
+	now := func() time.Time { return time.UnixMilli(1_700_000_000_000) }
+	m := &TxnMetadata{TransactionalID: "o", ProducerID: 5, LastProducerID: -1, ProducerEpoch: math.MaxInt16 - 1,
+		LastProducerEpoch: -1, NextProducerID: -1, ClientTV: 2, TimeoutMs: 60000, State: kmsg.TransactionStateOngoing,
+		Partitions: map[TopicPartition]struct{}{{"t", 0}: {}}, StartTimestamp: 1, LastUpdateTimestamp: 1}
+	if err := log.Append(PartitionFor("o", 4), EncodeBatch([]Record{TxnRecordVersion(m, 2)}, 1)); err != nil {
+		t.Fatal(err)
+	}
+	c := startTxnCoordinatorTV(t, log, markers, now, 2)
+	pid, epoch, code := c.EndTxn("o", 5, math.MaxInt16-1, true, 2)
+	if code != 0 || pid != 1000 || epoch != 0 {
+		t.Fatalf("end at the last epoch: pid %d epoch %d %v", pid, epoch, kerr.ErrorForCode(code))
+	}
+	if got := markers.take(); len(got) != 1 || got[0] != fmt.Sprintf("t-0 pid=5 epoch=%d ce=7 commit=true", math.MaxInt16) {
+		t.Fatalf("markers %v", got)
+	}
+	done := waitState(t, c, "o", kmsg.TransactionStateCompleteCommit)
+	if done.ProducerID != 1000 || done.ProducerEpoch != 0 || done.LastProducerID != 5 || done.NextProducerID != -1 {
+		t.Fatalf("complete: %+v", done)
+	}
+	if pid, epoch, code := c.EndTxn("o", 5, math.MaxInt16-1, true, 2); code != 0 || pid != 1000 || epoch != 0 {
+		t.Fatalf("retried end: pid %d epoch %d %v", pid, epoch, kerr.ErrorForCode(code))
+	}
+	if _, _, code := c.EndTxn("o", 5, math.MaxInt16-1, false, 2); code != kerr.InvalidTxnState.Code {
+		t.Fatalf("retry of the other end: %v", kerr.ErrorForCode(code))
+	}
+	c.Close()
+	c2 := startTxnCoordinatorTV(t, log, markers, now, 2)
+	if got := c2.Transaction("o"); got == nil || got.ProducerID != 1000 || got.ProducerEpoch != 0 || got.LastProducerID != 5 || got.ClientTV != 2 {
+		t.Fatalf("reloaded: %+v", got)
+	}
+	// The new producer id goes on: its next end bumps it to 1.
+	if pid, epoch, code := c2.EndTxn("o", 1000, 0, false, 2); code != 0 || pid != 1000 || epoch != 1 {
+		t.Fatalf("abort after the rotation: pid %d epoch %d %v", pid, epoch, kerr.ErrorForCode(code))
 	}
 }

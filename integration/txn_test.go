@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/gokafkad/gokafkad/coordinator"
 	"github.com/gokafkad/gokafkad/storage"
@@ -66,10 +67,34 @@ func produceTxn(t *testing.T, cl *kgo.Client, commit bool, values ...string) {
 	}
 }
 
+// txnV1 caps franz-go at the last versions of transaction version 1 (Produce v11,
+// EndTxn v4, TxnOffsetCommit v4): it then runs the KIP-890 part 1 protocol
+// (AddPartitionsToTxn, no epoch bump per transaction) although the cluster's
+// transaction.version is 2, as a client from before KIP-890 part 2 does.
+var txnV1 = func() kgo.Opt {
+	vs := kversion.Stable()
+	vs.SetMaxKeyVersion(0, 11)
+	vs.SetMaxKeyVersion(26, 4)
+	vs.SetMaxKeyVersion(28, 4)
+	return kgo.MaxVersions(vs)
+}()
+
+// eachTxnVersion runs f with a producer option for transaction version 1 clients
+// (txnV1) and for transaction version 2 ones (franz-go's own choice: the cluster
+// finalizes transaction.version 2), so every transaction test covers both.
+func eachTxnVersion(t *testing.T, f func(t *testing.T, tv int, opts ...kgo.Opt)) {
+	t.Run("tv1", func(t *testing.T) { f(t, 1, txnV1) })
+	t.Run("tv2", func(t *testing.T) { f(t, 2) })
+}
+
 func TestTransactionsCommittedAndAbortedVisibility(t *testing.T) {
+	eachTxnVersion(t, testTransactionsCommittedAndAbortedVisibility)
+}
+
+func testTransactionsCommittedAndAbortedVisibility(t *testing.T, tv int, opts ...kgo.Opt) {
 	b := StartBroker(t, fastTxns)
 	createTopic(t, b.Admin(), "t", 1)
-	p := txnProducer(t, b.Addr())
+	p := txnProducer(t, b.Addr(), opts...)
 	produceTxn(t, p, true, "c1", "c2")
 	produceTxn(t, p, false, "a1", "a2")
 	produceTxn(t, p, true, "c3")
@@ -125,9 +150,11 @@ func TestTransactionsCommittedAndAbortedVisibility(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// At transaction version 2 the last marker bumped the epoch, which starts the
+	// producer's sequence afresh (LastSequence -1), as Kafka's ProducerStateEntry.
 	var found bool
 	for _, ap := range dp["t"].Partitions[0].ActiveProducers {
-		found = found || ap.CurrentTxnStartOffset == -1 && ap.LastSequence >= 0
+		found = found || ap.CurrentTxnStartOffset == -1 && (ap.LastSequence >= 0) == (tv == 1)
 	}
 	if !found {
 		t.Fatalf("describe producers: %+v", dp)
@@ -136,7 +163,8 @@ func TestTransactionsCommittedAndAbortedVisibility(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := dt["txn-test"]; d.State != "CompleteCommit" || d.ProducerEpoch != 0 {
+	// Four transactions: at transaction version 2 each end bumped the epoch.
+	if d := dt["txn-test"]; d.State != "CompleteCommit" || d.ProducerEpoch != map[int]int16{1: 0, 2: 4}[tv] {
 		t.Fatalf("describe transactions: %+v", d)
 	}
 	lt, err := adm.ListTransactions(ctx, nil, []string{"CompleteCommit"})
@@ -149,9 +177,13 @@ func TestTransactionsCommittedAndAbortedVisibility(t *testing.T) {
 }
 
 func TestTransactionZombieIsFenced(t *testing.T) {
+	eachTxnVersion(t, testTransactionZombieIsFenced)
+}
+
+func testTransactionZombieIsFenced(t *testing.T, _ int, opts ...kgo.Opt) {
 	b := StartBroker(t, fastTxns)
 	createTopic(t, b.Admin(), "t", 1)
-	old := txnProducer(t, b.Addr())
+	old := txnProducer(t, b.Addr(), opts...)
 	if err := old.BeginTransaction(); err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +191,7 @@ func TestTransactionZombieIsFenced(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A new producer with the same id aborts the zombie's transaction and bumps the epoch.
-	fresh := txnProducer(t, b.Addr())
+	fresh := txnProducer(t, b.Addr(), opts...)
 	produceTxn(t, fresh, true, "fresh")
 	err := old.ProduceSync(Ctx(t, 5*time.Second), kgo.StringRecord("zombie2")).FirstErr()
 	if err == nil {
@@ -194,9 +226,11 @@ func TestTransactionTimeoutAborts(t *testing.T) {
 	}
 }
 
+// rawTxnCall sends req with transaction version 1's versions (txnV1: Produce v11 names
+// topics, EndTxn v4 bumps no epoch).
 func rawTxnCall(t *testing.T, b *Broker, req kmsg.Request) kmsg.Response {
 	t.Helper()
-	resp, err := b.Client(produceByName).Request(Ctx(t, 10*time.Second), req)
+	resp, err := b.Client(txnV1).Request(Ctx(t, 10*time.Second), req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -227,6 +227,12 @@ func (p *Partition) AppendRecordsToLeaderVerified(batch []byte, requiredAcks int
 // AppendTxnMarker writes a transaction marker as leader (WriteTxnMarkers, always
 // acks=all: with fewer in-sync replicas than minISR nothing is written).
 func (p *Partition) AppendTxnMarker(producerID int64, producerEpoch int16, coordinatorEpoch int32, commit bool, minISR int32, now time.Time) (storage.AppendInfo, error) {
+	return p.AppendTxnMarkerTV(producerID, producerEpoch, coordinatorEpoch, commit, 0, minISR, now)
+}
+
+// AppendTxnMarkerTV is AppendTxnMarker for a marker of transaction version txnVersion
+// (storage.Log.AppendTxnMarkerTV).
+func (p *Partition) AppendTxnMarkerTV(producerID int64, producerEpoch int16, coordinatorEpoch int32, commit bool, txnVersion int16, minISR int32, now time.Time) (storage.AppendInfo, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.mu.isLeader || p.mu.leader == nil {
@@ -236,7 +242,7 @@ func (p *Partition) AppendTxnMarker(producerID int64, producerEpoch int16, coord
 	if p.mu.leader.UnderMinISR(minISR) {
 		return storage.AppendInfo{}, ErrNotEnoughReplicas
 	}
-	info, err := p.Log.AppendTxnMarker(producerID, producerEpoch, coordinatorEpoch, commit, p.mu.state.LeaderEpoch, now)
+	info, err := p.Log.AppendTxnMarkerTV(producerID, producerEpoch, coordinatorEpoch, commit, txnVersion, p.mu.state.LeaderEpoch, now)
 	if err != nil {
 		return info, err
 	}

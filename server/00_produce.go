@@ -14,7 +14,11 @@ package server
 // checks only topics it found).
 //
 // Transactional batches need the request's transactional id
-// (TRANSACTIONAL_ID_AUTHORIZATION_FAILED otherwise, as Kafka) and, with
+// (TRANSACTIONAL_ID_AUTHORIZATION_FAILED otherwise, as Kafka). From v12 (a transaction
+// version 2 client, KIP-890 part 2) the leader adds the partition to the producer's
+// transaction at its coordinator (AddPartitionsToTxn v4+ without verify_only when the
+// coordinator is another broker; CONCURRENT_TRANSACTIONS, after retrying for 100 ms,
+// while the previous transaction's markers are written). Before v12, with
 // transaction.partition.verification.enable, the transaction coordinator's word that
 // the partition was added to the producer's ongoing transaction (KIP-890 part 1):
 // TRANSACTION_ABORTABLE when not (INVALID_TXN_STATE before v11, as Kafka's
@@ -193,10 +197,24 @@ func (b *Broker) appendToPartition(p *partition.Partition, records []byte, acks 
 		if txnID == nil {
 			return kerr.TransactionalIDAuthorizationFailed.Code, "", -1
 		}
-		if b.brokerConfig().TransactionPartitionVerificationEnable {
+		// v12+ is a transaction version 2 client (KIP-890 part 2): it sent no
+		// AddPartitionsToTxn, the leader adds the partition, whatever the
+		// verification setting (Kafka's ADD_PARTITION operation).
+		addPartition := version >= 12
+		if addPartition || b.brokerConfig().TransactionPartitionVerificationEnable {
 			guard = p.Log.StartTxnVerification(batch.ProducerID())
-			tp := coordinator.TopicPartition{Topic: p.TP.Topic, Partition: p.TP.Partition}
-			code := b.verifyTxn(*txnID, batch.ProducerID(), batch.ProducerEpoch(), []coordinator.TopicPartition{tp})[0]
+			tp := []coordinator.TopicPartition{{Topic: p.TP.Topic, Partition: p.TP.Partition}}
+			var code int16
+			if addPartition {
+				code = b.addTxnPartitions(*txnID, batch.ProducerID(), batch.ProducerEpoch(), tp)[0]
+				if code == kerr.ConcurrentTransactions.Code {
+					// Still ending the previous transaction after the retries: the
+					// client retries it, as Kafka answers it to ADD_PARTITION produces.
+					return code, "", -1
+				}
+			} else {
+				code = b.verifyTxn(*txnID, batch.ProducerID(), batch.ProducerEpoch(), tp)[0]
+			}
 			if code = verifyError(code, version <= 10); code != 0 {
 				return code, "", -1
 			}

@@ -8,8 +8,10 @@ package server
 // Coordinator errors (NOT_COORDINATOR, INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED —
 // INVALID_PRODUCER_EPOCH before v2 —, CONCURRENT_TRANSACTIONS) apply to every
 // partition. v4+ (brokers) batch several transactions; verify_only asks whether each
-// partition is already in the transaction (KIP-890 part 1: INVALID_TXN_STATE when
-// not) without adding it.
+// partition is already in the transaction (KIP-890 part 1: TRANSACTION_ABORTABLE when
+// not) without adding it; without it the partitions are added for a produce or
+// TxnOffsetCommit of a transaction version 2 client (KIP-890 part 2), and the
+// transaction runs at version 2 from then on.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -122,7 +124,11 @@ func (b *Broker) addPartitionsToTxnCodes(id string, pid int64, epoch int16, veri
 		}
 		return codes
 	}
-	code := b.txns.AddPartitions(id, pid, epoch, parts)
+	tv := int16(0) // transactionVersionForAddPartitionsToTxn: v4+ come from brokers adding for KIP-890 part 2 clients
+	if version >= 4 {
+		tv = 2
+	}
+	code := b.txns.AddPartitions(id, pid, epoch, parts, tv)
 	if code == kerr.ProducerFenced.Code && version < 2 {
 		code = kerr.InvalidProducerEpoch.Code
 	}

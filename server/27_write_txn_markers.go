@@ -1,12 +1,15 @@
 package server
 
-// WriteTxnMarkers: v1.
+// WriteTxnMarkers: v1-2.
 //
 // Sent by a transaction coordinator to partition leaders: each marker is appended
 // (acks=all) to each of its partitions this broker leads, as Kafka's
 // handleWriteTxnMarkersRequest: NOT_LEADER_OR_FOLLOWER elsewhere,
 // UNKNOWN_TOPIC_OR_PARTITION for an unknown one, INVALID_PRODUCER_EPOCH /
-// TRANSACTION_COORDINATOR_FENCED from the producer state. A marker on
+// TRANSACTION_COORDINATOR_FENCED from the producer state. v2 (KIP-1228) carries the
+// transaction's version: a transaction version 2 marker must have an epoch above the
+// producer's (the coordinator bumped it to end the transaction), else
+// INVALID_PRODUCER_EPOCH, except a retry of one already written. A marker on
 // __consumer_offsets completes the group's transactional offsets.
 
 import (
@@ -30,8 +33,8 @@ func handleWriteTxnMarkers(c *conn, r *request) error {
 				for _, p := range t.Partitions {
 					rp := kmsg.NewWriteTxnMarkersResponseMarkerTopicPartition()
 					rp.Partition = p
-					rp.ErrorCode = c.b.writeTxnMarker(storage.TopicPartition{Topic: t.Topic, Partition: p},
-						m.ProducerID, m.ProducerEpoch, m.CoordinatorEpoch, m.Committed)
+					rp.ErrorCode = c.b.writeTxnMarkerTV(storage.TopicPartition{Topic: t.Topic, Partition: p},
+						m.ProducerID, m.ProducerEpoch, m.CoordinatorEpoch, m.Committed, int16(m.TransactionVersion))
 					rt.Partitions = append(rt.Partitions, rp)
 				}
 				rm.Topics = append(rm.Topics, rt)

@@ -33,9 +33,6 @@ type apiGap struct {
 // longer describes it (the key now served as Kafka serves it, or at other versions)
 // fails TestAPITableMatchesKafka until the entry is removed or corrected.
 var apiGaps = []apiGap{
-	{key: 26, min: 0, max: 4, reason: "EndTxn v5 is transaction version 2 (KIP-890 part 2), not built: #14"},
-	{key: 27, min: 1, max: 1, reason: "WriteTxnMarkers v2 is transaction version 2, not built: #14"},
-	{key: 28, min: 0, max: 4, reason: "TxnOffsetCommit v5-6 are transaction version 2, not built: #14"},
 	{key: 34, absent: true, reason: "AlterReplicaLogDirs (moves between log.dirs) not built: #12"},
 	{key: 38, absent: true, reason: "delegation tokens not built: #14"},
 	{key: 39, absent: true, reason: "delegation tokens not built: #14"},

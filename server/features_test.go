@@ -48,7 +48,7 @@ func TestApiVersionsFeatures(t *testing.T) {
 		supported[f.Name] = [2]int16{f.MinVersion, f.MaxVersion}
 	}
 	want := map[string][2]int16{
-		"metadata.version": {33, 33}, "kraft.version": {0, 0}, "transaction.version": {0, 0},
+		"metadata.version": {33, 33}, "kraft.version": {0, 0}, "transaction.version": {0, 2},
 		"group.version": {0, 1}, "eligible.leader.replicas.version": {0, 1}, "share.version": {0, 0}, "streams.version": {0, 0},
 	}
 	if len(supported) != len(want) {
@@ -66,16 +66,18 @@ func TestApiVersionsFeatures(t *testing.T) {
 		}
 		finalized[f.Name] = f.MaxVersionLevel
 	}
-	if len(finalized) != 3 || finalized["metadata.version"] != 33 || finalized["group.version"] != 1 || finalized["eligible.leader.replicas.version"] != 1 {
-		t.Errorf("finalized %v, want metadata.version 33, group.version 1, eligible.leader.replicas.version 1", finalized)
+	// A new cluster starts at transaction.version 2, as Kafka 4.4 formats one.
+	if len(finalized) != 4 || finalized["metadata.version"] != 33 || finalized["group.version"] != 1 ||
+		finalized["eligible.leader.replicas.version"] != 1 || finalized["transaction.version"] != 2 {
+		t.Errorf("finalized %v, want metadata.version 33, group.version 1, eligible.leader.replicas.version 1, transaction.version 2", finalized)
 	}
 	if resp.FinalizedFeaturesEpoch <= 0 {
 		t.Errorf("finalized features epoch %d", resp.FinalizedFeaturesEpoch)
 	}
 	// v3 cannot carry a range starting at 0: only metadata.version, as Kafka 4.4.
 	old := apiVersionsFeatures(t, b, 3)
-	if len(old.SupportedFeatures) != 1 || old.SupportedFeatures[0].Name != "metadata.version" || len(old.FinalizedFeatures) != 3 {
-		t.Errorf("v3 supported %+v finalized %+v, want metadata.version alone and the 3 finalized", old.SupportedFeatures, old.FinalizedFeatures)
+	if len(old.SupportedFeatures) != 1 || old.SupportedFeatures[0].Name != "metadata.version" || len(old.FinalizedFeatures) != 4 {
+		t.Errorf("v3 supported %+v finalized %+v, want metadata.version alone and the 4 finalized", old.SupportedFeatures, old.FinalizedFeatures)
 	}
 }
 
@@ -145,7 +147,7 @@ func TestUpdateFeatures(t *testing.T) {
 		{kmsg.UpdateFeaturesRequestFeatureUpdate{Feature: "nope", MaxVersionLevel: 1, UpgradeType: 1}, "Invalid update version 1 for feature nope. Local controller 1 does not support this feature."},
 		{kmsg.UpdateFeaturesRequestFeatureUpdate{Feature: "group.version", MaxVersionLevel: 1, UpgradeType: 4}, "The controller does not support the given upgrade type."},
 		{kmsg.UpdateFeaturesRequestFeatureUpdate{Feature: "group.version", MaxVersionLevel: -1, UpgradeType: 2}, "A feature version cannot be less than 0."},
-		{kmsg.UpdateFeaturesRequestFeatureUpdate{Feature: "transaction.version", MaxVersionLevel: 2, UpgradeType: 1}, "only supports versions 0-0"},
+		{kmsg.UpdateFeaturesRequestFeatureUpdate{Feature: "transaction.version", MaxVersionLevel: 3, UpgradeType: 1}, "only supports versions 0-2"},
 		{kmsg.UpdateFeaturesRequestFeatureUpdate{Feature: "metadata.version", MaxVersionLevel: 32, UpgradeType: 2}, "only supports versions 33-33"},
 	} {
 		req := kmsg.NewPtrUpdateFeaturesRequest()

@@ -77,7 +77,9 @@ func txnConfig(b *config.Broker) coordinator.TxnConfig {
 
 // newTxnCoordinator builds the broker's transaction coordinator.
 func (b *Broker) newTxnCoordinator() *coordinator.TxnCoordinator {
-	return coordinator.NewTxnCoordinator(txnConfig(b.cfg.Broker),
+	cfg := txnConfig(b.cfg.Broker)
+	cfg.TransactionVersion = b.finalizedTV
+	return coordinator.NewTxnCoordinator(cfg,
 		offsetsLog{b: b, topic: coordinator.TransactionStateTopic}, groupMetadata{b}, markerWriter{b},
 		b.producerIDs.allocate, b.groups.PartitionFor, b.cfg.Now,
 		b.cfg.Logger.With().Str("component", "txn-coordinator").Logger())
@@ -88,11 +90,11 @@ type markerWriter struct{ b *Broker }
 
 // WriteMarker appends the marker and waits until it is committed; a marker on
 // __consumer_offsets then completes the group's transactional offsets.
-func (w markerWriter) WriteMarker(tp coordinator.TopicPartition, pid int64, epoch int16, coordEpoch int32, commit bool) error {
+func (w markerWriter) WriteMarker(tp coordinator.TopicPartition, pid int64, epoch int16, coordEpoch int32, commit bool, tv int16) error {
 	stp := storage.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}
-	code := w.b.writeTxnMarker(stp, pid, epoch, coordEpoch, commit)
+	code := w.b.writeTxnMarkerTV(stp, pid, epoch, coordEpoch, commit, tv)
 	if code == kerr.NotLeaderForPartition.Code {
-		code = w.writeRemote(stp, pid, epoch, coordEpoch, commit)
+		code = w.writeRemote(stp, pid, epoch, coordEpoch, commit, tv)
 	}
 	if code != 0 {
 		return kerr.ErrorForCode(code)
@@ -100,8 +102,9 @@ func (w markerWriter) WriteMarker(tp coordinator.TopicPartition, pid int64, epoc
 	return nil
 }
 
-// writeRemote sends the marker to tp's leader as WriteTxnMarkers.
-func (w markerWriter) writeRemote(tp storage.TopicPartition, pid int64, epoch int16, coordEpoch int32, commit bool) int16 {
+// writeRemote sends the marker to tp's leader as WriteTxnMarkers (v2 carries the
+// transaction version).
+func (w markerWriter) writeRemote(tp storage.TopicPartition, pid int64, epoch int16, coordEpoch int32, commit bool, tv int16) int16 {
 	b := w.b
 	t := b.ctl.Image().Topics[tp.Topic]
 	if t == nil || tp.Partition < 0 || int(tp.Partition) >= len(t.Partitions) {
@@ -114,7 +117,7 @@ func (w markerWriter) writeRemote(tp storage.TopicPartition, pid int64, epoch in
 	}
 	req := kmsg.NewPtrWriteTxnMarkersRequest()
 	m := kmsg.NewWriteTxnMarkersRequestMarker()
-	m.ProducerID, m.ProducerEpoch, m.Committed, m.CoordinatorEpoch = pid, epoch, commit, coordEpoch
+	m.ProducerID, m.ProducerEpoch, m.Committed, m.CoordinatorEpoch, m.TransactionVersion = pid, epoch, commit, coordEpoch, int8(tv)
 	m.Topics = []kmsg.WriteTxnMarkersRequestMarkerTopic{{Topic: tp.Topic, Partitions: []int32{tp.Partition}}}
 	req.Markers = append(req.Markers, m)
 	ctx, cancel := context.WithTimeout(context.Background(), interBrokerTimeout)
@@ -131,9 +134,15 @@ func (w markerWriter) writeRemote(tp storage.TopicPartition, pid int64, epoch in
 	return r.Markers[0].Topics[0].Partitions[0].ErrorCode
 }
 
-// writeTxnMarker is one partition of WriteTxnMarkers: append as leader (acks=all),
-// wake the fetches and produces waiting on the partition, wait for the HW.
+// writeTxnMarker is writeTxnMarkerTV for a marker of transaction version 0 or 1.
 func (b *Broker) writeTxnMarker(tp storage.TopicPartition, pid int64, epoch int16, coordEpoch int32, commit bool) int16 {
+	return b.writeTxnMarkerTV(tp, pid, epoch, coordEpoch, commit, 0)
+}
+
+// writeTxnMarkerTV is one partition of WriteTxnMarkers: append as leader (acks=all),
+// wake the fetches and produces waiting on the partition, wait for the HW. tv is the
+// transaction's version (at 2 the marker's epoch must be above the producer's).
+func (b *Broker) writeTxnMarkerTV(tp storage.TopicPartition, pid int64, epoch int16, coordEpoch int32, commit bool, tv int16) int16 {
 	t := b.ctl.Image().Topics[tp.Topic]
 	if t == nil || tp.Partition < 0 || int(tp.Partition) >= len(t.Partitions) {
 		return kerr.UnknownTopicOrPartition.Code
@@ -144,7 +153,7 @@ func (b *Broker) writeTxnMarker(tp storage.TopicPartition, pid int64, epoch int1
 	}
 	minISR := b.topicConfigFor(t).MinInsyncReplicas
 	leaderEpoch := p.LeaderEpoch()
-	info, err := p.AppendTxnMarker(pid, epoch, coordEpoch, commit, minISR, b.cfg.Now())
+	info, err := p.AppendTxnMarkerTV(pid, epoch, coordEpoch, commit, tv, minISR, b.cfg.Now())
 	if err != nil {
 		return errorCode(err)
 	}
@@ -198,6 +207,11 @@ func (b *Broker) createTxnStateTopic() int16 {
 		})
 }
 
+// finalizedTV is the cluster's finalized transaction.version in this broker's image.
+func (b *Broker) finalizedTV() int16 {
+	return b.ctl.Image().FeatureLevel(controller.FeatureTransaction)
+}
+
 // TxnCoordinator returns the broker's transaction coordinator.
 func (b *Broker) TxnCoordinator() *coordinator.TxnCoordinator { return b.txns }
 
@@ -206,32 +220,65 @@ func (b *Broker) TxnCoordinator() *coordinator.TxnCoordinator { return b.txns }
 // __transaction_state partition, else with AddPartitionsToTxn verify_only at the
 // leader. One code per part.
 func (b *Broker) verifyTxn(id string, pid int64, epoch int16, parts []coordinator.TopicPartition) []int16 {
-	codes := b.txns.VerifyPartitions(id, pid, epoch, parts)
-	if len(codes) == 0 || codes[0] != kerr.NotCoordinator.Code {
-		return codes
+	return b.txnPartitions(id, pid, epoch, parts, true)
+}
+
+// addTxnPartitions adds parts to the producer's transaction for a KIP-890 part 2
+// client (Produce v12+, TxnOffsetCommit v5+: Kafka's TransactionSupportedOperation
+// ADD_PARTITION), as verifyTxn does with verify_only off; the transaction runs at
+// transaction version 2 from then on. While the coordinator still writes the markers
+// of the previous transaction (CONCURRENT_TRANSACTIONS) the add is retried every
+// add.partitions.to.txn.retry.backoff.ms (20 ms) for up to
+// add.partitions.to.txn.retry.backoff.max.ms (100 ms), as ReplicaManager's
+// maybeRetryOnConcurrentTransactions, Kafka's defaults. One code per part.
+func (b *Broker) addTxnPartitions(id string, pid int64, epoch int16, parts []coordinator.TopicPartition) []int16 {
+	const backoff, maxWait = 20 * time.Millisecond, 100 * time.Millisecond
+	start := time.Now()
+	for {
+		codes := b.txnPartitions(id, pid, epoch, parts, false)
+		if len(codes) == 0 || codes[0] != kerr.ConcurrentTransactions.Code || time.Since(start)+backoff > maxWait {
+			return codes
+		}
+		time.Sleep(backoff) // bounded by maxWait; the caller waits for the coordinator's answer anyway
 	}
-	fill := func(code int16) []int16 {
+}
+
+// txnPartitions verifies (verifyOnly) or adds parts at the id's coordinator: here when
+// this broker leads the id's __transaction_state partition, else with
+// AddPartitionsToTxn v4+ at the leader.
+func (b *Broker) txnPartitions(id string, pid int64, epoch int16, parts []coordinator.TopicPartition, verifyOnly bool) []int16 {
+	fill := func(codes []int16, code int16) []int16 {
 		for i := range codes {
 			codes[i] = code
 		}
 		return codes
 	}
+	var codes []int16
+	if verifyOnly {
+		codes = b.txns.VerifyPartitions(id, pid, epoch, parts)
+	} else {
+		codes = fill(make([]int16, len(parts)), b.txns.AddPartitions(id, pid, epoch, parts, 2))
+	}
+	if len(codes) == 0 || codes[0] != kerr.NotCoordinator.Code {
+		return codes
+	}
+	fillAll := func(code int16) []int16 { return fill(codes, code) }
 	t := b.ctl.Image().Topics[coordinator.TransactionStateTopic]
 	n := b.txns.PartitionFor(id)
 	if t == nil || int(n) >= len(t.Partitions) {
-		return fill(kerr.CoordinatorNotAvailable.Code)
+		return fillAll(kerr.CoordinatorNotAvailable.Code)
 	}
 	leader := t.Partitions[n].Leader
 	ep, ok := b.peer(leader)
 	if leader < 0 || leader == b.cfg.NodeID || !ok {
-		return fill(kerr.CoordinatorNotAvailable.Code)
+		return fillAll(kerr.CoordinatorNotAvailable.Code)
 	}
 	if b.pretendsNoTxnVerification() { // as_version.go
-		return fill(0)
+		return fillAll(0)
 	}
 	req := kmsg.NewPtrAddPartitionsToTxnRequest()
 	tx := kmsg.NewAddPartitionsToTxnRequestTransaction()
-	tx.TransactionalID, tx.ProducerID, tx.ProducerEpoch, tx.VerifyOnly = id, pid, epoch, true
+	tx.TransactionalID, tx.ProducerID, tx.ProducerEpoch, tx.VerifyOnly = id, pid, epoch, verifyOnly
 	for _, tp := range parts {
 		if k := len(tx.Topics); k == 0 || tx.Topics[k-1].Topic != tp.Topic {
 			tx.Topics = append(tx.Topics, kmsg.AddPartitionsToTxnRequestTransactionTopic{Topic: tp.Topic})
@@ -247,14 +294,14 @@ func (b *Broker) verifyTxn(id string, pid int64, epoch int16, parts []coordinato
 	}
 	if err != nil {
 		b.log.Debug().Err(err).Int32("broker", leader).Msg("transaction verification failed")
-		return fill(kerr.NetworkException.Code)
+		return fillAll(kerr.NetworkException.Code)
 	}
 	r := resp.(*kmsg.AddPartitionsToTxnResponse)
 	if r.ErrorCode != 0 {
 		if r.ErrorCode == kerr.ClusterAuthorizationFailed.Code {
-			return fill(kerr.InvalidTxnState.Code) // as Kafka: not exposed to the client
+			return fillAll(kerr.InvalidTxnState.Code) // as Kafka: not exposed to the client
 		}
-		return fill(r.ErrorCode)
+		return fillAll(r.ErrorCode)
 	}
 	got := map[coordinator.TopicPartition]int16{}
 	for _, rt := range r.Transactions {

@@ -742,13 +742,20 @@ func (l *Log) abortedTxnLocked(c completedTxn) AbortedTxn {
 // open transaction here is written anyway (as Kafka: markers are idempotent for
 // readers).
 func (l *Log) AppendTxnMarker(producerID int64, producerEpoch int16, coordinatorEpoch int32, commit bool, leaderEpoch int32, now time.Time) (AppendInfo, error) {
+	return l.AppendTxnMarkerTV(producerID, producerEpoch, coordinatorEpoch, commit, 0, leaderEpoch, now)
+}
+
+// AppendTxnMarkerTV is AppendTxnMarker for a marker of transaction version txnVersion
+// (WriteTxnMarkers v2): at 2 the marker's epoch must be above the producer's (see
+// producerState.checkMarker).
+func (l *Log) AppendTxnMarkerTV(producerID int64, producerEpoch int16, coordinatorEpoch int32, commit bool, txnVersion int16, leaderEpoch int32, now time.Time) (AppendInfo, error) {
 	b := protocol.Batch(protocol.EndTxnMarker(producerID, producerEpoch, coordinatorEpoch, commit, now.UnixMilli()))
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.writableLocked(); err != nil {
 		return AppendInfo{}, err
 	}
-	if err := l.mu.producers.checkMarker(producerID, producerEpoch, coordinatorEpoch); err != nil {
+	if err := l.mu.producers.checkMarker(producerID, producerEpoch, coordinatorEpoch, txnVersion); err != nil {
 		return AppendInfo{}, err
 	}
 	leo := l.leoLocked()

@@ -74,14 +74,20 @@ func inSequence(last, next int32) bool {
 // checkMarker validates a transaction marker the leader is about to write, as
 // ProducerAppendInfo.appendEndTxnMarker (origin COORDINATOR): an epoch older than the
 // producer's is ErrInvalidProducerEpoch, a coordinator epoch older than the last
-// marker's is ErrTransactionCoordinatorFenced.
-func (s *producerState) checkMarker(pid int64, epoch int16, coordinatorEpoch int32) error {
+// marker's is ErrTransactionCoordinatorFenced. A marker of transaction version 2
+// (KIP-1228: the coordinator bumped the epoch to end the transaction) must carry an
+// epoch above the producer's, except for a retry of a marker already written (the
+// same epoch with no transaction open, or the epoch at its maximum).
+func (s *producerState) checkMarker(pid int64, epoch int16, coordinatorEpoch int32, txnVersion int16) error {
 	e := s.producers[pid]
 	if e == nil {
 		return nil
 	}
-	if epoch < e.epoch {
-		return fmt.Errorf("%w: marker for producer %d with epoch %d older than %d", ErrInvalidProducerEpoch, pid, epoch, e.epoch)
+	if txnVersion >= 2 && epoch == e.epoch && (e.currentTxnFirstOffset < 0 || epoch == math.MaxInt16) {
+		// An idempotent retry: allowed, as ProducerAppendInfo.checkProducerEpoch.
+	} else if epoch < e.epoch || (txnVersion >= 2 && epoch == e.epoch) {
+		return fmt.Errorf("%w: marker for producer %d with epoch %d not above %d (transaction version %d)",
+			ErrInvalidProducerEpoch, pid, epoch, e.epoch, txnVersion)
 	}
 	if coordinatorEpoch < e.coordinatorEpoch {
 		return fmt.Errorf("%w: marker for producer %d from coordinator epoch %d, last was %d",

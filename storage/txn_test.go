@@ -278,3 +278,44 @@ func TestReplicatedMarkerFencesOlderCoordinator(t *testing.T) {
 		t.Fatalf("a marker of the same coordinator epoch: %v", err)
 	}
 }
+
+// TestTxnVersion2Markers: a transaction version 2 marker (WriteTxnMarkers v2,
+// KIP-1228) carries the epoch the coordinator bumped to end the transaction, so it
+// must be above the producer's; the same epoch again is a retry only once the
+// transaction is closed. The producer then goes on at the bumped epoch from sequence 0,
+// and its previous epoch is fenced.
+func TestTxnVersion2Markers(t *testing.T) {
+	e := newEnv(t, testLogConfig())
+	l := e.log()
+	now := e.clock.Now()
+	if _, err := l.AppendAsLeader(txnBatch(t, 10, 3, 0, 1), 0, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.AppendTxnMarkerTV(10, 3, 0, true, 2, 0, now); !errors.Is(err, ErrInvalidProducerEpoch) {
+		t.Fatalf("TV2 marker at the producer's own epoch: %v", err)
+	}
+	if _, err := l.AppendTxnMarkerTV(10, 4, 0, true, 2, 0, now); err != nil {
+		t.Fatalf("TV2 marker at the bumped epoch: %v", err)
+	}
+	l.SetHighWatermark(l.LogEndOffset())
+	if l.LastStableOffset() != l.LogEndOffset() {
+		t.Fatalf("LSO %d, LEO %d: the marker did not end the transaction", l.LastStableOffset(), l.LogEndOffset())
+	}
+	if _, err := l.AppendTxnMarkerTV(10, 4, 0, true, 2, 0, now); err != nil {
+		t.Fatalf("retried TV2 marker: %v", err)
+	}
+	if _, err := l.AppendAsLeader(txnBatch(t, 10, 3, 1, 1), 0, now); !errors.Is(err, ErrInvalidProducerEpoch) {
+		t.Fatalf("write at the previous epoch: %v", err)
+	}
+	if _, err := l.AppendAsLeader(txnBatch(t, 10, 4, 0, 1), 0, now); err != nil {
+		t.Fatalf("next transaction at the bumped epoch: %v", err)
+	}
+	// With a transaction open at that epoch, the same epoch is no retry.
+	if _, err := l.AppendTxnMarkerTV(10, 4, 0, false, 2, 0, now); !errors.Is(err, ErrInvalidProducerEpoch) {
+		t.Fatalf("TV2 marker at the open transaction's epoch: %v", err)
+	}
+	// A transaction version 0/1 marker at the same epoch is fine, as before.
+	if _, err := l.AppendTxnMarkerTV(10, 4, 0, false, 0, 0, now); err != nil {
+		t.Fatalf("TV1 marker: %v", err)
+	}
+}
