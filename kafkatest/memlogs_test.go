@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gokafkad/gokafkad/kafkatest"
 	"github.com/gokafkad/gokafkad/storage"
@@ -33,7 +34,13 @@ func TestMemoryLogs(t *testing.T) {
 		}
 	})
 	c := kafkatest.NewCluster(noDiskTB{t}, kafkatest.WithBrokers(3), kafkatest.WithTopic("m", 1, 3), kafkatest.WithMemoryLogs())
-	l := c.Broker(1).LogManager().Log(storage.TopicPartition{Topic: "m", Partition: 0})
+	// NewCluster waits for the leaders; a follower may still be creating its log.
+	var l *storage.Log
+	for deadline := time.Now().Add(30 * time.Second); l == nil && time.Now().Before(deadline); {
+		if l = c.Broker(1).LogManager().Log(storage.TopicPartition{Topic: "m", Partition: 0}); l == nil {
+			<-time.After(time.Millisecond) // polled, with the deadline above
+		}
+	}
 	if l == nil || !strings.HasPrefix(l.Dir(), "/dev/shm/") {
 		t.Fatalf("log of m-0 on broker 1 not on /dev/shm: %v", l)
 	}
