@@ -248,8 +248,13 @@ func rebuild(b Batch, body []byte, c Compression, maxMessageBytes int) (Batch, e
 		out = make([]byte, BatchHeaderSize, size)
 		out = append(out, recs...)
 	} else {
-		// Recompressed records are usually about as large as the producer's.
-		out = make([]byte, BatchHeaderSize, BatchHeaderSize+min(len(recs), len(b.Records())+len(b.Records())/4+64))
+		// A guess that append corrects: recompressed records about as large as the
+		// producer's compressed ones, or a quarter of uncompressed ones.
+		est := len(b.Records())
+		if b.Compression() == CodecNone {
+			est = len(recs) / 4
+		}
+		out = make([]byte, BatchHeaderSize, BatchHeaderSize+min(len(recs), est)+64)
 		if out, err = AppendCompressed(c, out, recs); err != nil {
 			return nil, err
 		}
