@@ -160,6 +160,30 @@ func TestRecompressRebasesTimestamps(t *testing.T) {
 	}
 }
 
+// TestRecompressLogAppendTime: on a LogAppendTime topic a rebuilt batch is stamped as
+// any other (type LogAppendTime, max timestamp now), its records keeping their own
+// create timestamps underneath, as Kafka's builder writes them.
+func TestRecompressLogAppendTime(t *testing.T) {
+	const now = 1800000000000
+	in := validBatch(t, CodecSnappy)
+	v := NewProduceValidator(1 << 20)
+	v.LogAppendTime = true
+	v.Target = &Compression{Codec: CodecLZ4, Level: 9}
+	got, err := v.Validate(in, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Compression() != CodecLZ4 || got.Attributes()&AttrTimestampLogAppend == 0 || got.MaxTimestamp() != now ||
+		got.BaseTimestamp() != 1700000000000 || got.CheckCRC() != nil {
+		t.Fatalf("codec %d attrs %x max %d base %d crc %v", got.Compression(), got.Attributes(), got.MaxTimestamp(), got.BaseTimestamp(), got.CheckCRC())
+	}
+	for _, r := range logicalRecords(t, got) {
+		if r.Timestamp != now {
+			t.Fatalf("record %d read with timestamp %d, want the log append time", r.Offset, r.Timestamp)
+		}
+	}
+}
+
 // TestRecompressTooLarge: a batch that no longer fits max.message.bytes once rebuilt
 // is MESSAGE_TOO_LARGE, as Kafka's UnifiedLog re-checks sizes after a conversion.
 func TestRecompressTooLarge(t *testing.T) {
