@@ -573,6 +573,48 @@ func cliSuite() Suite {
 				}
 				return nil
 			}},
+			{Client: "kafka-configs", Feature: "compression.type: lz4 batches stored as the topic's zstd, as gzip after --alter (kafka-dump-log)", Run: func(x *X) error {
+				ct := "cli-compression-" + suffix
+				if _, err := x.MustTool("", "topics", "--bootstrap-server", bs, "--create", "--topic", ct, "--partitions", "1",
+					"--config", "compression.type=zstd"); err != nil {
+					return err
+				}
+				lz4 := []string{"console-producer", "--bootstrap-server", bs, "--topic", ct, "--command-property", "compression.type=lz4"}
+				if _, err := x.MustTool("one\ntwo\n", lz4[0], lz4[1:]...); err != nil {
+					return err
+				}
+				if _, err := x.MustTool("", "configs", "--bootstrap-server", bs, "--alter", "--entity-type", "topics", "--entity-name", ct,
+					"--add-config", "compression.type=gzip"); err != nil {
+					return err
+				}
+				if _, err := x.MustTool("three\n", lz4[0], lz4[1:]...); err != nil {
+					return err
+				}
+				c, err := x.MustTool("", "console-consumer", "--bootstrap-server", bs, "--topic", ct, "--from-beginning",
+					"--max-messages", "3", "--timeout-ms", "30000")
+				if err != nil {
+					return err
+				}
+				if got := strings.Fields(c.Stdout); strings.Join(got, ",") != "one,two,three" {
+					return errf("consumed %q, want one two three", c.Stdout)
+				}
+				r, err := x.MustTool("", "dump-log", "--deep-iteration", "--print-data-log", "--files",
+					filepath.Join(x.B.DataDir, ct+"-0", "00000000000000000000.log"))
+				if err != nil {
+					return err
+				}
+				var codecs []string
+				for _, m := range regexp.MustCompile(`compresscodec: (\w+)`).FindAllStringSubmatch(r.Stdout, -1) {
+					codecs = append(codecs, strings.ToLower(m[1]))
+				}
+				if len(codecs) < 2 || codecs[len(codecs)-1] != "gzip" || strings.Count(strings.Join(codecs, " "), "zstd") != len(codecs)-1 {
+					return errf("batch codecs %v, want zstd before the --alter and gzip after", codecs)
+				}
+				if strings.Contains(r.Stdout, "isvalid: false") || !strings.Contains(r.Stdout, "payload: three") {
+					return errf("an invalid batch, or record three not dumped")
+				}
+				return nil
+			}},
 			{Client: "kafka-dump-log", Feature: "reads every rolled segment and checks its indexes", Run: func(x *X) error {
 				// The perf topic rolls at 1 MiB: its first segment is closed, with
 				// trimmed indexes that must pass Kafka's sanity checks.

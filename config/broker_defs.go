@@ -225,13 +225,13 @@ var brokerDefs = append([]Def{
 	{Name: "unclean.leader.election.enable", Type: TypeBoolean, Default: "false", Importance: High, Dynamic: ClusterWide,
 		Doc: "Whether a replica outside the ISR may become leader as a last resort, losing data."},
 	{Name: "compression.type", Type: TypeString, Default: "producer", Importance: High, Valid: oneOf(compressionTypes...), Dynamic: ClusterWide,
-		Doc: "Codec batches are stored with: a codec name, uncompressed, or producer to keep the producer's."},
+		Doc: "Codec topics store batches with (their compression.type default): a codec name or uncompressed, and a batch sent otherwise is recompressed by the leader; producer keeps the producer's."},
 	{Name: "compression.gzip.level", Type: TypeInt, Default: "-1", Importance: Medium, Valid: gzipLevel, Dynamic: ClusterWide,
-		Doc: "gzip level when the broker recompresses with gzip."},
+		Doc: "gzip level when the broker recompresses with gzip; -1 is level 6, as java.util.zip."},
 	{Name: "compression.lz4.level", Type: TypeInt, Default: "9", Importance: Medium, Valid: lz4Level, Dynamic: ClusterWide,
-		Doc: "lz4 level when the broker recompresses with lz4."},
+		Doc: "lz4 level when the broker recompresses with lz4: 9 the fast compressor, as Kafka; others high compression (pierrec/lz4's levels 1-8, 10-17 its strongest)."},
 	{Name: "compression.zstd.level", Type: TypeInt, Default: "3", Importance: Medium, Valid: zstdLevel, Dynamic: ClusterWide,
-		Doc: "zstd level when the broker recompresses with zstd."},
+		Doc: "zstd level when the broker recompresses with zstd, on klauspost/compress's four speeds: below 3, 3-5, 6-9, 10 and up."},
 
 	// Replication.
 	{Name: "replica.lag.time.max.ms", Type: TypeLong, Default: "30000", Importance: High,

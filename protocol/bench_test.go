@@ -34,6 +34,32 @@ func BenchmarkValidateProduceRecords(b *testing.B) {
 	}
 }
 
+// BenchmarkRecompress measures the leader's rebuild of a batch for a topic whose
+// compression.type differs from the producer's codec (lz4 or none in, each codec out).
+func BenchmarkRecompress(b *testing.B) {
+	names := []string{"none", "gzip", "snappy", "lz4", "zstd"}
+	for _, src := range []int8{CodecNone, CodecLZ4} {
+		for _, dst := range []int8{CodecNone, CodecGzip, CodecSnappy, CodecLZ4, CodecZstd} {
+			if src == dst {
+				continue
+			}
+			b.Run(names[src]+"-to-"+names[dst], func(b *testing.B) {
+				batch := benchBatch(b, src)
+				v := NewProduceValidator(1 << 20)
+				target := DefaultCompression(dst)
+				v.Target = &target
+				b.SetBytes(int64(len(batch)))
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := v.Validate(batch, 1700000000000); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
 func BenchmarkAppendFetchResponse(b *testing.B) {
 	resp := kmsg.NewPtrFetchResponse()
 	resp.Version = 16

@@ -294,71 +294,9 @@ func decompressZstd(src, dst []byte, maxSize int) ([]byte, error) {
 	}
 }
 
-// Compress returns src compressed with codec in the format Kafka's Java client writes
-// (snappy with xerial framing). CodecNone returns a copy of src.
+// Compress returns src compressed with codec at Kafka's default level, in the format
+// Kafka's Java client writes (snappy with xerial framing). CodecNone returns a copy of
+// src.
 func Compress(codec int8, src []byte) ([]byte, error) {
-	switch codec {
-	case CodecNone:
-		return append([]byte(nil), src...), nil
-	case CodecGzip:
-		var buf bytes.Buffer
-		zw := gzipWriters.Get().(*gzip.Writer)
-		defer gzipWriters.Put(zw)
-		zw.Reset(&buf)
-		if _, err := zw.Write(src); err != nil {
-			return nil, err
-		}
-		if err := zw.Close(); err != nil {
-			return nil, err
-		}
-		return buf.Bytes(), nil
-	case CodecSnappy:
-		out := make([]byte, 0, xerialHeaderSize+snappy.MaxEncodedLen(min(len(src), xerialBlockSize))+4)
-		out = append(out, xerialMagic...)
-		out = binary.BigEndian.AppendUint32(out, 1)
-		out = binary.BigEndian.AppendUint32(out, 1)
-		var block []byte
-		for len(src) > 0 {
-			chunk := src[:min(len(src), xerialBlockSize)]
-			src = src[len(chunk):]
-			block = snappy.Encode(block[:cap(block)], chunk)
-			out = binary.BigEndian.AppendUint32(out, uint32(len(block)))
-			out = append(out, block...)
-		}
-		return out, nil
-	case CodecLZ4:
-		var buf bytes.Buffer
-		zw := lz4Writers.Get().(*lz4.Writer)
-		defer lz4Writers.Put(zw)
-		zw.Reset(&buf)
-		if _, err := zw.Write(src); err != nil {
-			return nil, err
-		}
-		if err := zw.Close(); err != nil {
-			return nil, err
-		}
-		return buf.Bytes(), nil
-	case CodecZstd:
-		enc := zstdEncoders.Get().(*zstd.Encoder)
-		defer zstdEncoders.Put(enc)
-		return enc.EncodeAll(src, nil), nil
-	default:
-		return nil, fmt.Errorf("%w: %d", ErrUnsupportedCompression, codec)
-	}
+	return AppendCompressed(DefaultCompression(codec), nil, src)
 }
-
-var (
-	gzipWriters = sync.Pool{New: func() any { return gzip.NewWriter(nil) }}
-	// 64 KiB blocks, as KafkaLZ4BlockOutputStream writes: readers then need only small
-	// block buffers.
-	lz4Writers = sync.Pool{New: func() any {
-		zw := lz4.NewWriter(nil)
-		_ = zw.Apply(lz4.BlockSizeOption(lz4.Block64Kb))
-		return zw
-	}}
-	// The options are valid constants, so NewWriter cannot fail.
-	zstdEncoders = sync.Pool{New: func() any {
-		enc, _ := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
-		return enc
-	}}
-)

@@ -14,7 +14,9 @@ import (
 // to a topic in the v2 format: ProduceRequest.validateRecords (at request parse),
 // UnifiedLog.analyzeAndValidateRecords (base offset, size, CRC) and
 // LogValidator.validateBatch / the record iterators of DefaultRecordBatch and
-// DefaultRecord. Batches are validated, never re-encoded.
+// DefaultRecord. Batches are validated and kept as sent, unless the topic's
+// compression.type names a codec other than theirs: then they are rebuilt with it
+// (recompress.go), as LogValidator.validateMessagesAndAssignOffsetsCompressed does.
 //
 // A v2 record inside the records section (after decompression), as DefaultRecord lays it
 // out. Part of the wire and on-disk format; do not change.
@@ -172,6 +174,13 @@ type ProduceValidator struct {
 	LogAppendTime        bool
 	TimestampBeforeMaxMs int64 // message.timestamp.before.max.ms
 	TimestampAfterMaxMs  int64 // message.timestamp.after.max.ms
+	// Target is the codec and level compression.type stores batches with; nil for
+	// producer, which keeps each batch's own. A batch compressed otherwise is rebuilt
+	// (recompress.go) and must then still fit MaxMessageBytes.
+	Target *Compression
+	// NoZstd refuses zstd batches (UNSUPPORTED_COMPRESSION_TYPE), as Kafka's
+	// ProduceRequest.validateRecords does for produce v3-6.
+	NoZstd bool
 }
 
 // NewProduceValidator returns a validator for a CreateTime, non-compacted topic with
@@ -247,8 +256,13 @@ func (v *ProduceValidator) Validate(records []byte, now int64) (Batch, error) {
 // (ErrInvalidRecord). Kafka rewrites a compressed batch whose deltas are wrong and
 // ignores them in an uncompressed one; we store batches as sent, so we refuse them.
 //
-// Left to the caller, since they need the request or broker state: zstd with produce
-// < v7 (UNSUPPORTED_COMPRESSION_TYPE), producer state (sequence, epoch), transactions.
+// With NoZstd (produce v3-6), a zstd batch → ErrUnsupportedCompression, checked right
+// after the magic, as Kafka's ProduceRequest.validateRecords. With Target set, a batch
+// of another codec is then rebuilt with Target's (a new slice; records is never
+// changed), and one that no longer fits MaxMessageBytes → ErrMessageTooLarge.
+//
+// Left to the caller, since they need broker state: producer state (sequence, epoch),
+// transactions.
 func (v *ProduceValidator) Check(records []byte) (Batch, error) {
 	b, _, err := v.validate(records, 0)
 	return b, err
@@ -267,6 +281,9 @@ func (v *ProduceValidator) validate(records []byte, now int64) (Batch, int64, er
 	b := Batch(records[:size])
 	if m := b.Magic(); m != 2 {
 		return nil, 0, fmt.Errorf("%w: %w: produce v3+ allows only magic 2, got %d", ErrInvalidRecord, ErrBadMagic, m)
+	}
+	if v.NoZstd && len(b) > batchAttrOffset+1 && b.Compression() == CodecZstd {
+		return nil, 0, fmt.Errorf("%w: produce requests with version below 7 are not allowed to use ZStandard compression", ErrUnsupportedCompression)
 	}
 	next, err := nextBatchSize(records[size:])
 	if err != nil {
@@ -325,6 +342,11 @@ func (v *ProduceValidator) validate(records []byte, now int64) (Batch, int64, er
 	maxTs, err := v.checkRecords(b, body, now)
 	if err != nil {
 		return nil, 0, err
+	}
+	if v.Target != nil && v.Target.Codec != codec {
+		if b, err = rebuild(b, body, *v.Target, v.MaxMessageBytes); err != nil {
+			return nil, 0, err
+		}
 	}
 	return b, maxTs, nil
 }

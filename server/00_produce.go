@@ -13,6 +13,12 @@ package server
 // UNKNOWN_TOPIC_ID, before authorization (as Kafka's handleProduceRequest, which
 // checks only topics it found).
 //
+// A topic whose compression.type names a codec (not producer) stores every batch with
+// it: one the producer compressed otherwise is rebuilt by the leader, keeping its
+// records and producer fields (protocol/recompress.go, as Kafka's LogValidator), and
+// followers copy the leader's bytes. Produce v3-6 may not send zstd
+// (UNSUPPORTED_COMPRESSION_TYPE, as Kafka).
+//
 // Transactional batches need the request's transactional id
 // (TRANSACTIONAL_ID_AUTHORIZATION_FAILED otherwise, as Kafka). From v12 (a transaction
 // version 2 client, KIP-890 part 2) the leader adds the partition to the producer's
@@ -177,6 +183,11 @@ func (b *Broker) appendToPartition(p *partition.Partition, records []byte, acks 
 	v := protocol.NewProduceValidator(int(tc.MaxMessageBytes))
 	v.Compacted = slices.Contains(tc.CleanupPolicy, "compact")
 	v.TimestampBeforeMaxMs, v.TimestampAfterMaxMs = tc.MessageTimestampBeforeMaxMs, tc.MessageTimestampAfterMaxMs
+	v.NoZstd = version < 7 // as Kafka's ProduceRequest.validateRecords
+	// compression.type: batches of another codec are rebuilt with the topic's (compression.go).
+	if target, ok := storedCompression(tc); ok {
+		v.Target = &target
+	}
 	// LogAppendTime is stamped by the log, with the same clock, at the append.
 	batch, err := v.Validate(records, now.UnixMilli())
 	if err != nil {

@@ -15,7 +15,9 @@ package server
 // appends to any of its partitions. The record bytes go out of the segment files with
 // sendfile; only the response framing is built in memory. Topic ids replace names
 // from v13 (UNKNOWN_TOPIC_ID for an id not known). Follower fetches (replica id >= 0)
-// read to the log end and move the followers' state (fetch_follower.go).
+// read to the log end and move the followers' state (fetch_follower.go). A consumer
+// fetching below v10 from a topic with compression.type=zstd gets
+// UNSUPPORTED_COMPRESSION_TYPE for it, as Kafka.
 //
 // With an authorizer: a replica fetch needs CLUSTER_ACTION (else
 // TOPIC_AUTHORIZATION_FAILED on every partition, as Kafka); a consumer needs READ on
@@ -269,6 +271,10 @@ func (b *Broker) readFetch(plan *fetchPlan) (reads []partRead, total int64, anyE
 				code = kerr.NotLeaderForPartition.Code
 			case p == nil:
 				code = kerr.UnknownTopicOrPartition.Code
+			case plan.follower == nil && req.Version < 10 && b.topicConfigFor(t).CompressionType == "zstd":
+				// As Kafka's KafkaApis.maybeConvertFetchedData: consumers older than
+				// Fetch v10 may not read a zstd topic.
+				code = kerr.UnsupportedCompressionType.Code
 			case !p.IsLeader():
 				code = kerr.NotLeaderForPartition.Code
 			case plan.follower != nil:
