@@ -3,6 +3,7 @@ package protocol
 import (
 	"encoding/binary"
 	"fmt"
+	"io"
 	"sync"
 
 	"github.com/klauspost/compress/gzip"
@@ -80,18 +81,7 @@ func AppendCompressed(c Compression, dst, src []byte) ([]byte, error) {
 		if err != nil {
 			return dst, err
 		}
-		zw := pool.Get().(*gzip.Writer)
-		defer pool.Put(zw)
-		w := appendWriter{dst}
-		zw.Reset(&w)
-		if _, err := zw.Write(src); err != nil {
-			return dst, err
-		}
-		if err := zw.Close(); err != nil {
-			return dst, err
-		}
-		zw.Reset(nil)
-		return w.b, nil
+		return appendStream[*gzip.Writer](pool, dst, src)
 	case CodecSnappy:
 		return appendSnappy(dst, src), nil
 	case CodecLZ4:
@@ -99,18 +89,7 @@ func AppendCompressed(c Compression, dst, src []byte) ([]byte, error) {
 		if err != nil {
 			return dst, err
 		}
-		zw := pool.Get().(*lz4.Writer)
-		defer pool.Put(zw)
-		w := appendWriter{dst}
-		zw.Reset(&w)
-		if _, err := zw.Write(src); err != nil {
-			return dst, err
-		}
-		if err := zw.Close(); err != nil {
-			return dst, err
-		}
-		zw.Reset(nil)
-		return w.b, nil
+		return appendStream[*lz4.Writer](pool, dst, src)
 	case CodecZstd:
 		pool, err := zstdPool(c.Level)
 		if err != nil {
@@ -122,6 +101,28 @@ func AppendCompressed(c Compression, dst, src []byte) ([]byte, error) {
 	default:
 		return dst, fmt.Errorf("%w: %d", ErrUnsupportedCompression, c.Codec)
 	}
+}
+
+// streamWriter is a pooled compressor writing a stream (gzip, lz4 frames).
+type streamWriter interface {
+	io.WriteCloser
+	Reset(io.Writer)
+}
+
+// appendStream appends src compressed by a W from pool to dst.
+func appendStream[W streamWriter](pool *sync.Pool, dst, src []byte) ([]byte, error) {
+	zw := pool.Get().(W)
+	defer pool.Put(zw)
+	w := appendWriter{dst}
+	zw.Reset(&w)
+	if _, err := zw.Write(src); err != nil {
+		return dst, err
+	}
+	if err := zw.Close(); err != nil {
+		return dst, err
+	}
+	zw.Reset(nil)
+	return w.b, nil
 }
 
 // appendWriter is an io.Writer appending to b.
