@@ -365,6 +365,7 @@ func (b *Broker) startBroker(ctx context.Context) error {
 		Logger:                  cfg.Logger.With().Str("component", "log-manager").Logger(), Now: cfg.Now,
 		ProducerIDExpiration: time.Duration(cfg.ProducerIDExpirationMs) * time.Millisecond,
 		DisableCleaner:       !cfg.LogCleanerEnable,
+		RecoveryThreads:      int(cfg.NumRecoveryThreadsPerDataDir),
 		CleanerBackoff:       time.Duration(cfg.LogCleanerBackoffMs) * time.Millisecond,
 		Decompress: func(codec int8, src []byte) ([]byte, error) {
 			return protocol.Decompress(codec, src, nil, protocol.DecompressedLimit(int(b.brokerConfig().MessageMaxBytes)))

@@ -1,0 +1,58 @@
+package storage
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// defaultRecoveryThreads is Kafka's num.recovery.threads.per.data.dir default.
+const defaultRecoveryThreads = 2
+
+// logLoadJob is one "<topic>-<partition>" directory OpenLogManager loads: the inputs,
+// then what loading it gave (log or err; both nil when it was never started because an
+// earlier log failed).
+type logLoadJob struct {
+	tp  TopicPartition
+	cfg LogConfig
+
+	log *Log
+	err error
+}
+
+// loadLogs opens (recovering as needed) every job's log with RecoveryThreads workers,
+// as Kafka's LogManager.loadLogs runs num.recovery.threads.per.data.dir threads per log
+// dir. Each log is loaded exactly as a serial load would (openLog touches nothing but
+// its own directory and the manager's concurrency-safe handle cache, deleter and
+// failed-log counter). Jobs are handed out in directory order and none is started
+// after one failed, so the first failure in that order is the one a serial load would
+// have met: the caller reports it. Returns the number of workers used.
+func (m *LogManager) loadLogs(jobs []logLoadJob, clean bool, recoveryPoints, startOffsets, hws, cleanerOffsets map[TopicPartition]int64) int {
+	threads := m.cfg.RecoveryThreads
+	if threads <= 0 {
+		threads = defaultRecoveryThreads
+	}
+	threads = max(min(threads, len(jobs)), 1)
+	var next atomic.Int64
+	var failed atomic.Bool
+	var wg sync.WaitGroup
+	for range threads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !failed.Load() {
+				i := int(next.Add(1) - 1)
+				if i >= len(jobs) {
+					return
+				}
+				j := &jobs[i]
+				j.log, j.err = m.openLog(j.tp, [16]byte{}, j.cfg, false, clean,
+					recoveryPoints[j.tp], startOffsets[j.tp], hws[j.tp], cleanerOffsets[j.tp])
+				if j.err != nil {
+					failed.Store(true)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return threads
+}
