@@ -128,8 +128,9 @@ func parseTopicPartitionDir(name string) (TopicPartition, bool) {
 }
 
 // OpenLogManager reads meta.properties (creating it if missing), the checkpoints, and
-// opens every "<topic>-<partition>" directory under Dir, recovering each log (CRC scan
-// from the recovery point after an unclean shutdown, torn tail cut, indexes rebuilt).
+// opens every "<topic>-<partition>" directory under Dir, RecoveryThreads at once,
+// recovering each log (CRC scan from the recovery point after an unclean shutdown,
+// torn tail cut, indexes rebuilt).
 // cfgFor gives the LogConfig for a topic.
 //
 // The clean-shutdown marker is removed once every log is open, so a crash from here on
@@ -573,8 +574,9 @@ func (m *LogManager) logFailure(lim *lograte.Limiter, err error, task string) {
 	}
 }
 
-// Close flushes and closes every log, writes the checkpoints and the clean-shutdown marker.
-// The marker is not written when a log had a storage error, so the next open recovers.
+// Close flushes and closes every log (RecoveryThreads at once), writes the checkpoints
+// and the clean-shutdown marker. The marker is not written when a log had a storage
+// error, so the next open recovers.
 func (m *LogManager) Close() error {
 	m.mu.Lock()
 	if m.mu.closed {
@@ -587,16 +589,13 @@ func (m *LogManager) Close() error {
 	close(m.stop)
 	<-m.done
 	<-m.cleanerDone
-	clean := true
-	var first error
-	for _, l := range m.Logs() {
-		if err := l.Close(); err != nil {
-			clean = false
-			if first == nil {
-				first = err
-			}
-		}
+	byTP := m.Logs()
+	logs := make([]*Log, 0, len(byTP))
+	for _, l := range byTP {
+		logs = append(logs, l)
 	}
+	failed, first := m.closeAll(logs)
+	clean := failed == 0
 	m.deleter.flush()
 	if err := m.Checkpoint(); err != nil {
 		clean = false
