@@ -64,7 +64,7 @@ type Broker struct {
 	MaxIncrementalFetchSessionCacheSlots int32
 	NumNetworkThreads                    int32 // ignored
 	NumIOThreads                         int32 // ignored
-	NumRecoveryThreadsPerDataDir         int32 // ignored
+	NumRecoveryThreadsPerDataDir         int32
 
 	// Connection and request limits (config/limits.go).
 	QueuedMaxRequestBytes int64 // <= 0: no limit

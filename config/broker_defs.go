@@ -53,10 +53,11 @@ var (
 // where gokafkad applies the key at run time: the log configs that are a topic
 // config's primary synonym (the topics' defaults, server/dynamic_config.go), the
 // replication throttles, transaction.partition.verification.enable and the
-// thread pools (accepted and unused, as statically) are cluster-wide, the TLS
+// request thread pools (accepted and unused, as statically) are cluster-wide, the TLS
 // stores per-broker. Keys Kafka updates dynamically but gokafkad reads only at
 // start-up (listeners, advertised.listeners, listener.security.protocol.map,
-// num.replica.fetchers, producer.id.expiration.ms) are read-only, so that
+// num.replica.fetchers, num.recovery.threads.per.data.dir, producer.id.expiration.ms)
+// are read-only, so that
 // AlterConfigs refuses them ("Cannot update these configs dynamically") rather
 // than store a value nothing applies; everything else is read-only as in Kafka.
 var brokerDefs = append([]Def{
@@ -150,8 +151,8 @@ var brokerDefs = append([]Def{
 		Doc: "Kafka's network thread count; accepted and reported, unused (gokafkad runs two goroutines per connection)."},
 	{Name: "num.io.threads", Type: TypeInt, Default: "8", Importance: High, Valid: atLeast(1), Dynamic: ClusterWide, Ignored: true,
 		Doc: "Kafka's request handler thread count; accepted and reported, unused (no request thread pool)."},
-	{Name: "num.recovery.threads.per.data.dir", Type: TypeInt, Default: "2", Importance: High, Valid: atLeast(1), Dynamic: ClusterWide, Ignored: true,
-		Doc: "Kafka's per-directory recovery thread count; accepted and reported, unused."},
+	{Name: "num.recovery.threads.per.data.dir", Type: TypeInt, Default: "2", Importance: High, Valid: atLeast(1),
+		Doc: "How many logs of the log dir are loaded at once at start-up (after a kill -9 each is recovered: CRC scan from its recovery point, torn tail cut, indexes rebuilt)."},
 
 	// Log segments, retention, flushing.
 	{Name: "log.segment.bytes", Type: TypeInt, Default: "1073741824", Importance: High, Valid: atLeast(1048576), Dynamic: ClusterWide,

@@ -267,6 +267,7 @@ func TestDynamicValidation(t *testing.T) {
 		{"listener.security.protocol.map", "PLAINTEXT:PLAINTEXT", true, false},
 		{"num.replica.fetchers", "2", false, false},
 		{"producer.id.expiration.ms", "1000", false, false},
+		{"num.recovery.threads.per.data.dir", "4", false, false},
 		{"transaction.partition.verification.enable", "false", false, true},
 	}
 	for _, tt := range tests {

@@ -346,6 +346,8 @@ func TestDynamicBrokerConfigsNotAppliedAreRefused(t *testing.T) {
 			"Cannot update these configs dynamically: Set(listeners, advertised.listeners)"},
 		{"fetchers as the cluster default", "", []kmsg.IncrementalAlterConfigsRequestResourceConfig{incOp("num.replica.fetchers", set, sp("4"))},
 			"Cannot update these configs dynamically: Set(num.replica.fetchers)"},
+		{"recovery threads", "1", []kmsg.IncrementalAlterConfigsRequestResourceConfig{incOp("num.recovery.threads.per.data.dir", set, sp("4"))},
+			"Cannot update these configs dynamically: Set(num.recovery.threads.per.data.dir)"},
 		{"producer id expiry", "", []kmsg.IncrementalAlterConfigsRequestResourceConfig{incOp("producer.id.expiration.ms", set, sp("1000"))},
 			"Cannot update these configs dynamically: Set(producer.id.expiration.ms)"},
 		{"keystore as the cluster default", "", []kmsg.IncrementalAlterConfigsRequestResourceConfig{incOp("ssl.keystore.location", set, sp("/k.jks"))},

@@ -366,6 +366,7 @@ func (b *Broker) startBroker(ctx context.Context) error {
 		ProducerIDExpiration: time.Duration(cfg.ProducerIDExpirationMs) * time.Millisecond,
 		DisableCleaner:       !cfg.LogCleanerEnable,
 		MaxOpenSegments:      int(cfg.SegmentDescriptorsMax),
+		RecoveryThreads:      int(cfg.NumRecoveryThreadsPerDataDir),
 		CleanerBackoff:       time.Duration(cfg.LogCleanerBackoffMs) * time.Millisecond,
 		Decompress: func(codec int8, src []byte) ([]byte, error) {
 			return protocol.Decompress(codec, src, nil, protocol.DecompressedLimit(int(b.brokerConfig().MessageMaxBytes)))

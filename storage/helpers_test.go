@@ -110,6 +110,8 @@ type env struct {
 	clock *fakeClock
 	cfg   LogConfig
 	m     *LogManager
+	// recoveryThreads is LogManagerConfig.RecoveryThreads (0: the default).
+	recoveryThreads int
 }
 
 func newEnv(t testing.TB, cfg LogConfig) *env {
@@ -134,6 +136,7 @@ func (e *env) open() {
 		FlushCheckpointInterval: time.Hour,
 		Logger:                  zerolog.Nop(),
 		Now:                     e.clock.Now,
+		RecoveryThreads:         e.recoveryThreads,
 	}, func(string) LogConfig { return e.cfg })
 	if err != nil {
 		e.t.Fatal(err)

@@ -90,6 +90,9 @@ type LogManagerConfig struct {
 	// .log descriptors, active segments' included, stay open once idle (handles.go);
 	// 0 means DefaultMaxOpenSegments.
 	MaxOpenSegments int
+	// RecoveryThreads is num.recovery.threads.per.data.dir (Kafka's default 2 when
+	// zero): how many logs of the dir are loaded (recovered) at once on open.
+	RecoveryThreads int
 	// Decompress, when set, decompresses the records of a compressed batch (codec from
 	// the attributes); FetchOffsetByTimestamp uses it to find the exact record.
 	Decompress func(codec int8, src []byte) ([]byte, error)
@@ -138,8 +141,9 @@ func parseTopicPartitionDir(name string) (TopicPartition, bool) {
 }
 
 // OpenLogManager reads meta.properties (creating it if missing), the checkpoints, and
-// opens every "<topic>-<partition>" directory under Dir, recovering each log (CRC scan
-// from the recovery point after an unclean shutdown, torn tail cut, indexes rebuilt).
+// opens every "<topic>-<partition>" directory under Dir, RecoveryThreads at once,
+// recovering each log (CRC scan from the recovery point after an unclean shutdown,
+// torn tail cut, indexes rebuilt).
 // cfgFor gives the LogConfig for a topic.
 //
 // The clean-shutdown marker is removed once every log is open, so a crash from here on
@@ -225,10 +229,10 @@ func OpenLogManager(cfg LogManagerConfig, cfgFor func(topic string) LogConfig) (
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrStorage, err)
 	}
-	// As Kafka's "Loaded N logs in X ms": after a kill -9 each log is recovered
-	// before the broker listens, which on a busy disk is most of its start.
+	// As Kafka's "Loaded N logs in X ms": after a kill -9 each log is recovered before
+	// the broker listens, which with many partitions is most of its start.
 	loadStart := time.Now()
-	var tps []TopicPartition
+	var jobs []logLoadJob
 	for _, e := range ents {
 		if !e.IsDir() {
 			continue
@@ -241,46 +245,21 @@ func OpenLogManager(cfg LogManagerConfig, cfgFor func(topic string) LogConfig) (
 		if !ok || e.Name() == MetadataLogDirName {
 			continue
 		}
-		tps = append(tps, tp)
+		jobs = append(jobs, logLoadJob{tp: tp, cfg: cfgFor(tp.Topic)})
 	}
-	// Logs open closeWorkers at a time (a recovered one is fsynced; 20,000 of them
-	// serially took minutes, issue 15).
-	var openMu sync.Mutex
-	var openErr error
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(closeWorkers, max(len(tps), 1)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(tps) {
-					return
-				}
-				tp := tps[i]
-				l, err := m.openLog(tp, [16]byte{}, cfgFor(tp.Topic), false, clean, recoveryPoints[tp], startOffsets[tp], hws[tp], cleanerOffsets[tp])
-				openMu.Lock()
-				if err != nil && openErr == nil {
-					openErr = err
-				}
-				if err == nil {
-					m.mu.logs[tp] = l
-				}
-				stop := openErr != nil
-				openMu.Unlock()
-				if stop {
-					return
-				}
-			}
-		}()
+	threads := m.loadLogs(jobs, clean, recoveryPoints, startOffsets, hws, cleanerOffsets)
+	for _, j := range jobs {
+		if j.log != nil {
+			m.mu.logs[j.tp] = j.log
+		}
 	}
-	wg.Wait()
-	if openErr != nil {
-		m.closeLogs()
-		return nil, openErr
+	for _, j := range jobs {
+		if j.err != nil { // the first in directory order, as the serial load reported
+			m.closeLogs()
+			return nil, j.err
+		}
 	}
-	cfg.Logger.Info().Int("logs", len(m.mu.logs)).Bool("clean_shutdown", clean).
+	cfg.Logger.Info().Int("logs", len(m.mu.logs)).Bool("clean_shutdown", clean).Int("threads", threads).
 		Dur("took", time.Since(loadStart)).Msg("loaded logs")
 	if err := os.Remove(markerPath); err != nil && !errors.Is(err, os.ErrNotExist) {
 		m.closeLogs()
@@ -643,8 +622,9 @@ func (m *LogManager) logFailure(lim *lograte.Limiter, err error, task string) {
 	}
 }
 
-// Close flushes and closes every log, writes the checkpoints and the clean-shutdown marker.
-// The marker is not written when a log had a storage error, so the next open recovers.
+// Close flushes and closes every log (RecoveryThreads at once), writes the checkpoints
+// and the clean-shutdown marker. The marker is not written when a log had a storage
+// error, so the next open recovers.
 func (m *LogManager) Close() error {
 	m.mu.Lock()
 	if m.mu.closed {
@@ -658,11 +638,13 @@ func (m *LogManager) Close() error {
 	close(m.stop)
 	<-m.done
 	<-m.cleanerDone
-	clean := true
-	first := closeAll(m.Logs())
-	if first != nil {
-		clean = false
+	byTP := m.Logs()
+	logs := make([]*Log, 0, len(byTP))
+	for _, l := range byTP {
+		logs = append(logs, l)
 	}
+	failed, first := m.closeAll(logs)
+	clean := failed == 0
 	m.deleter.flush()
 	if err := m.Checkpoint(); err != nil {
 		clean = false
@@ -682,41 +664,11 @@ func (m *LogManager) Close() error {
 
 // closeLogs closes what OpenLogManager opened before failing.
 func (m *LogManager) closeLogs() {
-	closeAll(m.mu.logs)
-}
-
-// closeWorkers is how many logs Close flushes and closes at once: a clean close is
-// a few fsyncs per log, 20,000 of them minutes when serial (issue 15); side by side
-// they share the file system's journal commits.
-const closeWorkers = 16
-
-// closeAll closes logs, closeWorkers at a time, and returns the first error.
-func closeAll(logs map[TopicPartition]*Log) error {
-	ch := make(chan *Log)
-	var mu sync.Mutex
-	var first error
-	var wg sync.WaitGroup
-	for range min(closeWorkers, max(len(logs), 1)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for l := range ch {
-				if err := l.Close(); err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-					}
-					mu.Unlock()
-				}
-			}
-		}()
+	logs := make([]*Log, 0, len(m.mu.logs))
+	for _, l := range m.mu.logs {
+		logs = append(logs, l)
 	}
-	for _, l := range logs {
-		ch <- l
-	}
-	close(ch)
-	wg.Wait()
-	return first
+	m.closeAll(logs)
 }
 
 // FormatUUID prints a UUID as Kafka's Uuid.toString: base64url without padding.
