@@ -360,7 +360,7 @@ var faults = []fault{
 		name:  "partition-cluster-active-minority",
 		netns: true,
 		about: fmt.Sprintf("split the nodes in two for 2–3× broker.session.timeout.ms (%v): the active controller and one random broker on one side, the other two controllers and brokers on the other (blackhole routes between the sides; the clients reach every node)", sessionTimeout),
-		do: func(r *runCtx) string { return splitCluster(r, true) },
+		do:    func(r *runCtx) string { return splitCluster(r, true) },
 	},
 	{
 		name:  "partition-cluster-follower-minority",

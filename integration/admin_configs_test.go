@@ -285,8 +285,8 @@ func TestDescribeTopicConfigsShowsEffectiveValuesAndSources(t *testing.T) {
 		value  string
 		source kmsg.ConfigSource
 	}{
-		"retention.ms":        {"7", kmsg.ConfigSourceDynamicTopicConfig},
-		"segment.bytes":       {"2097152", kmsg.ConfigSourceStaticBrokerConfig},
+		"retention.ms":  {"7", kmsg.ConfigSourceDynamicTopicConfig},
+		"segment.bytes": {"2097152", kmsg.ConfigSourceStaticBrokerConfig},
 		// A new cluster with ELR on has a cluster-level min.insync.replicas, as Kafka.
 		"min.insync.replicas": {"1", kmsg.ConfigSourceDynamicDefaultBrokerConfig},
 		"cleanup.policy":      {"delete", kmsg.ConfigSourceDefaultConfig},
