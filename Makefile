@@ -13,7 +13,7 @@ run: build
 build:
 	$(GO) build -o bin/gokafkad ./cmd/gokafkad
 
-## test: vet, then every test with the race detector
+## test: vet (gofmt and go vet), then every test with the race detector
 test: vet
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 
@@ -22,6 +22,7 @@ test-short:
 	$(GO) test -count=1 $(PKGS)
 
 vet:
+	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "not gofmt-clean (run gofmt -w):"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet $(PKGS)
 
 ## fuzz: a short run of every fuzz target

@@ -101,7 +101,6 @@ type Broker struct {
 	LogFlushSchedulerIntervalMs             int64
 	LogFlushOffsetCheckpointIntervalMs      int64
 	LogFlushStartOffsetCheckpointIntervalMs int64
-	LogPreallocate                          bool
 	LogMessageTimestampType                 string // CreateTime or LogAppendTime
 	LogMessageTimestampBeforeMaxMs          int64
 	LogMessageTimestampAfterMaxMs           int64
@@ -521,7 +520,6 @@ func (b *Broker) fill(v map[string]any) error {
 	}
 	b.LogFlushOffsetCheckpointIntervalMs = i64("log.flush.offset.checkpoint.interval.ms")
 	b.LogFlushStartOffsetCheckpointIntervalMs = i64("log.flush.start.offset.checkpoint.interval.ms")
-	b.LogPreallocate = bl("log.preallocate")
 	b.LogMessageTimestampType = str("log.message.timestamp.type")
 	b.LogMessageTimestampBeforeMaxMs = i64("log.message.timestamp.before.max.ms")
 	b.LogMessageTimestampAfterMaxMs = i64("log.message.timestamp.after.max.ms")

@@ -60,8 +60,8 @@ var topicDefs = []Def{
 		Doc: "Youngest a record may be and still be compacted away."},
 	{Name: "min.insync.replicas", Type: TypeInt, Default: "1", Importance: Medium, Valid: atLeast(1), Synonyms: []string{"min.insync.replicas"},
 		Doc: "Fewest in-sync replicas an acks=all produce needs; fewer gets NOT_ENOUGH_REPLICAS."},
-	{Name: "preallocate", Type: TypeBoolean, Default: "false", Importance: Medium, Synonyms: []string{"log.preallocate"},
-		Doc: "Whether new segment files are preallocated on disk."},
+	{Name: "preallocate", Type: TypeBoolean, Default: "false", Importance: Medium, Valid: custom("false (gokafkad does not preallocate segments)", validPreallocate), Synonyms: []string{"log.preallocate"},
+		Doc: "Whether new segment files are preallocated on disk; gokafkad grows segments as it writes them, so only false is accepted."},
 	{Name: "remote.log.copy.disable", Type: TypeBoolean, Default: "false", Importance: Medium,
 		Doc: "Tiered storage: stop uploading while keeping remote data readable (gokafkad has no tiered storage)."},
 	{Name: "remote.log.delete.on.disable", Type: TypeBoolean, Default: "false", Importance: Medium,
@@ -127,6 +127,16 @@ func isDigits(s string) bool {
 func validRemoteStorage(v any) string {
 	if v.(bool) {
 		return "tiered storage functionality is disabled in the broker"
+	}
+	return ""
+}
+
+// validPreallocate accepts only false: Kafka's preallocation (a segment file created
+// at segment.bytes and trimmed when it rolls) is not built, and a true that changed
+// nothing on disk would be a setting silently ignored.
+func validPreallocate(v any) string {
+	if v.(bool) {
+		return "preallocating segment files is not supported by gokafkad"
 	}
 	return ""
 }

@@ -47,6 +47,7 @@ func TestValidateTopicConfig(t *testing.T) {
 		{"min.cleanable.dirty.ratio", "2", "between 0 and 1"},
 		{"unclean.leader.election.enable", "1", "true or false"},
 		{"remote.storage.enable", "true", "tiered storage"},
+		{"preallocate", "true", "preallocating"},
 		{"leader.replication.throttled.replicas", "0-1", "partitionId:brokerId"},
 		{"max.message.bytes", "2147483648", "out of range"},
 	}
