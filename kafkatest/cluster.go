@@ -65,6 +65,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/gokafkad/gokafkad/config"
 	"github.com/gokafkad/gokafkad/server"
 )
 
@@ -379,11 +380,13 @@ func start(t TB, o options) (*Cluster, error) {
 		}
 		props["process.roles"] = strings.Join(roles, ",")
 		props["listeners"] = strings.Join(listeners, ",")
-		cfg, err := server.DefaultConfig(props["log.dirs"]).WithProps(props)
+		// One parse of the whole properties (server.DefaultConfig(dir).WithProps
+		// would parse twice; each parse is a good part of a node's start).
+		bc, _, err := config.Parse(props)
 		if err != nil {
 			return nil, fmt.Errorf("node %d config: %w", id, err)
 		}
-		cfg.Listen, cfg.ControllerListen = "", ""
+		cfg := server.Config{Broker: bc}
 		if n.broker {
 			cfg.Listen = "127.0.0.1:0"
 			if o.brokerPorts != nil {
