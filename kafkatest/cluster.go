@@ -262,12 +262,6 @@ func NewCluster(t TB, opts ...Option) *Cluster {
 			if err = c.createTopics(); err != nil {
 				t.Fatalf("kafkatest: %v", err)
 			}
-			// The first block of producer ids, in the background: a test's first
-			// idempotent producer (franz-go's default) would otherwise wait for a
-			// controller write on its first InitProducerID.
-			for _, b := range c.runningNodes() {
-				b.PrefetchProducerIDs()
-			}
 			return c
 		}
 		if !errors.Is(err, syscall.EADDRINUSE) && !strings.Contains(err.Error(), "address already in use") {

@@ -42,33 +42,6 @@ func (a *producerIDAllocator) allocate() (int64, error) {
 	return id, nil
 }
 
-// prefetch takes a block now unless one is held, so that the next allocate need not
-// wait for the controller; an allocate meanwhile waits for this one's block rather
-// than asking for another.
-func (a *producerIDAllocator) prefetch() {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.next != a.end || a.ctl == nil {
-		return
-	}
-	if first, err := a.ctl.AllocateProducerIDs(a.nodeID); err == nil {
-		a.next, a.end = first, first+controller.ProducerIDBlockSize
-	}
-}
-
-// PrefetchProducerIDs has the broker take its first block of producer ids from the
-// controller in the background, as its first InitProducerID would (Kafka's
-// RPCProducerIdManager asks when a producer needs one): the block is the same, only
-// asked for earlier, so that a test's first idempotent producer does not wait for a
-// controller write. kafkatest calls it once the cluster is up; a failure is left to
-// the first InitProducerID to meet again.
-func (b *Broker) PrefetchProducerIDs() {
-	if b.ctl == nil || b.logs == nil {
-		return // a controller-only node
-	}
-	go b.producerIDs.prefetch()
-}
-
 func handleInitProducerID(c *conn, r *request) error {
 	req := r.req.(*kmsg.InitProducerIDRequest)
 	resp := kmsg.NewPtrInitProducerIDResponse()
