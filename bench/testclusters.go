@@ -182,17 +182,19 @@ func devStart(dir string) (time.Duration, error) {
 }
 
 // firstAcksAll creates topic (one partition, replication factor 3) and produces to it
-// with acks=all until a record is acknowledged. It retries every few milliseconds
-// (createTopicN's 100 ms would be most of a fast start).
+// with acks=all until a record is acknowledged. Its retries wait 1 ms, doubling up to
+// 20 ms (createTopicN's 100 ms would be most of a fast start; a fixed 1 ms would spin
+// beside a JVM's seconds of start-up, slowing what it measures).
 func firstAcksAll(ctx context.Context, c *cluster, topic string) error {
+	backoff := func(n int) time.Duration { return min(time.Millisecond<<min(n, 5), 20*time.Millisecond) }
 	cl, err := kgo.NewClient(c.clientOpts(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerLinger(0),
-		kgo.RetryBackoffFn(func(int) time.Duration { return time.Millisecond }))...)
+		kgo.RetryBackoffFn(backoff))...)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	for {
+	for try := 0; ; try++ {
 		r, err := adm.CreateTopic(ctx, 1, 3, nil, topic)
 		if err == nil {
 			err = r.Err
@@ -203,7 +205,7 @@ func firstAcksAll(ctx context.Context, c *cluster, topic string) error {
 		if ctx.Err() != nil {
 			return fmt.Errorf("create %s on %s: %v", topic, c.kind, err)
 		}
-		time.Sleep(2 * time.Millisecond) // brokers still registering
+		time.Sleep(backoff(try)) // brokers still registering
 	}
 	for {
 		err := cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: []byte("ready")}).FirstErr()
