@@ -20,6 +20,9 @@
 //	connections   three brokers, as many franz-go producers at once as each of -connections
 //	record-sizes  three brokers, values of each of -record-sizes bytes
 //	partitions    three brokers, one topic of each of -partition-counts partitions
+//	test-clusters in-process kafkatest clusters (1 and 3 brokers) beside kfake, and
+//	              gokafkad dev --brokers 3 to its first acks=all produce beside Kafka's
+//	              three brokers (measured by the three scenario)
 //
 // Every measurement runs -rounds times (3), alternately on gokafkad and Kafka; the report
 // gives the median and the spread. Where gokafkad's median trails Kafka's or misses a
@@ -63,7 +66,7 @@ var (
 	withKafka    = flag.Bool("kafka", true, "measure Apache Kafka too (false: gokafkad only)")
 	starts       = flag.Int("starts", 5, "start-up measurements for gokafkad")
 	kafkaStarts  = flag.Int("kafka-starts", 3, "start-up measurements for Apache Kafka")
-	only         = flag.String("only", "", "comma-separated scenarios to run: startup, single (with startup), three, tls, compression, connections, record-sizes, partitions (default all)")
+	only         = flag.String("only", "", "comma-separated scenarios to run: startup, single (with startup), test-clusters, three, tls, compression, connections, record-sizes, partitions (default all)")
 	codecsFlag   = flag.String("codecs", "lz4,zstd", "franz-go batch codecs of the compression scenario (gzip, snappy, lz4, zstd)")
 	countsFlag   = flag.String("partition-counts", "10,100,1000", "partition counts of the partitions scenario")
 	connsFlag    = flag.String("connections", "1,4,16,64", "producer clients at once of the connections scenario")
@@ -225,6 +228,13 @@ func run() error {
 		}
 		scenarioTime("single", t0)
 	}
+	if scenarios["test-clusters"] {
+		t0 := time.Now()
+		if err := b.testClusters(); err != nil {
+			return err
+		}
+		scenarioTime("test-clusters", t0)
+	}
 	if scenarios["three"] || scenarios["compression"] || scenarios["connections"] || scenarios["record-sizes"] {
 		t0 := time.Now()
 		if !scenarios["compression"] {
@@ -321,6 +331,8 @@ const (
 	groupStart  = "Start-up and memory (one combined node)"
 	groupSingle = "Single node (one combined broker and controller, replication factor 1)"
 	groupThree  = "Three brokers (and one controller), replication factor 3, min.insync.replicas=2, acks=all, idempotent producer"
+	// groupTestClusters is the test-clusters scenario's table (testclusters.go).
+	groupTestClusters = "Test clusters: start-up beside kfake and Apache Kafka"
 )
 
 // startup measures exec to first acknowledged produce, and resident memory a few
@@ -621,6 +633,12 @@ func (b *bench) three(rows bool, codecs []codec, conns, sizes []int) error {
 		return err
 	}
 	defer stopAll(cs)
+	for _, kind := range b.kinds {
+		b.rep.set(groupThree, "processes started → first acks=all produce to a new topic (controller and three brokers)", "ms", true, false, kind, ms(cs[kind].ready))
+		if kind == kafka {
+			b.rep.setTest(rowDev3, kafka, ms(cs[kind].ready))
+		}
+	}
 	if !rows {
 		if err := b.compression(cs, codecs); err != nil {
 			return err

@@ -16,7 +16,7 @@ import (
 )
 
 // The scenarios -only selects from.
-var scenarioNames = []string{"startup", "single", "three", "tls", "compression", "connections", "record-sizes", "partitions"}
+var scenarioNames = []string{"startup", "single", "test-clusters", "three", "tls", "compression", "connections", "record-sizes", "partitions"}
 
 // parseOnly is the set of scenarios -only names (every one when empty).
 func parseOnly(s string) (map[string]bool, error) {

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Broker is one node's effective configuration: typed fields for every
@@ -372,18 +373,20 @@ func (b *Broker) devDefault(name string) (string, bool) {
 }
 
 func build(static, dynDefault, dynBroker map[string]string) (*Broker, error) {
+	// The maps are sized for every definition: growing them was a good part of a
+	// build, which every node start and every dynamic config change pays.
 	b := &Broker{
 		Raw:        maps.Clone(static),
 		dynDefault: maps.Clone(dynDefault),
 		dynBroker:  maps.Clone(dynBroker),
-		values:     map[string]string{},
+		values:     make(map[string]string, len(brokerDefs)),
 		isNull:     map[string]bool{},
-		sources:    map[string]ConfigSource{},
+		sources:    make(map[string]ConfigSource, len(brokerDefs)),
 	}
 	if b.Raw == nil {
 		b.Raw = map[string]string{}
 	}
-	typed := map[string]any{}
+	typed := make(map[string]any, len(brokerDefs))
 	for i := range brokerDefs {
 		d := &brokerDefs[i]
 		raw, src, ok := b.lookup(d.Name)
@@ -392,6 +395,11 @@ func build(static, dynDefault, dynBroker map[string]string) (*Broker, error) {
 			if d.NullDefault {
 				b.isNull[d.Name] = true
 				typed[d.Name] = nil
+				continue
+			}
+			if v, trimmed, ok := parsedDefault(i); ok {
+				b.values[d.Name] = trimmed
+				typed[d.Name] = v
 				continue
 			}
 			raw = d.Default
@@ -413,6 +421,39 @@ func build(static, dynDefault, dynBroker map[string]string) (*Broker, error) {
 		return nil, err
 	}
 	return b, nil
+}
+
+// defaults are brokerDefs' defaults parsed once (parsedDefault).
+var defaults struct {
+	once sync.Once
+	vals []defaultValue // by index in brokerDefs
+}
+
+type defaultValue struct {
+	v       any
+	trimmed string
+	ok      bool
+}
+
+// parsedDefault is brokerDefs[i]'s default as parseValue makes it, and its trimmed
+// text; ok is false for lists (a slice, which fill may keep: each build gets its own),
+// null defaults, and a default that does not parse (build reports it as before).
+// The values are immutable (booleans, numbers, strings), so builds share them.
+func parsedDefault(i int) (any, string, bool) {
+	defaults.once.Do(func() {
+		defaults.vals = make([]defaultValue, len(brokerDefs))
+		for i := range brokerDefs {
+			d := &brokerDefs[i]
+			if d.NullDefault || d.Type == TypeList {
+				continue
+			}
+			if v, err := d.parseValue(d.Default); err == nil {
+				defaults.vals[i] = defaultValue{v: v, trimmed: strings.TrimSpace(d.Default), ok: true}
+			}
+		}
+	})
+	dv := defaults.vals[i]
+	return dv.v, dv.trimmed, dv.ok
 }
 
 // fill copies the typed values into the struct fields and derives the

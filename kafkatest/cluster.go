@@ -34,8 +34,9 @@
 //
 // Every node's connections go through a fault layer for this (the server's Hooks:
 // the TCP dial of its outbound connections, a wrapper on the ones it accepts, a look
-// at each decoded request), so the bytes of a cluster's connections are copied
-// through queues rather than sent with sendfile.
+// at each decoded request), so a cluster's connections never use sendfile; without a
+// fault, bytes go straight from the writer to the socket and from the socket to the
+// reader.
 //
 // # Older Kafkas
 //
@@ -65,6 +66,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/gokafkad/gokafkad/config"
 	"github.com/gokafkad/gokafkad/server"
 )
 
@@ -361,6 +363,7 @@ func start(t TB, o options) (*Cluster, error) {
 			c.net.addAddr(fmt.Sprintf("127.0.0.1:%d", p), id)
 		}
 	}
+	allProps := map[int32]map[string]string{}
 	for _, id := range c.ids {
 		n := c.nodes[id]
 		props := maps.Clone(testDefaults)
@@ -379,11 +382,16 @@ func start(t TB, o options) (*Cluster, error) {
 		}
 		props["process.roles"] = strings.Join(roles, ",")
 		props["listeners"] = strings.Join(listeners, ",")
-		cfg, err := server.DefaultConfig(props["log.dirs"]).WithProps(props)
-		if err != nil {
-			return nil, fmt.Errorf("node %d config: %w", id, err)
-		}
-		cfg.Listen, cfg.ControllerListen = "", ""
+		allProps[id] = props
+	}
+	parsed, err := parseConfigs(c.ids, allProps)
+	if err != nil {
+		c.closePrebound()
+		return nil, err
+	}
+	for _, id := range c.ids {
+		n := c.nodes[id]
+		cfg := server.Config{Broker: parsed[id]}
 		if n.broker {
 			cfg.Listen = "127.0.0.1:0"
 			if o.brokerPorts != nil {
@@ -411,6 +419,30 @@ func start(t TB, o options) (*Cluster, error) {
 		}
 	}
 	return c, nil
+}
+
+// parseConfigs parses each node's properties, all at once: one parse per node of the
+// whole properties (server.DefaultConfig(dir).WithProps would parse twice), and a
+// parse is a good part of a node's start.
+func parseConfigs(ids []int32, props map[int32]map[string]string) (map[int32]*config.Broker, error) {
+	out := make(map[int32]*config.Broker, len(ids))
+	errs := make([]error, len(ids))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Go(func() {
+			bc, _, err := config.Parse(props[id])
+			if err != nil {
+				errs[i] = fmt.Errorf("node %d config: %w", id, err)
+				return
+			}
+			mu.Lock()
+			out[id] = bc
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return out, errors.Join(errs...)
 }
 
 // listen is the node's Hooks.Listen: its controller listener, bound by start, the

@@ -2,11 +2,17 @@ package kafkatest
 
 // The fault layer under every connection of the cluster. Each node dials and accepts
 // through the server's Hooks (Dial, Accept), which put a faultConn around the TCP
-// connection. A faultConn never lets bytes straight through: what its node writes is
-// queued and sent by a pump goroutine when the link allows, and what arrives is read
-// by another pump and handed to the node's reads when the link allows — so a cut or a
-// pause holds bytes as a dropped-and-retransmitted packet would (no RST, no close:
-// the other end sees its reads time out), and a delay holds them that long.
+// connection. A faultConn never lets bytes through that the link holds: what its node
+// writes is queued and sent by a pump goroutine when the link allows (or, when nothing
+// is queued and the link lets it through now, written to the socket at once without
+// waiting for it, the rest queued), and what arrives is read by the node's own Read
+// and handed over when the link allows (held in the connection until then) — so a cut
+// or a pause holds bytes as a dropped-and-retransmitted packet would (no RST, no
+// close: the other end sees its reads time out), and a delay holds them that long.
+// Without a fault, then, bytes go from the writer to the socket and from the socket
+// to the reader with no goroutine between them: a cluster's start is mostly such
+// small round trips (Raft, registrations, fetches), each of which used to wake two
+// pump goroutines.
 //
 // Which link a connection is on: a connection a node dials knows both ends (the
 // dialing node, and the node listening on the address dialed), so links between nodes
@@ -28,6 +34,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -42,8 +49,8 @@ const outside int32 = -2
 // link is the direction from→to.
 type link struct{ from, to int32 }
 
-// queueLimit is how many bytes a faultConn holds each way before the writer blocks
-// (or, reading, before the pump stops reading its socket): a socket buffer.
+// queueLimit is how many bytes a faultConn holds for sending before the writer blocks
+// (a socket buffer; what arrives waits in the socket until read).
 const queueLimit = 4 << 20
 
 // faultNet is the state of the cluster's network: which nodes are paused, which links
@@ -82,12 +89,22 @@ func (f *faultNet) update(fn func()) {
 	f.changedLocked()
 }
 
+// register runs fn under the lock without waking anyone: for the address registries
+// (addrs, dialed), which nobody waits on — a connection looks its peer up when it
+// moves bytes. (Waking every waiting connection of the cluster at each dial made a
+// start's dozens of dials cost a wake-up of every connection each.)
+func (f *faultNet) register(fn func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fn()
+}
+
 // addAddr records that node id listens on addr.
 func (f *faultNet) addAddr(addr string, id int32) {
 	if addr == "" {
 		return
 	}
-	f.update(func() { f.addrs[addr] = id })
+	f.register(func() { f.addrs[addr] = id })
 }
 
 // now is node id's clock: time.Now, standing still while the node is paused.
@@ -173,7 +190,7 @@ func (f *faultNet) dialer(id int32) func(ctx context.Context, addr string) (net.
 			return nil, err
 		}
 		local := nc.LocalAddr().String()
-		f.update(func() { f.dialed[local] = id })
+		f.register(func() { f.dialed[local] = id })
 		return newFaultConn(f, nc, id, local, func() (int32, bool) {
 			if to, ok := f.addrs[addr]; ok {
 				return to, true
@@ -248,7 +265,10 @@ type chunk struct {
 // this file).
 type faultConn struct {
 	inner net.Conn
-	f     *faultNet
+	// raw is inner's file descriptor, for writes that must not block (nil: every
+	// write goes through out and the pump).
+	raw syscall.RawConn
+	f   *faultNet
 	// local is the node whose connection this is.
 	local int32
 	// dialedAs is the local address a node's dial registered ("" when accepted).
@@ -267,17 +287,25 @@ type faultConn struct {
 	// inLen and outLen are the bytes in in and out.
 	inLen, outLen int
 	rdl, wdl      time.Time
-	closed        bool // Close was called: reads and writes fail; out still drains
-	dead          bool // the socket is closed: nothing more moves
-	outErr        error
+	// reading is set while a Read waits on the socket itself (see Read).
+	reading bool
+	// writing is set while a Write sends its bytes to the socket itself (out was
+	// empty and the link let them through at once); the pump waits meanwhile, so
+	// the bytes stay in order.
+	writing bool
+	closed  bool // Close was called: reads and writes fail; out still drains
+	dead    bool // the socket is closed: nothing more moves
+	outErr  error
 }
 
 func newFaultConn(f *faultNet, nc net.Conn, local int32, dialedAs string, peerFn func() (int32, bool)) *faultConn {
 	c := &faultConn{inner: nc, f: f, local: local, dialedAs: dialedAs, peerFn: peerFn, peer: outside, wake: make(chan struct{})}
+	if sc, ok := nc.(syscall.Conn); ok {
+		c.raw, _ = sc.SyscallConn()
+	}
 	f.mu.Lock()
 	f.conns[c] = struct{}{}
 	f.mu.Unlock()
-	go c.readPump()
 	go c.writePump()
 	return c
 }
@@ -346,35 +374,6 @@ func (c *faultConn) paused() (bool, chan struct{}) {
 	return ok, c.f.changed
 }
 
-// readPump moves bytes from the socket into in, up to queueLimit.
-func (c *faultConn) readPump() {
-	// The buffer grows up to 64 KB as reads fill it: most connections carry small
-	// requests, and a cluster opens dozens of them at start.
-	buf := make([]byte, 4<<10)
-	for {
-		n, err := c.inner.Read(buf)
-		c.mu.Lock()
-		if n > 0 {
-			c.in = append(c.in, chunk{b: slices.Clone(buf[:n]), at: time.Now()})
-			c.inLen += n
-		}
-		if n == len(buf) && len(buf) < 64<<10 {
-			buf = make([]byte, 2*len(buf))
-		}
-		if err != nil {
-			c.in = append(c.in, chunk{err: err, at: time.Now()})
-		}
-		c.signalLocked()
-		for err == nil && c.inLen >= queueLimit && !c.dead {
-			c.waitLocked(time.Time{}, nil)
-		}
-		c.mu.Unlock()
-		if err != nil {
-			return
-		}
-	}
-}
-
 // writePump sends out's bytes to the socket as the link allows; after Close, once out
 // is empty, it closes the socket.
 func (c *faultConn) writePump() {
@@ -382,6 +381,10 @@ func (c *faultConn) writePump() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for !c.dead {
+		if c.writing {
+			c.waitLocked(time.Time{}, nil)
+			continue
+		}
 		if len(c.out) == 0 {
 			if c.closed {
 				return
@@ -431,7 +434,12 @@ func (c *faultConn) opErr(op string, err error) error {
 	return &net.OpError{Op: op, Net: "tcp", Source: c.inner.LocalAddr(), Addr: c.inner.RemoteAddr(), Err: err}
 }
 
-// Read hands over what arrived once the link lets it through.
+// Read hands over what arrived once the link lets it through. With nothing held, the
+// caller reads the socket itself (one reader at a time) and looks at the link when
+// bytes (or the socket's end) arrive: they are handed over at once when it lets them
+// through, else held in in until it does — so a cut, a pause or a delay holds what
+// arrived after it as before, without a goroutine copying every connection's bytes
+// (what has not been read waits in the socket's buffer, as a stopped process's does).
 func (c *faultConn) Read(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -454,9 +462,14 @@ func (c *faultConn) Read(p []byte) (int, error) {
 				if len(ch.b) == 0 {
 					c.in = c.in[1:]
 				}
-				c.signalLocked() // the pump may read on
 				return n, nil
 			}
+		}
+		if !paused && len(c.in) == 0 && !c.reading && !c.dead {
+			if n, err, done := c.readNowLocked(p); done {
+				return n, err
+			}
+			continue
 		}
 		if !paused && !c.rdl.IsZero() {
 			if !time.Now().Before(c.rdl) {
@@ -468,6 +481,58 @@ func (c *faultConn) Read(p []byte) (int, error) {
 		}
 		c.waitLocked(until, changed)
 	}
+}
+
+// readNowLocked reads the socket once, with the read deadline, and hands over what
+// arrived if the link lets it through now (done); otherwise it is held in in (not
+// done: Read looks again). A deadline that passes while the node is paused, or after
+// the deadline was moved, is not the caller's timeout (not done). c.mu must be held;
+// it is released while reading.
+func (c *faultConn) readNowLocked(p []byte) (int, error, bool) {
+	c.reading = true
+	dl := c.rdl
+	// Set under c.mu: the deadline setters and Close move it while c.reading.
+	c.inner.SetReadDeadline(dl)
+	c.mu.Unlock()
+	n, err := c.inner.Read(p)
+	at := time.Now()
+	c.mu.Lock()
+	c.reading = false
+	c.signalLocked() // a second reader may go on
+	if c.closed {
+		return 0, c.opErr("read", net.ErrClosed), true
+	}
+	paused, _ := c.paused()
+	if n == 0 && err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		if paused || !c.rdl.Equal(dl) {
+			return 0, nil, false
+		}
+		return 0, c.opErr("read", os.ErrDeadlineExceeded), true
+	}
+	if n == 0 && err == nil {
+		return 0, nil, false
+	}
+	ok := false
+	if !paused {
+		ok, _, _ = c.dueLocked(c.peerLocked(), c.local, at)
+	}
+	if ok {
+		if n > 0 {
+			if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+				c.in = append(c.in, chunk{err: err, at: at}) // the end, for the next Read
+			}
+			return n, nil, true
+		}
+		return 0, err, true
+	}
+	if n > 0 {
+		c.in = append(c.in, chunk{b: slices.Clone(p[:n]), at: at})
+		c.inLen += n
+	}
+	if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+		c.in = append(c.in, chunk{err: err, at: at})
+	}
+	return 0, nil, false
 }
 
 // Write queues p (blocking while the queue is full, or while the node is paused).
@@ -482,6 +547,11 @@ func (c *faultConn) Write(p []byte) (int, error) {
 			return 0, c.outErr
 		}
 		paused, changed := c.paused()
+		if !paused && c.outLen == 0 && !c.writing && c.raw != nil {
+			if ok, _, _ := c.dueLocked(c.local, c.peerLocked(), time.Now()); ok {
+				return c.writeNowLocked(p)
+			}
+		}
 		if !paused && (c.outLen == 0 || c.outLen+len(p) <= queueLimit) {
 			c.out = append(c.out, chunk{b: slices.Clone(p), at: time.Now()})
 			c.outLen += len(p)
@@ -499,6 +569,49 @@ func (c *faultConn) Write(p []byte) (int, error) {
 	}
 }
 
+// writeNowLocked is Write when nothing is queued and the link lets bytes through now:
+// p goes to the socket from the caller's goroutine, without waiting (what the
+// socket's buffer does not take is queued for the pump, as any write), which spares
+// the pump's wake-up and a copy — most writes of a cluster without faults. c.mu must
+// be held; it is released during the write.
+func (c *faultConn) writeNowLocked(p []byte) (int, error) {
+	c.writing = true
+	c.mu.Unlock()
+	var n int
+	var werr error
+	err := c.raw.Write(func(fd uintptr) bool {
+		for {
+			n, werr = syscall.Write(int(fd), p)
+			if werr != syscall.EINTR {
+				return true // done, whatever was written: never wait for the socket here
+			}
+		}
+	})
+	n = max(n, 0)
+	if werr == syscall.EAGAIN {
+		werr = nil
+	}
+	if err == nil && werr != nil {
+		err = c.opErr("write", werr)
+	}
+	c.mu.Lock()
+	c.writing = false
+	if err != nil {
+		c.outErr = err
+		c.signalLocked()
+		c.mu.Unlock()
+		c.kill()
+		c.mu.Lock()
+		return n, err
+	}
+	if n < len(p) {
+		c.out = append(c.out, chunk{b: slices.Clone(p[n:]), at: time.Now()})
+		c.outLen += len(p) - n
+	}
+	c.signalLocked()
+	return len(p), nil
+}
+
 // Close makes reads and writes fail; what was written is still delivered (as the
 // kernel sends a closed socket's buffer), then the socket closes.
 func (c *faultConn) Close() error {
@@ -507,6 +620,9 @@ func (c *faultConn) Close() error {
 	if !c.closed {
 		c.closed = true
 		c.signalLocked()
+		if c.reading {
+			c.inner.SetReadDeadline(time.Unix(1, 0)) // a Read waiting on the socket returns
+		}
 	}
 	return nil
 }
@@ -514,28 +630,52 @@ func (c *faultConn) Close() error {
 func (c *faultConn) LocalAddr() net.Addr  { return c.inner.LocalAddr() }
 func (c *faultConn) RemoteAddr() net.Addr { return c.inner.RemoteAddr() }
 
+// The deadline setters wake the connection's waiters only when a deadline comes
+// closer (a later or no deadline is found by the waiter when it next looks): a
+// request's deadline is set on every read and write, and most move it later.
+
 func (c *faultConn) SetDeadline(t time.Time) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	wake := closer(c.rdl, t) || closer(c.wdl, t)
 	c.rdl, c.wdl = t, t
-	c.signalLocked()
+	if c.reading {
+		c.inner.SetReadDeadline(t)
+	}
+	if wake {
+		c.signalLocked()
+	}
 	return nil
 }
 
 func (c *faultConn) SetReadDeadline(t time.Time) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	wake := closer(c.rdl, t)
 	c.rdl = t
-	c.signalLocked()
+	if c.reading {
+		c.inner.SetReadDeadline(t)
+	}
+	if wake {
+		c.signalLocked()
+	}
 	return nil
 }
 
 func (c *faultConn) SetWriteDeadline(t time.Time) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	wake := closer(c.wdl, t)
 	c.wdl = t
-	c.signalLocked()
+	if wake {
+		c.signalLocked()
+	}
 	return nil
+}
+
+// closer reports whether deadline t comes before old (zero: none).
+func closer(old, t time.Time) bool {
+	return !t.IsZero() && (old.IsZero() || t.Before(old))
 }
 
 func (c *faultConn) String() string {

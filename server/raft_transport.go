@@ -111,8 +111,10 @@ func (p *raftPeer) loop() {
 				continue
 			}
 			// Messages larger than the buffer (appends of big entries, snapshots)
-			// are written through it directly.
-			nc, bw = c, bufio.NewWriterSize(c, 64<<10)
+			// are written through it directly; it only gathers the small ones
+			// (heartbeats, votes, acknowledgements) queued together. 16 KiB, not
+			// 64: every voter allocates one per peer at each start.
+			nc, bw = c, bufio.NewWriterSize(c, 16<<10)
 		}
 		body, err := m.Marshal()
 		if err != nil {
