@@ -728,6 +728,7 @@ func (c *GroupCoordinator) ListGroups(states, types []string) (int16, []kmsg.Lis
 			lg.Group, lg.ProtocolType, lg.GroupState, lg.GroupType = g.ID, protocolType, state, typ
 			out = append(out, lg)
 		}
+		out = append(out, listShareGroupsLocked(s, func(state string) bool { return want(states, state) && want(types, "share") })...)
 		s.mu.Unlock()
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Group < out[j].Group })

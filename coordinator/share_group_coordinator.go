@@ -148,3 +148,19 @@ func (c *GroupCoordinator) ShareGroupDescribe(groups []string) []kmsg.ShareGroup
 	}
 	return out
 }
+
+// listShareGroupsLocked lists the shard's share groups whose state want accepts, for
+// ListGroups (protocol type and group type "share", as Kafka's ShareGroup).
+// s.mu should be held.
+func listShareGroupsLocked(s *shard, want func(state string) bool) []kmsg.ListGroupsResponseGroup {
+	var out []kmsg.ListGroupsResponseGroup
+	for _, g := range s.shareGroups {
+		if !want(g.State()) {
+			continue
+		}
+		lg := kmsg.NewListGroupsResponseGroup()
+		lg.Group, lg.ProtocolType, lg.GroupState, lg.GroupType = g.ID, "share", g.State(), "share"
+		out = append(out, lg)
+	}
+	return out
+}

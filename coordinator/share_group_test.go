@@ -154,3 +154,26 @@ func fireShareGroup(t *testing.T, c *GroupCoordinator, id string) {
 	}
 	c.fireShare(s, g)
 }
+
+// Share groups are listed with type "share", and their ids are not consumer groups'.
+func TestShareGroupListedAndExclusive(t *testing.T) {
+	c := startCoordinator(t, newMemLog(), nil)
+	if r := c.ShareGroupHeartbeat(shareJoin("sg", "a", "t"), "c", "/h"); r.ErrorCode != 0 {
+		t.Fatalf("join: %+v", r)
+	}
+	wantCode(t, "consumer join of a share group", c.ConsumerGroupHeartbeat(cgJoin("sg", "m", "t"), "c", "/h").ErrorCode, kerr.GroupIDNotFound.Code)
+	for _, tc := range []struct {
+		states, types []string
+		want          int
+	}{
+		{nil, nil, 1}, {nil, []string{"Share"}, 1}, {[]string{"stable"}, nil, 1}, {nil, []string{"consumer"}, 0}, {[]string{"Empty"}, nil, 0},
+	} {
+		_, gs := c.ListGroups(tc.states, tc.types)
+		if len(gs) != tc.want {
+			t.Fatalf("ListGroups(%v, %v) = %+v, want %d groups", tc.states, tc.types, gs, tc.want)
+		}
+		if tc.want == 1 && (gs[0].Group != "sg" || gs[0].GroupType != "share" || gs[0].ProtocolType != "share" || gs[0].GroupState != "Stable") {
+			t.Fatalf("listed %+v", gs[0])
+		}
+	}
+}
