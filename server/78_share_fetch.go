@@ -75,7 +75,7 @@ func handleShareFetch(c *conn, r *request) error {
 
 	key := shareSessionKey{group, member}
 	sp.mu.Lock()
-	sess, code := sp.sessionLocked(key, req.ShareSessionEpoch, true)
+	sess, code := sp.sessionLocked(c, key, req.ShareSessionEpoch, true)
 	if code != 0 {
 		sp.mu.Unlock()
 		return fail(code)

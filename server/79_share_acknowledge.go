@@ -42,7 +42,7 @@ func handleShareAcknowledge(c *conn, r *request) error {
 	key := shareSessionKey{group, member}
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
-	sess, code := sp.sessionLocked(key, req.ShareSessionEpoch, false)
+	sess, code := sp.sessionLocked(c, key, req.ShareSessionEpoch, false)
 	if code != 0 {
 		return fail(code)
 	}

@@ -341,3 +341,35 @@ func TestShareAPIsAdvertisedOnlyWithHook(t *testing.T) {
 		t.Errorf("with the hook %d keys listed, want %d", len(served), len(brokerAPIs.list)+len(shareAPIs))
 	}
 }
+
+// A share session closes with the connection that opened it: the records its
+// member held are delivered to another at once, not after their locks run out.
+func TestShareSessionClosesWithConnection(t *testing.T) {
+	b := startShareBroker(t, nil) // 30 s locks: a redelivery within the wait below is the close's
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.DefaultProduceTopic("cc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	id := shareTestTopic(t, cl, "cc", 1)
+	a, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	acquiredOf(t, shareReq[*kmsg.ShareFetchResponse](t, a, shareFetchReq("g", "a", 0, 0, id, 1)))
+	produceN(t, cl, "cc", 0, 4)
+	if got := acquiredOf(t, shareReq[*kmsg.ShareFetchResponse](t, a, shareFetchReq("g", "a", 1, 5000, id, 1))); !slices.Equal(got, []string{"0-3/1"}) {
+		t.Fatalf("a acquired %v", got)
+	}
+	a.Close()
+	epoch := int32(0)
+	var got []string
+	waitFor(t, 20*time.Second, "a's records released by its connection's close", func() bool {
+		got = acquiredOf(t, shareReq[*kmsg.ShareFetchResponse](t, cl, shareFetchReq("g", "b", epoch, 200, id, 1)))
+		epoch++
+		return len(got) > 0
+	})
+	if !slices.Equal(got, []string{"0-3/2"}) {
+		t.Fatalf("b acquired %v", got)
+	}
+}

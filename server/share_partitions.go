@@ -10,6 +10,7 @@ package server
 // is what a fetch could observe of Kafka's timers). The log is read outside it.
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -38,6 +39,10 @@ type shareSession struct {
 	parts map[tpID]struct{}
 	// order keeps parts in the order they were added (answers follow it).
 	order []tpID
+	// owner is the connection that opened the session: when it closes, the
+	// session closes (its locks released), as Kafka 4.2+ ties a share session to
+	// its connection.
+	owner *conn
 }
 
 // tpID is a topic-partition by topic id.
@@ -77,6 +82,9 @@ type sharePartitions struct {
 		// byGroup lists each group's share partitions (to release a member's locks).
 		byGroup  map[string]map[sharePartKey]struct{}
 		sessions map[shareSessionKey]*shareSession
+		// byConn lists the sessions each connection opened (some may since be
+		// closed or reopened elsewhere: owner says).
+		byConn map[*conn][]shareSessionKey
 	}
 }
 
@@ -92,6 +100,7 @@ func newSharePartitions(b *config.Broker) *sharePartitions {
 	sp.mu.parts = map[sharePartKey]*share.Partition{}
 	sp.mu.byGroup = map[string]map[sharePartKey]struct{}{}
 	sp.mu.sessions = map[shareSessionKey]*shareSession{}
+	sp.mu.byConn = map[*conn][]shareSessionKey{}
 	return sp
 }
 
@@ -149,6 +158,25 @@ func (sp *sharePartitions) releaseSessionLocked(key shareSessionKey, s *shareSes
 	delete(sp.mu.sessions, key)
 }
 
+// connClosed closes the share sessions c opened, releasing their locks.
+func (sp *sharePartitions) connClosed(c *conn) {
+	if sp == nil {
+		return
+	}
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	keys, ok := sp.mu.byConn[c]
+	if !ok {
+		return
+	}
+	delete(sp.mu.byConn, c)
+	for _, k := range keys {
+		if s := sp.mu.sessions[k]; s != nil && s.owner == c {
+			sp.releaseSessionLocked(k, s)
+		}
+	}
+}
+
 // Share session epochs, as Kafka's ShareRequestMetadata.
 const (
 	shareSessionInitialEpoch int32 = 0
@@ -160,7 +188,7 @@ const (
 // (replacing one the member had), -1 is the final request of the existing session,
 // any other epoch must be the session's next one. ok is false with the top-level
 // error code. Lock should be held.
-func (sp *sharePartitions) sessionLocked(key shareSessionKey, epoch int32, mayOpen bool) (s *shareSession, code int16) {
+func (sp *sharePartitions) sessionLocked(c *conn, key shareSessionKey, epoch int32, mayOpen bool) (s *shareSession, code int16) {
 	s = sp.mu.sessions[key]
 	switch {
 	case epoch == shareSessionInitialEpoch:
@@ -170,8 +198,11 @@ func (sp *sharePartitions) sessionLocked(key shareSessionKey, epoch int32, mayOp
 		if s == nil && len(sp.mu.sessions) >= sp.maxSessions {
 			return nil, kerr.ShareSessionLimitReached.Code
 		}
-		s = &shareSession{epoch: 1, parts: map[tpID]struct{}{}}
+		s = &shareSession{epoch: 1, parts: map[tpID]struct{}{}, owner: c}
 		sp.mu.sessions[key] = s
+		if keys := sp.mu.byConn[c]; !slices.Contains(keys, key) {
+			sp.mu.byConn[c] = append(keys, key)
+		}
 		return s, 0
 	case s == nil:
 		return nil, kerr.ShareSessionNotFound.Code
