@@ -97,7 +97,7 @@ func handleShareFetch(c *conn, r *request) error {
 			}
 			res := result(tp)
 			res.acked = true
-			res.ackCode = c.shareAckLocked(img, group, member, tp, now, batches)
+			res.ackCode = c.shareAckLocked(img, group, member, tp, now, batches, req.IsRenewAck)
 		}
 	}
 	for _, f := range req.ForgottenTopicsData {
@@ -147,7 +147,7 @@ func handleShareFetch(c *conn, r *request) error {
 
 // shareAckLocked authorizes and applies one partition's acknowledgements.
 // sp.mu should be held.
-func (c *conn) shareAckLocked(img *controller.MetadataImage, group, member string, tp tpID, now time.Time, batches []ackBatch) int16 {
+func (c *conn) shareAckLocked(img *controller.MetadataImage, group, member string, tp tpID, now time.Time, batches []ackBatch, renew bool) int16 {
 	t := img.TopicsByID[tp.topic]
 	switch {
 	case t == nil:
@@ -155,7 +155,7 @@ func (c *conn) shareAckLocked(img *controller.MetadataImage, group, member strin
 	case !c.authorize(acl.OpRead, acl.ResourceTopic, t.Name):
 		return kerr.TopicAuthorizationFailed.Code
 	}
-	return c.b.share.acknowledgeLocked(sharePartKey{group, tp.topic, tp.partition}, member, now, batches)
+	return c.b.share.acknowledgeLocked(sharePartKey{group, tp.topic, tp.partition}, member, now, batches, renew)
 }
 
 // shareAcquire reads and acquires records for member from parts, filling results;

@@ -57,7 +57,7 @@ func handleShareAcknowledge(c *conn, r *request) error {
 			rp := kmsg.NewShareAcknowledgeResponseTopicPartition()
 			rp.Partition = p.Partition
 			rp.CurrentLeader.LeaderID, rp.CurrentLeader.LeaderEpoch = -1, -1
-			rp.ErrorCode = c.shareAckLocked(img, group, member, tpID{controller.TopicID(t.TopicID), p.Partition}, now, batches)
+			rp.ErrorCode = c.shareAckLocked(img, group, member, tpID{controller.TopicID(t.TopicID), p.Partition}, now, batches, req.IsRenewAck)
 			rt.Partitions = append(rt.Partitions, rp)
 		}
 		resp.Topics = append(resp.Topics, rt)

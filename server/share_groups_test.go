@@ -148,13 +148,18 @@ func TestShareGroupProtocol(t *testing.T) {
 	if !slices.Equal(got, []string{"3-12/1"}) {
 		t.Fatalf("m1 acquired %v", got)
 	}
+	// A renew outside a renew request (IsRenewAck) is refused, and changes nothing.
+	rn := shareFetchReq("g", "m1", 2, 0, id, 1, ackBatchOf(3, 3, 4))
+	if r := shareReq[*kmsg.ShareFetchResponse](t, cl, rn); r.Topics[0].Partitions[0].AcknowledgeErrorCode != kerr.InvalidRequest.Code {
+		t.Fatalf("renew without IsRenewAck: %v", kerr.ErrorForCode(r.Topics[0].Partitions[0].AcknowledgeErrorCode))
+	}
 	// m2 finds every record locked.
 	if got := acquiredOf(t, shareReq[*kmsg.ShareFetchResponse](t, cl, shareFetchReq("g", "m2", 0, 0, id, 1))); len(got) != 0 {
 		t.Fatalf("m2 acquired %v of m1's locks", got)
 	}
 	// m1 accepts 3..7 and releases 8..12 (ShareAcknowledge), m2 gets them again.
 	ack := kmsg.NewPtrShareAcknowledgeRequest()
-	ack.Version, ack.GroupID, ack.MemberID, ack.ShareSessionEpoch = 2, kmsg.StringPtr("g"), kmsg.StringPtr("m1"), 2
+	ack.Version, ack.GroupID, ack.MemberID, ack.ShareSessionEpoch = 2, kmsg.StringPtr("g"), kmsg.StringPtr("m1"), 3
 	at := kmsg.NewShareAcknowledgeRequestTopic()
 	at.TopicID = id
 	ap := kmsg.NewShareAcknowledgeRequestTopicPartition()
@@ -173,7 +178,7 @@ func TestShareGroupProtocol(t *testing.T) {
 	if ar := shareReq[*kmsg.ShareAcknowledgeResponse](t, cl, ack); ar.ErrorCode != kerr.InvalidShareSessionEpoch.Code {
 		t.Fatalf("stale epoch: %v", kerr.ErrorForCode(ar.ErrorCode))
 	}
-	ack.ShareSessionEpoch = 3
+	ack.ShareSessionEpoch = 4
 	if ar := shareReq[*kmsg.ShareAcknowledgeResponse](t, cl, ack); ar.Topics[0].Partitions[0].ErrorCode != kerr.InvalidRecordState.Code {
 		t.Fatalf("second ack: %v", kerr.ErrorForCode(ar.Topics[0].Partitions[0].ErrorCode))
 	}
@@ -191,7 +196,7 @@ func TestShareGroupProtocol(t *testing.T) {
 	}
 	// Everything is done: a new record goes to whoever fetches.
 	produceN(t, cl, "sq", 13, 1)
-	got = acquiredOf(t, shareReq[*kmsg.ShareFetchResponse](t, cl, shareFetchReq("g", "m1", 4, 5000, id, 1)))
+	got = acquiredOf(t, shareReq[*kmsg.ShareFetchResponse](t, cl, shareFetchReq("g", "m1", 5, 5000, id, 1)))
 	if !slices.Equal(got, []string{"13-13/1"}) {
 		t.Fatalf("m1 acquired %v after all were done", got)
 	}

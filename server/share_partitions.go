@@ -222,7 +222,14 @@ func (sp *sharePartitions) sessionLocked(c *conn, key shareSessionKey, epoch int
 // first failing batch's code is returned (batches before it stay applied, as each
 // batch is applied on its own in Kafka's SharePartition.acknowledge).
 // Lock should be held.
-func (sp *sharePartitions) acknowledgeLocked(k sharePartKey, member string, now time.Time, batches []ackBatch) int16 {
+func (sp *sharePartitions) acknowledgeLocked(k sharePartKey, member string, now time.Time, batches []ackBatch, renew bool) int16 {
+	for _, b := range batches {
+		// RENEW only in a request that says so (IsRenewAck, v2), as Kafka's
+		// KafkaApis.validateAcknowledgementBatches.
+		if !renew && slices.Contains(b.types, int8(share.AckRenew)) {
+			return kerr.InvalidRequest.Code
+		}
+	}
 	p := sp.existingLocked(k, now)
 	if p == nil {
 		return kerr.InvalidRecordState.Code
