@@ -759,6 +759,8 @@ func (c *GroupCoordinator) deleteGroup(id string) int16 {
 	defer s.mu.Unlock()
 	g := s.groups[id]
 	switch {
+	case g == nil && s.shareGroups[id] != nil:
+		return kerr.NonEmptyGroup.Code // a share group is kept only while it has members (share_group.go)
 	case g == nil || g.State == Dead:
 		return kerr.GroupIDNotFound.Code
 	case g.State != Empty || !g.IsEmpty():

@@ -161,6 +161,9 @@ func TestShareGroupListedAndExclusive(t *testing.T) {
 	if r := c.ShareGroupHeartbeat(shareJoin("sg", "a", "t"), "c", "/h"); r.ErrorCode != 0 {
 		t.Fatalf("join: %+v", r)
 	}
+	if r := c.DeleteGroups([]string{"sg"}); r[0].ErrorCode != kerr.NonEmptyGroup.Code {
+		t.Fatalf("delete a share group with a member: %v", kerr.ErrorForCode(r[0].ErrorCode))
+	}
 	wantCode(t, "consumer join of a share group", c.ConsumerGroupHeartbeat(cgJoin("sg", "m", "t"), "c", "/h").ErrorCode, kerr.GroupIDNotFound.Code)
 	for _, tc := range []struct {
 		states, types []string
