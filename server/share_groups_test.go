@@ -378,3 +378,60 @@ func TestShareSessionClosesWithConnection(t *testing.T) {
 		t.Fatalf("b acquired %v", got)
 	}
 }
+
+// franz-go's acknowledgements: a record released on its first delivery comes back
+// with delivery count 2 and is then accepted; a rejected one never comes back.
+func TestShareGroupKgoReleaseAndReject(t *testing.T) {
+	b := startShareBroker(t, nil)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.DefaultProduceTopic("kr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	id := shareTestTopic(t, cl, "kr", 1)
+	acquiredOf(t, shareReq[*kmsg.ShareFetchResponse](t, cl, shareFetchReq("krg", "init", 0, 0, id, 1)))
+	acquiredOf(t, shareReq[*kmsg.ShareFetchResponse](t, cl, shareFetchReq("krg", "init", -1, 0, id, 1)))
+	const n = 50
+	produceN(t, cl, "kr", 0, n)
+
+	c, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.ConsumeTopics("kr"), kgo.ShareGroup("krg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	deliveries := map[string][]int32{} // value → delivery counts seen
+	accepted := 0
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for accepted < n-10 && ctx.Err() == nil {
+		c.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
+			v := string(r.Value)
+			deliveries[v] = append(deliveries[v], r.DeliveryCount())
+			var i int
+			fmt.Sscan(v, &i)
+			switch {
+			case i < 10:
+				r.Ack(kgo.AckReject)
+			case r.DeliveryCount() == 1:
+				r.Ack(kgo.AckRelease)
+			default:
+				r.Ack(kgo.AckAccept)
+				accepted++
+			}
+		})
+	}
+	if accepted != n-10 {
+		t.Fatalf("accepted %d of %d (deliveries %v)", accepted, n-10, deliveries)
+	}
+	for v, ds := range deliveries {
+		var i int
+		fmt.Sscan(v, &i)
+		want := []int32{1, 2}
+		if i < 10 {
+			want = []int32{1}
+		}
+		if !slices.Equal(ds, want) {
+			t.Errorf("record %s delivered with counts %v, want %v", v, ds, want)
+		}
+	}
+}
