@@ -214,7 +214,7 @@ func (c *conn) shareAcquire(img *controller.MetadataImage, group, member string,
 		k := sharePartKey{group, tp.topic, tp.partition}
 		sp.mu.Lock()
 		// share.auto.offset.reset: latest (Kafka's default), the high watermark.
-		part := sp.partitionLocked(k, now, func() int64 { return hw })
+		part := sp.partitionLocked(k, now, p.LeaderEpoch(), func() int64 { return hw })
 		part.MaybeAdvanceStart(logStart)
 		from, ok := part.NextFetchOffset(hw)
 		sp.mu.Unlock()

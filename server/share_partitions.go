@@ -79,6 +79,10 @@ type sharePartitions struct {
 	mu struct {
 		sync.Mutex
 		parts map[sharePartKey]*share.Partition
+		// leaderEpochs is the leader epoch each share partition was started under:
+		// a share partition lives for one leadership (its state is not persisted
+		// yet), so a later leadership of this broker starts it again.
+		leaderEpochs map[sharePartKey]int32
 		// byGroup lists each group's share partitions (to release a member's locks).
 		byGroup  map[string]map[sharePartKey]struct{}
 		sessions map[shareSessionKey]*shareSession
@@ -98,6 +102,7 @@ func newSharePartitions(b *config.Broker) *sharePartitions {
 		maxSessions: int(b.ShareGroupMaxShareSessions),
 	}
 	sp.mu.parts = map[sharePartKey]*share.Partition{}
+	sp.mu.leaderEpochs = map[sharePartKey]int32{}
 	sp.mu.byGroup = map[string]map[sharePartKey]struct{}{}
 	sp.mu.sessions = map[shareSessionKey]*shareSession{}
 	sp.mu.byConn = map[*conn][]shareSessionKey{}
@@ -105,13 +110,14 @@ func newSharePartitions(b *config.Broker) *sharePartitions {
 }
 
 // partitionLocked returns k's share partition, creating it at start() (the log
-// offset share.auto.offset.reset names) when it is new. Expired locks are released.
-// Lock should be held.
-func (sp *sharePartitions) partitionLocked(k sharePartKey, now time.Time, start func() int64) *share.Partition {
+// offset share.auto.offset.reset names) when it is new or was started under another
+// leader epoch. Expired locks are released. Lock should be held.
+func (sp *sharePartitions) partitionLocked(k sharePartKey, now time.Time, leaderEpoch int32, start func() int64) *share.Partition {
 	p := sp.mu.parts[k]
-	if p == nil {
+	if p == nil || sp.mu.leaderEpochs[k] != leaderEpoch {
 		p = share.NewPartition(start(), &sp.cfg)
 		sp.mu.parts[k] = p
+		sp.mu.leaderEpochs[k] = leaderEpoch
 		g := sp.mu.byGroup[k.group]
 		if g == nil {
 			g = map[sharePartKey]struct{}{}
