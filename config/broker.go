@@ -164,6 +164,20 @@ type Broker struct {
 	ConsumerGroupMaxSize                int32
 	ConsumerGroupAssignors              []string
 
+	ShareGroupSessionTimeoutMs        int32
+	ShareGroupMinSessionTimeoutMs     int32
+	ShareGroupMaxSessionTimeoutMs     int32
+	ShareGroupHeartbeatIntervalMs     int32
+	ShareGroupMinHeartbeatIntervalMs  int32
+	ShareGroupMaxHeartbeatIntervalMs  int32
+	ShareGroupMaxSize                 int32
+	ShareGroupRecordLockDurationMs    int32
+	ShareGroupMinRecordLockDurationMs int32
+	ShareGroupMaxRecordLockDurationMs int32
+	ShareGroupDeliveryCountLimit      int32
+	ShareGroupPartitionMaxRecordLocks int32
+	ShareGroupMaxShareSessions        int32
+
 	TransactionStateLogNumPartitions                   int32
 	TransactionStateLogReplicationFactor               int16
 	TransactionStateLogMinISR                          int32
@@ -621,6 +635,19 @@ func (b *Broker) fill(v map[string]any) error {
 	b.ConsumerGroupMaxHeartbeatIntervalMs = i32("group.consumer.max.heartbeat.interval.ms")
 	b.ConsumerGroupMaxSize = i32("group.consumer.max.size")
 	b.ConsumerGroupAssignors = list("group.consumer.assignors")
+	b.ShareGroupSessionTimeoutMs = i32("group.share.session.timeout.ms")
+	b.ShareGroupMinSessionTimeoutMs = i32("group.share.min.session.timeout.ms")
+	b.ShareGroupMaxSessionTimeoutMs = i32("group.share.max.session.timeout.ms")
+	b.ShareGroupHeartbeatIntervalMs = i32("group.share.heartbeat.interval.ms")
+	b.ShareGroupMinHeartbeatIntervalMs = i32("group.share.min.heartbeat.interval.ms")
+	b.ShareGroupMaxHeartbeatIntervalMs = i32("group.share.max.heartbeat.interval.ms")
+	b.ShareGroupMaxSize = i32("group.share.max.size")
+	b.ShareGroupRecordLockDurationMs = i32("group.share.record.lock.duration.ms")
+	b.ShareGroupMinRecordLockDurationMs = i32("group.share.min.record.lock.duration.ms")
+	b.ShareGroupMaxRecordLockDurationMs = i32("group.share.max.record.lock.duration.ms")
+	b.ShareGroupDeliveryCountLimit = i32("group.share.delivery.count.limit")
+	b.ShareGroupPartitionMaxRecordLocks = i32("group.share.partition.max.record.locks")
+	b.ShareGroupMaxShareSessions = i32("group.share.max.share.sessions")
 
 	b.TransactionStateLogNumPartitions = i32("transaction.state.log.num.partitions")
 	b.TransactionStateLogReplicationFactor = i16("transaction.state.log.replication.factor")
@@ -895,7 +922,10 @@ func (b *Broker) check() error {
 	if err := b.checkLimits(fail); err != nil {
 		return err
 	}
-	return b.checkConsumerGroup(fail)
+	if err := b.checkConsumerGroup(fail); err != nil {
+		return err
+	}
+	return b.checkShareGroup(fail)
 }
 
 func typedBrokerID(s string) (int64, error) {
@@ -952,6 +982,32 @@ func (b *Broker) checkConsumerGroup(fail func(key, format string, args ...any) e
 		return fail("group.consumer.session.timeout.ms", "must be less than or equal to group.consumer.max.session.timeout.ms (%d)", b.ConsumerGroupMaxSessionTimeoutMs)
 	case b.ConsumerGroupHeartbeatIntervalMs >= b.ConsumerGroupSessionTimeoutMs:
 		return fail("group.consumer.heartbeat.interval.ms", "must be less than group.consumer.session.timeout.ms (%d)", b.ConsumerGroupSessionTimeoutMs)
+	}
+	return nil
+}
+
+// checkShareGroup checks the group.share.* bounds against each other, as Kafka's
+// GroupCoordinatorConfig and ShareGroupConfig.validate.
+func (b *Broker) checkShareGroup(fail func(key, format string, args ...any) error) error {
+	switch {
+	case b.ShareGroupMaxHeartbeatIntervalMs < b.ShareGroupMinHeartbeatIntervalMs:
+		return fail("group.share.max.heartbeat.interval.ms", "must be greater than or equal to group.share.min.heartbeat.interval.ms (%d)", b.ShareGroupMinHeartbeatIntervalMs)
+	case b.ShareGroupHeartbeatIntervalMs < b.ShareGroupMinHeartbeatIntervalMs:
+		return fail("group.share.heartbeat.interval.ms", "must be greater than or equal to group.share.min.heartbeat.interval.ms (%d)", b.ShareGroupMinHeartbeatIntervalMs)
+	case b.ShareGroupHeartbeatIntervalMs > b.ShareGroupMaxHeartbeatIntervalMs:
+		return fail("group.share.heartbeat.interval.ms", "must be less than or equal to group.share.max.heartbeat.interval.ms (%d)", b.ShareGroupMaxHeartbeatIntervalMs)
+	case b.ShareGroupMaxSessionTimeoutMs < b.ShareGroupMinSessionTimeoutMs:
+		return fail("group.share.max.session.timeout.ms", "must be greater than or equal to group.share.min.session.timeout.ms (%d)", b.ShareGroupMinSessionTimeoutMs)
+	case b.ShareGroupSessionTimeoutMs < b.ShareGroupMinSessionTimeoutMs:
+		return fail("group.share.session.timeout.ms", "must be greater than or equal to group.share.min.session.timeout.ms (%d)", b.ShareGroupMinSessionTimeoutMs)
+	case b.ShareGroupSessionTimeoutMs > b.ShareGroupMaxSessionTimeoutMs:
+		return fail("group.share.session.timeout.ms", "must be less than or equal to group.share.max.session.timeout.ms (%d)", b.ShareGroupMaxSessionTimeoutMs)
+	case b.ShareGroupHeartbeatIntervalMs >= b.ShareGroupSessionTimeoutMs:
+		return fail("group.share.heartbeat.interval.ms", "must be less than group.share.session.timeout.ms (%d)", b.ShareGroupSessionTimeoutMs)
+	case b.ShareGroupRecordLockDurationMs < b.ShareGroupMinRecordLockDurationMs:
+		return fail("group.share.record.lock.duration.ms", "must be greater than or equal to group.share.min.record.lock.duration.ms (%d)", b.ShareGroupMinRecordLockDurationMs)
+	case b.ShareGroupRecordLockDurationMs > b.ShareGroupMaxRecordLockDurationMs:
+		return fail("group.share.record.lock.duration.ms", "must be less than or equal to group.share.max.record.lock.duration.ms (%d)", b.ShareGroupMaxRecordLockDurationMs)
 	}
 	return nil
 }

@@ -53,6 +53,8 @@ type Config struct {
 	NewMemberJoinTimeout time.Duration
 	// Consumer holds the group.consumer.* settings of KIP-848 consumer groups.
 	Consumer ConsumerGroupConfig
+	// Share holds the group.share.* membership settings of KIP-932 share groups.
+	Share ShareGroupConfig
 }
 
 // DefaultConfig returns Kafka's defaults.
@@ -69,5 +71,6 @@ func DefaultConfig() Config {
 		OffsetsRetentionCheckInterval: 10 * time.Minute,
 		NewMemberJoinTimeout:          5 * time.Minute,
 		Consumer:                      DefaultConsumerGroupConfig(),
+		Share:                         DefaultShareGroupConfig(),
 	}
 }

@@ -87,6 +87,8 @@ func (c *GroupCoordinator) ConsumerGroupHeartbeat(req *kmsg.ConsumerGroupHeartbe
 	var pre []Record // written before the group's own records
 	created, converted := false, false
 	switch {
+	case g == nil && s.shareGroups[req.Group] != nil:
+		return fail(kerr.GroupIDNotFound.Code, "Group "+req.Group+" is not a consumer group.")
 	case g == nil:
 		if req.MemberEpoch != 0 {
 			return fail(kerr.GroupIDNotFound.Code, "Consumer group "+req.Group+" not found.")

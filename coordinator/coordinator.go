@@ -48,8 +48,10 @@ type GroupCoordinator struct {
 	logger zerolog.Logger
 
 	shards shardSet[*shard]
-	stop   chan struct{}
-	wg     sync.WaitGroup
+	// shareGone is SetShareMembersGone's callback (share_group_coordinator.go).
+	shareGone func(group string, members []string)
+	stop      chan struct{}
+	wg        sync.WaitGroup
 }
 
 // shard is one __consumer_offsets partition's groups.
@@ -57,6 +59,8 @@ type shard struct {
 	shardState // its mu guards the fields below too
 	groups     map[string]*Group
 	timers     map[string]*time.Timer
+	// shareGroups are the shard's share groups (in memory only, share_group.go).
+	shareGroups map[string]*ShareGroup
 	// seen is what was last logged of each group (state, generation, size), so only
 	// changes are logged.
 	seen map[string]groupView
@@ -207,6 +211,7 @@ func (c *GroupCoordinator) unload(s *shard) {
 		}
 	}
 	s.groups = nil
+	unloadShareGroupsLocked(s)
 }
 
 // load replays the partition into groups, as Kafka's GroupMetadataManager replay:
@@ -723,6 +728,7 @@ func (c *GroupCoordinator) ListGroups(states, types []string) (int16, []kmsg.Lis
 			lg.Group, lg.ProtocolType, lg.GroupState, lg.GroupType = g.ID, protocolType, state, typ
 			out = append(out, lg)
 		}
+		out = append(out, listShareGroupsLocked(s, func(state string) bool { return want(states, state) && want(types, "share") })...)
 		s.mu.Unlock()
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Group < out[j].Group })
@@ -753,6 +759,8 @@ func (c *GroupCoordinator) deleteGroup(id string) int16 {
 	defer s.mu.Unlock()
 	g := s.groups[id]
 	switch {
+	case g == nil && s.shareGroups[id] != nil:
+		return kerr.NonEmptyGroup.Code // a share group is kept only while it has members (share_group.go)
 	case g == nil || g.State == Dead:
 		return kerr.GroupIDNotFound.Code
 	case g.State != Empty || !g.IsEmpty():

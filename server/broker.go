@@ -162,6 +162,7 @@ func groupConfig(b *config.Broker) coordinator.Config {
 	c.OffsetsRetention = time.Duration(b.OffsetsRetentionMinutes) * time.Minute
 	c.OffsetsRetentionCheckInterval = time.Duration(b.OffsetsRetentionCheckIntervalMs) * time.Millisecond
 	c.Consumer = consumerGroupConfig(b)
+	c.Share = shareGroupConfig(b)
 	return c
 }
 
@@ -188,6 +189,7 @@ type Broker struct {
 	logs          *storage.LogManager
 	rm            *replication.ReplicaManager
 	groups        *coordinator.GroupCoordinator
+	share         *sharePartitions // share-group partitions and sessions (share_partitions.go)
 	txns          *coordinator.TxnCoordinator
 	txnPeers      txnPeers
 	fetchSessions *fetchSessionCache
@@ -391,6 +393,8 @@ func (b *Broker) startBroker(ctx context.Context) error {
 	b.producerIDs.ctl, b.producerIDs.nodeID = b.ctl, cfg.NodeID
 	b.groups = coordinator.New(groupConfig(cfg.Broker), offsetsLog{b: b}, groupMetadata{b}, cfg.Now,
 		cfg.Logger.With().Str("component", "group-coordinator").Logger())
+	b.share = newSharePartitions(cfg.Broker) // share_partitions.go
+	b.groups.SetShareMembersGone(b.share.releaseMembers)
 	b.txns = b.newTxnCoordinator()
 
 	ls := cfg.BrokerListeners()
@@ -400,6 +404,9 @@ func (b *Broker) startBroker(ctx context.Context) error {
 	clientAPIs, err := clientAPITable(cfg.Broker) // as_version.go
 	if err != nil {
 		return err
+	}
+	if cfg.Hooks != nil && cfg.Hooks.ShareGroups {
+		clientAPIs = withShareAPIs(clientAPIs) // share_apis.go
 	}
 	bls, err := b.bindListeners(ls, cfg.Listen, clientAPIs)
 	if err != nil {

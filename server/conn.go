@@ -180,6 +180,7 @@ func (c *conn) serve() {
 		c.log.Info().Err(err).Msg("closing connection")
 	}
 	c.expireParked()
+	c.b.share.connClosed(c) // share sessions close with their connection (share_partitions.go)
 	close(c.out)
 	// The writer drains what was already answered unless the socket is gone.
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, errCloseAfterAnswer) {

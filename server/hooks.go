@@ -42,6 +42,9 @@ type Hooks struct {
 	// authorized and handled, in the connection's read loop, and says what to do with
 	// it. It must not keep req beyond the call (its bytes may be reused).
 	Request func(req *HookedRequest) HookAction
+	// ShareGroups, when set, serves the share-group APIs (76-79), which are not
+	// complete yet and so are advertised nowhere else (share_apis.go).
+	ShareGroups bool
 }
 
 // HookedRequest is a request as Hooks.Request sees it.
