@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -51,7 +53,9 @@ func TestIdlePartitionMemory(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, r := range res {
-			if r.Err != nil {
+			// On a loaded machine kgo may retry a CreateTopics whose first try the
+			// broker carried out after the client gave up on it: the topic exists.
+			if r.Err != nil && !errors.Is(r.Err, kerr.TopicAlreadyExists) {
 				t.Fatalf("create %s: %v", r.Topic, r.Err)
 			}
 		}
