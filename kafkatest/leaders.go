@@ -234,7 +234,9 @@ func (k *Controls) ShrinkISR(ctx context.Context, topic string, p, replica int32
 			pi, err := imagePartition(img, topic, p)
 			return err == nil && pi.PartitionEpoch > prop.epoch
 		})
-	}, func() string { return fmt.Sprintf("%s: the ISR change to be committed (now %+v)", what, c.Partition(topic, p)) })
+	}, func() string {
+		return fmt.Sprintf("%s: the ISR change to be committed (now %+v)", what, c.Partition(topic, p))
+	})
 	if err == nil && refused {
 		err = fmt.Errorf("%s: the controller refused the change (the leader's log says why)", what)
 	}
