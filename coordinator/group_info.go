@@ -4,6 +4,8 @@ import (
 	"maps"
 	"slices"
 	"sort"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // GroupInfo is one group as its coordinator holds it at one moment, for introspection
@@ -112,4 +114,37 @@ func cloneStr(s *string) *string {
 	}
 	v := *s
 	return &v
+}
+
+// IsOpen reports whether the transaction is in progress: Ongoing, or preparing its
+// commit, abort or epoch fence while its markers are written.
+func (m *TxnMetadata) IsOpen() bool {
+	switch m.State {
+	case kmsg.TransactionStateOngoing, kmsg.TransactionStatePrepareCommit, kmsg.TransactionStatePrepareAbort, kmsg.TransactionStatePrepareEpochFence:
+		return true
+	}
+	return false
+}
+
+// SortedPartitions returns the transaction's partitions by topic and partition.
+func (m *TxnMetadata) SortedPartitions() []TopicPartition { return m.sortedPartitions() }
+
+// OpenTransactions returns copies of the open transactions (IsOpen) of the
+// partitions this broker coordinates and has loaded, by transactional id, for
+// introspection (kafkatest's Transactions, the status page).
+func (c *TxnCoordinator) OpenTransactions() []*TxnMetadata {
+	var out []*TxnMetadata
+	for _, s := range c.shards() {
+		s.mu.Lock()
+		if s.loaded && !s.gone {
+			for _, m := range s.txns {
+				if m.IsOpen() {
+					out = append(out, m.clone())
+				}
+			}
+		}
+		s.mu.Unlock()
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].TransactionalID < out[j].TransactionalID })
+	return out
 }

@@ -79,14 +79,13 @@ func ExampleCluster_ShuffleLeaders() {
 	for p := range int32(3) {
 		c.WaitISR("orders", p, 0, 1, 2)
 	}
-	moved := 0
-	for _, m := range c.ShuffleLeaders("orders") {
-		if m.From != m.To && c.Partition("orders", m.Partition).Leader == m.To {
-			moved++
-		}
+	moves := c.ShuffleLeaders("orders")
+	applied := len(moves) > 0
+	for _, m := range moves {
+		applied = applied && m.From != m.To && c.Partition("orders", m.Partition).Leader == m.To
 	}
-	fmt.Println("partitions with a new leader:", moved)
-	// Output: partitions with a new leader: 3
+	fmt.Println("new leaders in place:", applied)
+	// Output: new leaders in place: true
 }
 
 // ShrinkISR drops a follower from the ISR at once, as its leader would after

@@ -211,12 +211,7 @@ func (c *Cluster) Transactions() []TransactionSnapshot {
 			continue
 		}
 		tc := b.TxnCoordinator()
-		_, _, listed := tc.List(nil, nil, -1, nil)
-		for _, l := range listed {
-			m := tc.Transaction(l.TransactionalID)
-			if m == nil || !openTxnState(m.State) {
-				continue
-			}
+		for _, m := range tc.OpenTransactions() {
 			if _, seen := byID[m.TransactionalID]; seen && !c.leadsInternal(b, "__transaction_state", tc.PartitionFor(m.TransactionalID)) {
 				continue
 			}
@@ -225,15 +220,9 @@ func (c *Cluster) Transactions() []TransactionSnapshot {
 			if m.StartTimestamp >= 0 {
 				ts.Started = time.UnixMilli(m.StartTimestamp)
 			}
-			for tp := range m.Partitions {
+			for _, tp := range m.SortedPartitions() {
 				ts.Partitions = append(ts.Partitions, TopicPartition{Topic: tp.Topic, Partition: tp.Partition})
 			}
-			slices.SortFunc(ts.Partitions, func(a, b TopicPartition) int {
-				if a.Topic != b.Topic {
-					return strings.Compare(a.Topic, b.Topic)
-				}
-				return int(a.Partition - b.Partition)
-			})
 			byID[m.TransactionalID] = ts
 		}
 	}
@@ -242,13 +231,4 @@ func (c *Cluster) Transactions() []TransactionSnapshot {
 		out = append(out, byID[k])
 	}
 	return out
-}
-
-// openTxnState reports whether s is a transaction in progress.
-func openTxnState(s kmsg.TransactionState) bool {
-	switch s {
-	case kmsg.TransactionStateOngoing, kmsg.TransactionStatePrepareCommit, kmsg.TransactionStatePrepareAbort, kmsg.TransactionStatePrepareEpochFence:
-		return true
-	}
-	return false
 }

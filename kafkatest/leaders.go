@@ -45,7 +45,8 @@ type LeaderMove struct {
 // of the same replicas, which completes at once) and the preferred replica elected
 // (ElectLeaders PREFERRED), so the leader epoch is bumped, the old leader becomes a
 // follower and clients producing to it get NOT_LEADER_OR_FOLLOWER and move to the new
-// one. to must be a replica in the ISR on a running, unfenced broker. It returns once
+// one. to must be a replica; MoveLeader waits (up to the wait timeout) until it is in
+// the ISR on a running, unfenced broker, as a follower catching up will be. It returns once
 // to serves the partition and every running broker's metadata names it; moving to
 // the current leader does nothing. The test fails otherwise.
 func (c *Cluster) MoveLeader(topic string, p, to int32) {
@@ -61,11 +62,22 @@ func (k *Controls) MoveLeader(ctx context.Context, topic string, p, to int32) er
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
+	if !slices.Contains(pi.Replicas, to) {
+		return fmt.Errorf("%s: %d is not a replica (replicas %v)", what, to, pi.Replicas)
+	}
+	// A replica catching up, or a broker being unfenced, may lead soon: wait for it.
+	var why error
+	if err := k.c.waitUntil(ctx, func() bool {
+		img = k.c.newestImage()
+		if pi, why = imagePartition(img, topic, p); why == nil && pi.Leader != to {
+			why = canLeadNow(img, pi, to)
+		}
+		return why == nil
+	}, func() string { return fmt.Sprintf("%s: %v", what, why) }); err != nil {
+		return err
+	}
 	if pi.Leader == to {
 		return k.waitLeaders(ctx, []LeaderMove{{Topic: topic, Partition: p, From: to, To: to}})
-	}
-	if err := canLeadNow(img, pi, to); err != nil {
-		return fmt.Errorf("%s: %w", what, err)
 	}
 	moves := []LeaderMove{{Topic: topic, Partition: p, From: pi.Leader, To: to}}
 	if err := k.moveLeaders(ctx, img, moves); err != nil {
