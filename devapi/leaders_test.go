@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/gokafkad/gokafkad/devapi"
+	"github.com/gokafkad/gokafkad/status"
 )
 
 // The leadership controls over HTTP, each watched by a franz-go producer.
@@ -100,6 +101,12 @@ func TestGroupsAndTransactions(t *testing.T) {
 		!slices.Equal(got.Partitions, []devapi.TxnPartition{{Topic: "orders", Partition: 0}}) || got.TimeoutMs <= 0 {
 		t.Fatalf("transaction %+v", got)
 	}
+	// The coordinator's status page shows it too.
+	var node status.Node
+	if code := call(t, srv, "GET", fmt.Sprintf("/nodes/%d/v1/status", txns.Transactions[0].Coordinator), "", &node); code != 200 ||
+		len(node.Transactions) != 1 || node.Transactions[0].TransactionalID != "tx-api" || !slices.Equal(node.Transactions[0].Partitions, []string{"orders-0"}) {
+		t.Fatalf("status of the transaction's coordinator: %d %+v", code, node.Transactions)
+	}
 	if err := tx.EndTransaction(ctx, kgo.TryCommit); err != nil {
 		t.Fatal(err)
 	}
@@ -135,6 +142,11 @@ func TestGroupsAndTransactions(t *testing.T) {
 		// committed offset may or may not have passed (the lag counts it, as in
 		// kafka-consumer-groups).
 		t.Fatalf("group: %d %+v", code, g)
+	}
+	node = status.Node{}
+	if code := call(t, srv, "GET", fmt.Sprintf("/nodes/%d/v1/status", g.Coordinator), "", &node); code != 200 ||
+		len(node.Groups) != 1 || node.Groups[0].GroupID != "readers" || len(node.Groups[0].Members) != 1 || node.Groups[0].Members[0].ClientID != "reader-1" {
+		t.Fatalf("status of the group's coordinator: %d %+v", code, node.Groups)
 	}
 	var gs struct{ Groups []devapi.Group }
 	if code := call(t, srv, "GET", "/v1/groups", "", &gs); code != 200 || len(gs.Groups) != 1 || gs.Groups[0].GroupID != "readers" {
