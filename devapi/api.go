@@ -1,6 +1,7 @@
 // Package devapi is the HTTP/JSON control API of `gokafkad dev`: every control of a
-// kafkatest cluster (kill, restart, pause, network cuts and delays, request faults)
-// and its introspection (nodes, partitions with every replica's offsets), for tests
+// kafkatest cluster (kill, restart, pause, network cuts and delays, request faults,
+// leadership moves and ISR shrinks) and its introspection (nodes, partitions with
+// every replica's offsets, groups, open transactions), for tests
 // written in any language. Everything is under /v1/ and answers JSON; an error is
 // {"error": "..."} with a 4xx or 5xx status:
 //
@@ -18,7 +19,13 @@
 //	GET    /v1/partitions[?topic=T]        every partition: leader, epochs, ISR, ELR; per replica log start, LEO, HW, LSO, lag
 //	GET    /v1/partitions/{topic}/{p}      one partition
 //	POST   /v1/partitions/{topic}/{p}/wait {"leader": true} | {"isr": [0, 1, 2]} | {"high_watermark": 5}, "timeout_ms": 10000
+//	POST   /v1/partitions/{topic}/{p}/move-leader {"to": 1}: the replicas reordered with 1 first, then a preferred election
+//	POST   /v1/partitions/{topic}/{p}/shrink-isr  {"replica": 2}: the leader drops 2 from the ISR now (AlterPartition)
+//	POST   /v1/leaders/elect-preferred     {"topics": ["orders"]} (no body: every topic) preferred replicas lead again
+//	POST   /v1/leaders/shuffle             {"topics": ["orders"]} (no body: every topic) a random other in-sync leader each
 //	POST   /v1/controller/wait             waits for an active controller
+//	GET    /v1/groups, /v1/groups/{id}     groups: type, state, protocol, generation, members and assignments, offsets and lag
+//	GET    /v1/transactions                open transactions: id, producer id and epoch, state, partitions, start, timeout
 //	GET    /nodes/{id}/                    node id's status page (and /nodes/{id}/metrics, /nodes/{id}/v1/status)
 //
 // The API only calls kafkatest's Controls and snapshots; the cluster it serves is any
@@ -82,7 +89,13 @@ func New(c *kafkatest.Cluster) *API {
 	m.HandleFunc("GET /v1/partitions", a.listPartitions)
 	m.HandleFunc("GET /v1/partitions/{topic}/{partition}", a.getPartition)
 	m.HandleFunc("POST /v1/partitions/{topic}/{partition}/wait", a.waitPartition)
+	m.HandleFunc("POST /v1/partitions/{topic}/{partition}/move-leader", a.moveLeader)
+	m.HandleFunc("POST /v1/partitions/{topic}/{partition}/shrink-isr", a.shrinkISR)
+	m.HandleFunc("POST /v1/leaders/{op}", a.leadersAction)
 	m.HandleFunc("POST /v1/controller/wait", a.waitController)
+	m.HandleFunc("GET /v1/groups", a.listGroups)
+	m.HandleFunc("GET /v1/groups/{id}", a.getGroup)
+	m.HandleFunc("GET /v1/transactions", a.listTransactions)
 	m.HandleFunc("/nodes/{id}/", a.nodePage)
 	m.HandleFunc("GET /nodes/{id}", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, r.URL.Path+"/", http.StatusMovedPermanently)

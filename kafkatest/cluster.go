@@ -3,7 +3,7 @@
 // running in the test's process on random loopback ports, with controls to break them,
 // helpers that wait for what a test is about to assert (WaitLeader, WaitISR,
 // WaitHighWatermark, WaitActiveController) and a look at every replica's offsets
-// (Partition).
+// (Partition), the groups (Groups) and the open transactions (Transactions).
 //
 //	c := kafkatest.NewCluster(t, kafkatest.WithBrokers(3), kafkatest.WithTopic("orders", 1, 3))
 //	cl, _ := kgo.NewClient(kgo.SeedBrokers(c.Addrs()...))
@@ -25,6 +25,9 @@
 //     connection): Cut (both ways), CutOneWay, Isolate, Delay and DelayOneWay (added
 //     latency), Heal. A cut holds the bytes of open connections (no reset, no close:
 //     the other end's reads time out) and makes new connections between nodes hang.
+//   - Leadership and ISRs, through the metadata log as Kafka's tools and leaders do
+//     (epochs bump, clients refresh): MoveLeader, ElectPreferredLeaders,
+//     ShuffleLeaders, ShrinkISR.
 //   - Requests: Intercept adds a rule that sees each request of a key on the nodes
 //     (optionally only on some brokers, for a topic or partition, from a client id,
 //     from clients or from given nodes) and answers it with an error (Fail), delays it

@@ -316,6 +316,23 @@ func (c *Cluster) createTopics() error {
 	if len(c.opts.topics) == 0 {
 		return nil
 	}
+	// Every broker registered and unfenced in the metadata first, so that the
+	// controller places the replicas on all of them (a broker's start returns once
+	// it registered; the newest image may not have every registration yet).
+	if err := c.waitUntil(context.Background(), func() bool {
+		img := c.newestImage()
+		if img == nil {
+			return false
+		}
+		for _, id := range c.BrokerIDs() {
+			if bi, ok := img.Brokers[id]; !ok || bi.Fenced {
+				return false
+			}
+		}
+		return true
+	}, func() string { return "" }); err != nil {
+		return fmt.Errorf("the brokers %v are not all registered and unfenced after %v", c.BrokerIDs(), c.opts.wait)
+	}
 	var b *server.Broker
 	for _, id := range c.BrokerIDs() {
 		if b = c.nodes[id].running(); b != nil {

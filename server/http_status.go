@@ -104,6 +104,7 @@ func (b *Broker) Status() *status.Node {
 		NodeID: b.cfg.NodeID, Roles: []string{}, TimeMs: b.cfg.Now().UnixMilli(),
 		RecoveredPanics: b.RecoveredPanics(), QueuedRequestBytes: b.QueuedRequestBytes(),
 		Brokers: []status.BrokerRegistration{}, Partitions: []status.Partition{}, Purgatory: []status.Purgatory{},
+		Groups: []status.Group{}, Transactions: []status.Transaction{},
 	}
 	// The roles this node runs (process.roles; both when it is unset).
 	if b.rm != nil {
@@ -135,6 +136,7 @@ func (b *Broker) Status() *status.Node {
 		for _, s := range b.rm.Purgatory.Sizes() {
 			n.Purgatory = append(n.Purgatory, status.Purgatory{Operation: s.Kind.String(), Size: s.Watched, Operations: s.Operations})
 		}
+		b.coordinatorsStatus(n)
 	}
 	if img == nil {
 		return n

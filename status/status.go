@@ -28,6 +28,10 @@ type Node struct {
 	Partitions []Partition `json:"partitions"`
 	// Purgatory is what waits in the broker's purgatory, per Kafka purgatory.
 	Purgatory []Purgatory `json:"purgatory"`
+	// Groups are the groups this broker coordinates, by id; Transactions its open
+	// transactions, by transactional id.
+	Groups       []Group       `json:"groups"`
+	Transactions []Transaction `json:"transactions"`
 	// RecoveredPanics counts the panics the node recovered (each is a bug).
 	RecoveredPanics uint64 `json:"recovered_panics"`
 	// QueuedRequestBytes is the memory charged to queued.max.request.bytes now.
@@ -163,4 +167,36 @@ type Purgatory struct {
 	// Operations once (NumDelayedOperations).
 	Size       int `json:"size"`
 	Operations int `json:"operations"`
+}
+
+// Group is one group a broker coordinates (classic or consumer).
+type Group struct {
+	GroupID      string `json:"group_id"`
+	Type         string `json:"type"`
+	ProtocolType string `json:"protocol_type"`
+	State        string `json:"state"`
+	Protocol     string `json:"protocol"`
+	// Generation is a classic group's generation, a consumer group's group epoch.
+	Generation int32         `json:"generation"`
+	Members    []GroupMember `json:"members"`
+	// CommittedPartitions counts the partitions with a committed offset.
+	CommittedPartitions int `json:"committed_partitions"`
+}
+
+// GroupMember is one member of a Group.
+type GroupMember struct {
+	MemberID   string `json:"member_id"`
+	ClientID   string `json:"client_id"`
+	ClientHost string `json:"client_host"`
+}
+
+// Transaction is one open transaction a broker coordinates.
+type Transaction struct {
+	TransactionalID string   `json:"transactional_id"`
+	ProducerID      int64    `json:"producer_id"`
+	ProducerEpoch   int16    `json:"producer_epoch"`
+	State           string   `json:"state"`
+	Partitions      []string `json:"partitions"`
+	StartTimeMs     int64    `json:"start_time_ms"`
+	TimeoutMs       int32    `json:"timeout_ms"`
 }
