@@ -63,15 +63,23 @@ func TestBrokerWithinOpenFileLimit(t *testing.T) {
 		n int
 	}
 	sample := func() int {
-		ents, err := os.ReadDir("/proc/self/fd")
+		// Names only, unsorted: at 15,000 descriptors every 20 ms, os.ReadDir's sort
+		// cost the busy machine a tenth of a core.
+		d, err := os.Open("/proc/self/fd")
+		if err != nil {
+			t.Errorf("counting descriptors: %v", err)
+			return 0
+		}
+		names, err := d.Readdirnames(-1)
+		d.Close()
 		if err != nil {
 			t.Errorf("counting descriptors: %v", err)
 			return 0
 		}
 		peak.Lock()
-		peak.n = max(peak.n, len(ents))
+		peak.n = max(peak.n, len(names))
 		peak.Unlock()
-		return len(ents)
+		return len(names)
 	}
 	stop := make(chan struct{})
 	sampled := make(chan struct{})
@@ -176,13 +184,17 @@ func TestBrokerWithinOpenFileLimit(t *testing.T) {
 	cl.Close()
 
 	// A restart: every partition reopens and takes a second record.
+	stopped := time.Now()
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
+	closed := time.Since(stopped)
 	if b, err = Start(cfg); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, budget, "every partition's log after the restart", func() bool { return len(b.LogManager().Logs()) >= n })
+	t.Logf("restarted in %v (stopped in %v, started in %v): %d descriptors", time.Since(stopped).Round(time.Millisecond),
+		closed.Round(time.Millisecond), (time.Since(stopped) - closed).Round(time.Millisecond), sample())
 	cl, err = kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
 		t.Fatal(err)
