@@ -84,18 +84,22 @@ func (h *brokerHeartbeats) lastContact(id int32) time.Time {
 // after a restart of a 20,000-partition broker). The session is the time since a
 // heartbeat was last made, as Kafka's broker.session.timeout.ms says.
 func (c *Controller) BrokerHeartbeatConnection(broker int32, epoch int64, conn uint64) {
-	now := c.cfg.Now()
-	registered := false
-	if b, ok := c.Image().Brokers[broker]; ok && b.Epoch == epoch {
-		registered = true
-	}
 	h := &c.heartbeats
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	h.conns.heartbeat(broker, epoch, conn)
-	if registered {
-		h.last[broker] = now
+	h.mu.Unlock()
+	c.HeartbeatArrived(broker, epoch)
+}
+
+// HeartbeatArrived renews the session of broker at epoch (when that is its
+// registered epoch) as its BrokerHeartbeat arrives, before it is handled: from the
+// controller listener (BrokerHeartbeatConnection), or in-process from a combined
+// node's own broker.
+func (c *Controller) HeartbeatArrived(broker int32, epoch int64) {
+	if b, ok := c.Image().Brokers[broker]; !ok || b.Epoch != epoch {
+		return
 	}
+	c.heartbeats.touch(broker, c.cfg.Now())
 }
 
 // BrokerConnectionClosed tells the controller that conn, which carried broker's

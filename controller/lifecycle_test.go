@@ -355,7 +355,8 @@ func TestExcessivePartitionsPerRequest(t *testing.T) {
 }
 
 // TestHeartbeatArrivalRenewsSession: a heartbeat renews the broker's session as it
-// arrives (BrokerHeartbeatConnection, before it is handled), so a broker whose
+// arrives (BrokerHeartbeatConnection or, in-process, HeartbeatArrived, before it is
+// handled), so a broker whose
 // heartbeats wait behind a long-held controller lock is not fenced for an expired
 // session; a heartbeat of another epoch renews nothing.
 func TestHeartbeatArrivalRenewsSession(t *testing.T) {
@@ -363,6 +364,7 @@ func TestHeartbeatArrivalRenewsSession(t *testing.T) {
 	clk.add(time.Hour + time.Second)
 	c.BrokerHeartbeatConnection(1, epochs[1], 101)     // arrived, not handled yet
 	c.BrokerHeartbeatConnection(3, epochs[3]+100, 103) // a stale incarnation's
+	c.HeartbeatArrived(2, epochs[2]+1)                 // in-process, another epoch
 	c.fenceExpired()
 	img := c.Image()
 	if img.Brokers[1].Fenced {
