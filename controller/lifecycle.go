@@ -74,11 +74,32 @@ func (h *brokerHeartbeats) lastContact(id int32) time.Time {
 // unique in this process) carries broker's heartbeats, at epoch: called by the server
 // layer as each BrokerHeartbeat is read from a controller-listener connection, before
 // it is handled. See liveness.go.
+//
+// A heartbeat of the broker's registered epoch also renews its session here, as it
+// arrives, not only once HandleBrokerHeartbeat gets the controller's lock: while
+// that lock is held for long (a commit moving 20,000 leaderships on a busy machine
+// took more than broker.session.timeout.ms), the fence loop, taking the lock before
+// the heartbeats queued behind it, fenced a broker that had been heartbeating all
+// along, whose unfencing then moved every leadership again (issue 15: the round
+// after a restart of a 20,000-partition broker). The session is the time since a
+// heartbeat was last made, as Kafka's broker.session.timeout.ms says.
 func (c *Controller) BrokerHeartbeatConnection(broker int32, epoch int64, conn uint64) {
 	h := &c.heartbeats
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	h.conns.heartbeat(broker, epoch, conn)
+	h.mu.Unlock()
+	c.HeartbeatArrived(broker, epoch)
+}
+
+// HeartbeatArrived renews the session of broker at epoch (when that is its
+// registered epoch) as its BrokerHeartbeat arrives, before it is handled: from the
+// controller listener (BrokerHeartbeatConnection), or in-process from a combined
+// node's own broker.
+func (c *Controller) HeartbeatArrived(broker int32, epoch int64) {
+	if b, ok := c.Image().Brokers[broker]; !ok || b.Epoch != epoch {
+		return
+	}
+	c.heartbeats.touch(broker, c.cfg.Now())
 }
 
 // BrokerConnectionClosed tells the controller that conn, which carried broker's

@@ -353,3 +353,27 @@ func TestExcessivePartitionsPerRequest(t *testing.T) {
 		t.Fatal("a refused request created topics")
 	}
 }
+
+// TestHeartbeatArrivalRenewsSession: a heartbeat renews the broker's session as it
+// arrives (BrokerHeartbeatConnection or, in-process, HeartbeatArrived, before it is
+// handled), so a broker whose
+// heartbeats wait behind a long-held controller lock is not fenced for an expired
+// session; a heartbeat of another epoch renews nothing.
+func TestHeartbeatArrivalRenewsSession(t *testing.T) {
+	c, clk, epochs := lifecycleController(t, 3)
+	clk.add(time.Hour + time.Second)
+	c.BrokerHeartbeatConnection(1, epochs[1], 101)     // arrived, not handled yet
+	c.BrokerHeartbeatConnection(3, epochs[3]+100, 103) // a stale incarnation's
+	c.HeartbeatArrived(2, epochs[2]+1)                 // in-process, another epoch
+	c.fenceExpired()
+	img := c.Image()
+	if img.Brokers[1].Fenced {
+		t.Fatalf("broker 1 fenced although its heartbeat arrived within the session")
+	}
+	if !img.Brokers[2].Fenced || !img.Brokers[3].Fenced {
+		t.Fatalf("brokers 2 (silent) and 3 (stale epoch) not fenced: %+v", img.Brokers)
+	}
+	if hb := heartbeat(c, 1, epochs[1], c.Image().Offset, false); hb.ErrorCode != 0 || hb.IsFenced {
+		t.Fatalf("broker 1's heartbeat once handled: %+v", hb)
+	}
+}

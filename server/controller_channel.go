@@ -173,7 +173,11 @@ func (ch *controllerChannel) request(ctx context.Context, req kmsg.Request) (kms
 	for {
 		seen := ch.seeLocal()
 		if ch.local != nil && ch.local.IsActive() {
-			if resp := handleControllerRequest(ch.local, req); !isNotController(resp) {
+			resp, err := ch.handleLocal(ctx, req) // controller_channel_local.go
+			if err != nil {
+				return nil, err
+			}
+			if !isNotController(resp) {
 				return resp, nil
 			}
 		} else {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"golang.org/x/sys/unix"
 )
@@ -63,15 +65,23 @@ func TestBrokerWithinOpenFileLimit(t *testing.T) {
 		n int
 	}
 	sample := func() int {
-		ents, err := os.ReadDir("/proc/self/fd")
+		// Names only, unsorted: at 15,000 descriptors every 20 ms, os.ReadDir's sort
+		// cost the busy machine a tenth of a core.
+		d, err := os.Open("/proc/self/fd")
+		if err != nil {
+			t.Errorf("counting descriptors: %v", err)
+			return 0
+		}
+		names, err := d.Readdirnames(-1)
+		d.Close()
 		if err != nil {
 			t.Errorf("counting descriptors: %v", err)
 			return 0
 		}
 		peak.Lock()
-		peak.n = max(peak.n, len(ents))
+		peak.n = max(peak.n, len(names))
 		peak.Unlock()
-		return len(ents)
+		return len(names)
 	}
 	stop := make(chan struct{})
 	sampled := make(chan struct{})
@@ -117,7 +127,10 @@ func TestBrokerWithinOpenFileLimit(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, r := range res {
-			if r.Err != nil {
+			// On a busy machine the client may time a creation out and send it again:
+			// the topic then exists already, made by the first attempt (the log dir is
+			// new, so nothing else made it).
+			if r.Err != nil && !errors.Is(r.Err, kerr.TopicAlreadyExists) {
 				t.Fatalf("create %s: %v", r.Topic, r.Err)
 			}
 		}
@@ -176,13 +189,17 @@ func TestBrokerWithinOpenFileLimit(t *testing.T) {
 	cl.Close()
 
 	// A restart: every partition reopens and takes a second record.
+	stopped := time.Now()
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
+	closed := time.Since(stopped)
 	if b, err = Start(cfg); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, budget, "every partition's log after the restart", func() bool { return len(b.LogManager().Logs()) >= n })
+	t.Logf("restarted in %v (stopped in %v, started in %v): %d descriptors", time.Since(stopped).Round(time.Millisecond),
+		closed.Round(time.Millisecond), (time.Since(stopped) - closed).Round(time.Millisecond), sample())
 	cl, err = kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
 		t.Fatal(err)
