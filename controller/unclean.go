@@ -86,8 +86,13 @@ func uncleanElections(img *MetadataImage, unclean uncleanFunc) []Record {
 }
 
 // logUncleanElections warns about every change in recs that gives a partition of img
-// a leader from outside its ISR.
+// a leader from outside its ISR and its eligible leader replicas (an ELR member's
+// election is clean: elr.go), the first maxUncleanWarnings one by one and the rest in
+// one line with their count, so a broker whose thousands of partitions lost their ISR
+// does not write a line each.
 func (c *Controller) logUncleanElections(img *MetadataImage, recs []Record) {
+	more := 0
+	warned := 0
 	for _, r := range recs {
 		ch := r.PartitionChange
 		if ch == nil || ch.Leader == nil || *ch.Leader < 0 {
@@ -98,14 +103,26 @@ func (c *Controller) logUncleanElections(img *MetadataImage, recs []Record) {
 			continue
 		}
 		p := t.Partitions[ch.Partition]
-		if slices.Contains(p.ISR, *ch.Leader) {
+		if slices.Contains(p.ISR, *ch.Leader) || slices.Contains(p.ELR, *ch.Leader) {
 			continue
 		}
+		if warned == maxUncleanWarnings {
+			more++
+			continue
+		}
+		warned++
 		c.log.Warn().Str("topic", t.Name).Int32("partition", ch.Partition).Int32("leader", *ch.Leader).Ints32("isr", p.ISR).
 			Msgf("Unclean leader election: broker %d leads %s-%d from outside the ISR %v (unclean.leader.election.enable=true); records only the ISR had may be lost",
 				*ch.Leader, t.Name, ch.Partition, p.ISR)
 	}
+	if more > 0 {
+		c.log.Warn().Int("partitions", more).
+			Msgf("Unclean leader election of %d more partitions from outside their ISR (unclean.leader.election.enable=true); records only their ISR had may be lost", more)
+	}
 }
+
+// maxUncleanWarnings bounds the unclean elections logged one by one per commit.
+const maxUncleanWarnings = 10
 
 // maybeElectUncleanLocked commits uncleanElections for the current image. Lock should
 // be held.
