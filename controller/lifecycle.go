@@ -452,7 +452,7 @@ func boolp(b bool) *bool { return &b }
 type QuorumReplica struct {
 	ID           int32
 	DirID        [16]byte // its directory id (zero: unknown)
-	LogEndOffset int64 // -1 when unknown
+	LogEndOffset int64    // -1 when unknown
 	// Active is set when the leader heard from it recently (always for itself).
 	Active bool
 }
