@@ -17,11 +17,15 @@ import (
 // (WithDynamic).
 type Broker struct {
 	// KRaft and identity.
-	ProcessRoles            []string // "broker" and/or "controller"
-	NodeID                  int32
-	ControllerQuorumVoters  []Voter
-	ControllerListenerNames []string
-	BrokerRack              string
+	ProcessRoles           []string // "broker" and/or "controller"
+	NodeID                 int32
+	ControllerQuorumVoters []Voter
+	// ControllerQuorumBootstrapServers is controller.quorum.bootstrap.servers (a
+	// dynamic quorum when set); ControllerQuorumStandalone is StandaloneKey.
+	ControllerQuorumBootstrapServers []string
+	ControllerQuorumStandalone       bool
+	ControllerListenerNames          []string
+	BrokerRack                       string
 	// HTTPListener is gokafkad.http.listener: where the status page and metrics are
 	// served ("" = nowhere).
 	HTTPListener string
@@ -441,6 +445,8 @@ func (b *Broker) fill(v map[string]any) error {
 		return invalid("controller.quorum.voters", b.values["controller.quorum.voters"], "%v", err)
 	}
 	b.ControllerQuorumVoters = voters
+	b.ControllerQuorumBootstrapServers, _ = ParseBootstrapServers(list("controller.quorum.bootstrap.servers")) // already validated
+	b.ControllerQuorumStandalone = bl(StandaloneKey)
 	for _, n := range splitList(str("controller.listener.names")) {
 		b.ControllerListenerNames = append(b.ControllerListenerNames, strings.ToUpper(n))
 	}
@@ -766,10 +772,19 @@ func (b *Broker) check() error {
 	if b.NodeID < 0 {
 		return fail("node.id", "must be set to a non-negative id when process.roles is set")
 	}
-	if len(b.ControllerQuorumVoters) == 0 {
-		return fail("controller.quorum.voters", "must list the controllers as id@host:port")
+	dynamicQuorum := len(b.ControllerQuorumBootstrapServers) > 0
+	switch {
+	case dynamicQuorum && len(b.ControllerQuorumVoters) > 0:
+		return fail("controller.quorum.bootstrap.servers", "cannot be set together with controller.quorum.voters in gokafkad: a quorum is either static (controller.quorum.voters) or dynamic (controller.quorum.bootstrap.servers)")
+	case len(b.ControllerQuorumVoters) == 0 && !dynamicQuorum:
+		return fail("controller.quorum.voters", "must list the controllers as id@host:port (or set controller.quorum.bootstrap.servers)")
+	case b.ControllerQuorumStandalone && !dynamicQuorum:
+		return fail(StandaloneKey, "needs controller.quorum.bootstrap.servers (a static quorum is controller.quorum.voters)")
+	case b.ControllerQuorumStandalone && !b.IsController():
+		return fail(StandaloneKey, "needs the controller role")
 	}
-	inVoters := slices.ContainsFunc(b.ControllerQuorumVoters, func(v Voter) bool { return v.ID == b.NodeID })
+	// A dynamic quorum's controllers are not listed: any controller may be a voter.
+	inVoters := dynamicQuorum && b.IsController() || slices.ContainsFunc(b.ControllerQuorumVoters, func(v Voter) bool { return v.ID == b.NodeID })
 	listenerNames := map[string]bool{}
 	for _, l := range b.Listeners {
 		listenerNames[l.Name] = true

@@ -47,6 +47,9 @@ type Config struct {
 	// bootstrapped with this node alone when Standalone, else left empty for the
 	// leader to add this node (an observer until then).
 	Dynamic, Standalone bool
+	// ListenerName is the controller listener voters reach each other on (the first
+	// of controller.listener.names): AddRaftVoter takes the new voter's endpoint on it.
+	ListenerName string
 	// Self is this node's endpoint (its controller listener and directory id),
 	// recorded when it bootstraps a dynamic quorum.
 	Self Voter
@@ -258,6 +261,13 @@ func Open(cfg Config) (*Controller, error) {
 		recvc: make(chan raftpb.Message, 1024), propc: make(chan proposal), reportKick: make(chan struct{}, 1),
 		loopc: make(chan func()), fenceKick: make(chan struct{}, 1),
 	}
+	if cfg.Dynamic && cfg.Self.DirID == ([16]byte{}) {
+		if c.cfg.Self.DirID, err = loadDirectoryID(filepath.Join(cfg.Dir, MetadataDirName)); err != nil {
+			wal.close()
+			return nil, fmt.Errorf("controller: directory id: %w", err)
+		}
+		cfg.Self.DirID = c.cfg.Self.DirID
+	}
 	c.guard.init(cfg.Logger)
 	c.heartbeats.init()
 	c.leaderID.Store(-1)
@@ -298,7 +308,7 @@ func Open(cfg Config) (*Controller, error) {
 	}
 	if fresh && cfg.Dynamic && cfg.Standalone {
 		// kafka-storage format --standalone: this node is the quorum's first voter.
-		ctx, _ := json.Marshal(QuorumNodeRecord{ID: cfg.NodeID, Addr: cfg.Self.Addr, DirID: cfg.Self.DirID})
+		ctx, _ := json.Marshal(QuorumNodeRecord{ID: cfg.NodeID, Addr: c.cfg.Self.Addr, DirID: c.cfg.Self.DirID})
 		if err := c.rn.Bootstrap([]raft.Peer{{ID: c.raftID, Context: ctx}}); err != nil {
 			wal.close()
 			return nil, fmt.Errorf("controller: bootstrap raft: %w", err)
@@ -362,6 +372,9 @@ func newClusterID() string {
 // Image returns the current (committed, applied) metadata image. It must not be
 // modified.
 func (c *Controller) Image() *MetadataImage { return c.image.Load() }
+
+// DirectoryID is this controller's directory id (zero in a static quorum).
+func (c *Controller) DirectoryID() [16]byte { return c.cfg.Self.DirID }
 
 // NodeID is this controller's node id.
 func (c *Controller) NodeID() int32 { return c.cfg.NodeID }

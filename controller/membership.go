@@ -25,10 +25,14 @@ package controller
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -36,6 +40,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
+
+	"github.com/gokafkad/gokafkad/storage"
 )
 
 // QuorumNodeRecord is a quorum member's endpoint: in the Context of the ConfChange
@@ -61,6 +67,34 @@ type membership struct {
 
 func (m *membership) isVoter(id int32) bool   { return m != nil && slices.Contains(m.voters, id) }
 func (m *membership) isLearner(id int32) bool { return m != nil && slices.Contains(m.learners, id) }
+
+// directoryIDName is the file, in the metadata log's directory, holding this
+// controller's directory id in a dynamic quorum: made at its first start, as Kafka's
+// kafka-storage format makes meta.properties' directory.id. (gokafkad's
+// meta.properties is written only once the cluster id is known, which a new
+// observer learns from the leader after it is added.)
+const directoryIDName = "directory.id"
+
+// loadDirectoryID reads this controller's directory id under dir, or makes one.
+func loadDirectoryID(dir string) ([16]byte, error) {
+	var id [16]byte
+	path := filepath.Join(dir, directoryIDName)
+	if b, err := os.ReadFile(path); err == nil {
+		raw, err := base64.RawURLEncoding.DecodeString(strings.TrimSpace(string(b)))
+		if err != nil || len(raw) != 16 {
+			return id, fmt.Errorf("controller: %s: not a directory id", path)
+		}
+		copy(id[:], raw)
+		return id, nil
+	} else if !os.IsNotExist(err) {
+		return id, err
+	}
+	_, _ = rand.Read(id[:])
+	if err := storage.WriteFileAtomic(path, []byte(FormatUUID(id)+"\n")); err != nil {
+		return id, err
+	}
+	return id, nil
+}
 
 // applyQuorumNode records (or forgets) a member's endpoint in n (a clone).
 func applyQuorumNode(n *MetadataImage, r *QuorumNodeRecord) {
@@ -231,6 +265,9 @@ func (c *Controller) Learners() []Voter {
 	}
 	return out
 }
+
+// ListenerName is the controller listener name voters are reached on.
+func (c *Controller) ListenerName() string { return c.cfg.ListenerName }
 
 // Dynamic reports whether the quorum's voters change (kraft.version 1).
 func (c *Controller) Dynamic() bool { return c.cfg.Dynamic }

@@ -44,8 +44,6 @@ var apiGaps = []apiGap{
 	{key: 77, absent: true, reason: "share groups not built: #14"},
 	{key: 78, absent: true, reason: "share groups not built: #14"},
 	{key: 79, absent: true, reason: "share groups not built: #14"},
-	{key: 80, absent: true, reason: "dynamic controller quorum (KIP-853) not built: #14"},
-	{key: 81, absent: true, reason: "dynamic controller quorum (KIP-853) not built: #14"},
 	{key: 83, absent: true, reason: "share-group state RPCs not built: #14"},
 	{key: 84, absent: true, reason: "share-group state RPCs not built: #14"},
 	{key: 85, absent: true, reason: "share-group state RPCs not built: #14"},
