@@ -352,13 +352,19 @@ func (b *Broker) staticValue(name string) (string, bool) {
 
 // devDefault is the single-node value standing in for an unset key.
 // log.dirs=./data applies only when log.dir is not given either, so a lone
-// log.dir takes effect; the listeners follow an explicit process.roles,
+// log.dir takes effect, controller.quorum.voters only when
+// controller.quorum.bootstrap.servers is not given; the listeners follow an explicit process.roles,
 // so a broker-only or controller-only node does not inherit the other
 // role's listener.
 func (b *Broker) devDefault(name string) (string, bool) {
 	switch name {
 	case "log.dirs":
 		if _, ok := b.Raw["log.dir"]; ok {
+			return "", false
+		}
+	case "controller.quorum.voters":
+		// A dynamic quorum's node lists no voters.
+		if _, ok := b.Raw["controller.quorum.bootstrap.servers"]; ok {
 			return "", false
 		}
 	case "listeners":

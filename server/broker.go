@@ -301,6 +301,17 @@ func Start(cfg Config) (*Broker, error) {
 		}
 		b.localCtl = ctl
 		b.raftT.ctl.Store(ctl)
+		if dynamic {
+			if ctl.Image().ClusterID != "" {
+				b.writeQuorumMetaProperties() // before the logs open (combined node)
+			} else {
+				b.wg.Add(1)
+				go func() {
+					defer b.wg.Done()
+					b.writeQuorumMetaProperties()
+				}()
+			}
+		}
 		for _, l := range b.ctlListeners {
 			b.wg.Add(1)
 			go b.acceptLoop(l)

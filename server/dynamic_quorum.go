@@ -10,12 +10,15 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gokafkad/gokafkad/controller"
+	"github.com/gokafkad/gokafkad/storage"
 )
 
 // bootstrapVoterID is the id of the first bootstrap server in the controller channel;
@@ -82,4 +85,54 @@ func (t *raftTransport) discoverPeers() {
 			return
 		}
 	}()
+}
+
+// writeQuorumMetaProperties gives a dynamic quorum's controller a meta.properties in
+// its metadata.log.dir (node.id, its directory id, the cluster id), as kafka-storage
+// format would have written: kafka-metadata-quorum add-controller --command-config
+// reads the new controller's directory id there. The cluster id is the image's, or,
+// for an observer not added yet, the bootstrap controllers' (DescribeCluster). It
+// retries every 500 ms until written or the node closes; a meta.properties already
+// there is left alone.
+func (b *Broker) writeQuorumMetaProperties() {
+	ctl := b.localCtl
+	path := filepath.Join(b.cfg.MetadataLogDir, "meta.properties")
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		cid := ctl.Image().ClusterID
+		for _, addr := range b.cfg.ControllerQuorumBootstrapServers {
+			if cid != "" {
+				break
+			}
+			cc := &ctlConn{addr: addr, clientID: fmt.Sprintf("gokafkad-controller-%d", b.cfg.NodeID), dial: b.out.controller}
+			req := kmsg.NewPtrDescribeClusterRequest()
+			req.Version, req.EndpointType = 1, endpointControllers
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			resp, err := cc.roundTrip(ctx, req)
+			cancel()
+			cc.close()
+			if dc, ok := resp.(*kmsg.DescribeClusterResponse); err == nil && ok && dc.ErrorCode == 0 {
+				cid = dc.ClusterID
+			}
+		}
+		if cid != "" {
+			content := fmt.Sprintf("#\n#%s\nnode.id=%d\ndirectory.id=%s\nversion=1\ncluster.id=%s\n",
+				time.Now().UTC().Format("Mon Jan 02 15:04:05 MST 2006"), b.cfg.NodeID, controller.FormatUUID(ctl.DirectoryID()), cid)
+			if err := os.MkdirAll(b.cfg.MetadataLogDir, 0o755); err == nil {
+				if err := storage.WriteFileAtomic(path, []byte(content)); err != nil {
+					b.log.Warn().Err(err).Str("path", path).Msg("meta.properties not written")
+				}
+				return
+			}
+		}
+		select {
+		case <-tick.C:
+		case <-b.closing:
+			return
+		}
+	}
 }
