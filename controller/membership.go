@@ -203,8 +203,8 @@ func (c *Controller) refreshMembers(img *MetadataImage) {
 	c.members.Store(m)
 	c.lastNodes = img.QuorumNodes
 	ps, ok := c.cfg.Transport.(PeerSetter)
-	if !ok {
-		return
+	if !ok || !c.cfg.Dynamic {
+		return // a static quorum's transport has its voters from the start
 	}
 	var peers []Voter
 	for _, id := range append(slices.Clone(m.voters), m.learners...) {
