@@ -287,6 +287,12 @@ func (e *Env) startKafka(ctx context.Context, name, dir string, props [][2]strin
 // startKafkaNode is startKafka formatting dir for cluster clusterID (the nodes of one
 // cluster share it).
 func (e *Env) startKafkaNode(ctx context.Context, name, dir string, props [][2]string, addr, clusterID string) (*Broker, error) {
+	return e.startKafkaNodeFormatted(ctx, name, dir, props, addr, clusterID)
+}
+
+// startKafkaNodeFormatted is startKafkaNode with more kafka-storage format arguments
+// (--standalone, --no-initial-controllers: a dynamic quorum, cases_quorum.go).
+func (e *Env) startKafkaNodeFormatted(ctx context.Context, name, dir string, props [][2]string, addr, clusterID string, format ...string) (*Broker, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -298,9 +304,9 @@ func (e *Env) startKafkaNode(ctx context.Context, name, dir string, props [][2]s
 	if err := writeProps(propsPath, props); err != nil {
 		return nil, err
 	}
-	// controller.quorum.voters is set (static quorum), so no --standalone.
+	// With controller.quorum.voters set (static quorum) format needs nothing more.
 	logf("formatting the reference Kafka %s (%s)", e.KafkaVersion, name)
-	if out, err := runIn(ctx, dir, "java", e.javaArgs("kafka.tools.StorageTool", "format", "-t", clusterID, "-c", propsPath)...); err != nil {
+	if out, err := runIn(ctx, dir, "java", e.javaArgs("kafka.tools.StorageTool", append([]string{"format", "-t", clusterID, "-c", propsPath}, format...)...)...); err != nil {
 		return nil, fmt.Errorf("kafka-storage format: %v\n%s", err, out)
 	}
 	serverConf := filepath.Join(dir, "log4j2-server.properties")

@@ -18,11 +18,15 @@ import (
 // (WithDynamic).
 type Broker struct {
 	// KRaft and identity.
-	ProcessRoles            []string // "broker" and/or "controller"
-	NodeID                  int32
-	ControllerQuorumVoters  []Voter
-	ControllerListenerNames []string
-	BrokerRack              string
+	ProcessRoles           []string // "broker" and/or "controller"
+	NodeID                 int32
+	ControllerQuorumVoters []Voter
+	// ControllerQuorumBootstrapServers is controller.quorum.bootstrap.servers (a
+	// dynamic quorum when set); ControllerQuorumStandalone is StandaloneKey.
+	ControllerQuorumBootstrapServers []string
+	ControllerQuorumStandalone       bool
+	ControllerListenerNames          []string
+	BrokerRack                       string
 	// HTTPListener is gokafkad.http.listener: where the status page and metrics are
 	// served ("" = nowhere).
 	HTTPListener string
@@ -362,13 +366,19 @@ func (b *Broker) staticValue(name string) (string, bool) {
 
 // devDefault is the single-node value standing in for an unset key.
 // log.dirs=./data applies only when log.dir is not given either, so a lone
-// log.dir takes effect; the listeners follow an explicit process.roles,
+// log.dir takes effect, controller.quorum.voters only when
+// controller.quorum.bootstrap.servers is not given; the listeners follow an explicit process.roles,
 // so a broker-only or controller-only node does not inherit the other
 // role's listener.
 func (b *Broker) devDefault(name string) (string, bool) {
 	switch name {
 	case "log.dirs":
 		if _, ok := b.Raw["log.dir"]; ok {
+			return "", false
+		}
+	case "controller.quorum.voters":
+		// A dynamic quorum's node lists no voters.
+		if _, ok := b.Raw["controller.quorum.bootstrap.servers"]; ok {
 			return "", false
 		}
 	case "listeners":
@@ -495,6 +505,8 @@ func (b *Broker) fill(v map[string]any) error {
 		return invalid("controller.quorum.voters", b.values["controller.quorum.voters"], "%v", err)
 	}
 	b.ControllerQuorumVoters = voters
+	b.ControllerQuorumBootstrapServers, _ = ParseBootstrapServers(list("controller.quorum.bootstrap.servers")) // already validated
+	b.ControllerQuorumStandalone = bl(StandaloneKey)
 	for _, n := range splitList(str("controller.listener.names")) {
 		b.ControllerListenerNames = append(b.ControllerListenerNames, strings.ToUpper(n))
 	}
@@ -832,10 +844,19 @@ func (b *Broker) check() error {
 	if b.NodeID < 0 {
 		return fail("node.id", "must be set to a non-negative id when process.roles is set")
 	}
-	if len(b.ControllerQuorumVoters) == 0 {
-		return fail("controller.quorum.voters", "must list the controllers as id@host:port")
+	dynamicQuorum := len(b.ControllerQuorumBootstrapServers) > 0
+	switch {
+	case dynamicQuorum && len(b.ControllerQuorumVoters) > 0:
+		return fail("controller.quorum.bootstrap.servers", "cannot be set together with controller.quorum.voters in gokafkad: a quorum is either static (controller.quorum.voters) or dynamic (controller.quorum.bootstrap.servers)")
+	case len(b.ControllerQuorumVoters) == 0 && !dynamicQuorum:
+		return fail("controller.quorum.voters", "must list the controllers as id@host:port (or set controller.quorum.bootstrap.servers)")
+	case b.ControllerQuorumStandalone && !dynamicQuorum:
+		return fail(StandaloneKey, "needs controller.quorum.bootstrap.servers (a static quorum is controller.quorum.voters)")
+	case b.ControllerQuorumStandalone && !b.IsController():
+		return fail(StandaloneKey, "needs the controller role")
 	}
-	inVoters := slices.ContainsFunc(b.ControllerQuorumVoters, func(v Voter) bool { return v.ID == b.NodeID })
+	// A dynamic quorum's controllers are not listed: any controller may be a voter.
+	inVoters := dynamicQuorum && b.IsController() || slices.ContainsFunc(b.ControllerQuorumVoters, func(v Voter) bool { return v.ID == b.NodeID })
 	listenerNames := map[string]bool{}
 	for _, l := range b.Listeners {
 		listenerNames[l.Name] = true

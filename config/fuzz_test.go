@@ -1,6 +1,7 @@
 package config
 
 import (
+	"net"
 	"strings"
 	"testing"
 )
@@ -34,4 +35,23 @@ func TestIgnoredSet(t *testing.T) {
 	if got := b.IgnoredSet(); len(got) != 1 || got[0] != "num.io.threads" {
 		t.Errorf("IgnoredSet = %v", got)
 	}
+}
+
+// FuzzParseBootstrapServers: controller.quorum.bootstrap.servers of any content parses
+// without panicking, and what parses is host:port.
+func FuzzParseBootstrapServers(f *testing.F) {
+	f.Add("127.0.0.1:9093,[::1]:9094")
+	f.Add("h:0")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, s string) {
+		out, err := ParseBootstrapServers(splitList(s))
+		if err != nil {
+			return
+		}
+		for _, a := range out {
+			if _, _, err := net.SplitHostPort(a); err != nil {
+				t.Fatalf("%q parsed to %q: %v", s, a, err)
+			}
+		}
+	})
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
 	"regexp"
 	"strconv"
@@ -141,6 +142,33 @@ func ParseVoters(entries []string) ([]Voter, error) {
 		out = append(out, Voter{ID: int32(n), Host: m[1], Port: port})
 	}
 	return out, nil
+}
+
+// StandaloneKey is gokafkad's stand-in for kafka-storage format --standalone.
+const StandaloneKey = "gokafkad.controller.quorum.standalone"
+
+// ParseBootstrapServers parses controller.quorum.bootstrap.servers (host:port).
+func ParseBootstrapServers(entries []string) ([]string, error) {
+	var out []string
+	for _, e := range entries {
+		m := hostPortRe.FindStringSubmatch(strings.TrimSpace(e))
+		if m == nil || m[1] == "" {
+			return nil, fmt.Errorf("%q is not host:port", e)
+		}
+		port, err := strconv.Atoi(m[2])
+		if err != nil || port < 1 || port > 65535 {
+			return nil, fmt.Errorf("%q has an invalid port", e)
+		}
+		out = append(out, net.JoinHostPort(m[1], m[2]))
+	}
+	return out, nil
+}
+
+func validBootstrapServers(v any) string {
+	if _, err := ParseBootstrapServers(v.([]string)); err != nil {
+		return err.Error()
+	}
+	return ""
 }
 
 func validVoters(v any) string {

@@ -23,8 +23,9 @@ import (
 
 // Voter is one member of the controller quorum (controller.quorum.voters).
 type Voter struct {
-	ID   int32
-	Addr string // host:port of its controller listener
+	ID    int32
+	Addr  string   // host:port of its controller listener
+	DirID [16]byte // its metadata log directory's directory.id (zero: unknown)
 }
 
 // Transport carries Raft messages to the other voters. Send must not block: a
@@ -39,8 +40,19 @@ type Config struct {
 	// Dir is the metadata log's parent directory (Kafka's metadata.log.dir: the first
 	// of log.dirs).
 	Dir string
-	// Voters is the quorum; empty means this node alone.
+	// Voters is the quorum; empty means this node alone (static quorum).
 	Voters []Voter
+	// Dynamic is a quorum whose voters change (controller.quorum.bootstrap.servers,
+	// kraft.version 1; membership.go): Voters is then empty, and a new log is
+	// bootstrapped with this node alone when Standalone, else left empty for the
+	// leader to add this node (an observer until then).
+	Dynamic, Standalone bool
+	// ListenerName is the controller listener voters reach each other on (the first
+	// of controller.listener.names): AddRaftVoter takes the new voter's endpoint on it.
+	ListenerName string
+	// Self is this node's endpoint (its controller listener and directory id),
+	// recorded when it bootstraps a dynamic quorum.
+	Self Voter
 	// Transport sends Raft messages to the other voters (unused when alone).
 	Transport Transport
 	// TickInterval is the Raft tick (default 50ms); an election takes 10-20 ticks
@@ -151,6 +163,12 @@ type Controller struct {
 	// snapIndex is the index of the last snapshot (Ready loop only).
 	snapIndex uint64
 	confState raftpb.ConfState
+	// members is the applied configuration (membership.go), for other goroutines;
+	// lastNodes the endpoints the transport was last given (Ready loop only).
+	members   atomic.Pointer[membership]
+	lastNodes map[int32]Voter
+	// changeMu is held by the one voter change that may run at a time.
+	changeMu sync.Mutex
 
 	notifyMu sync.Mutex
 	notify   chan struct{} // closed and replaced on every state change
@@ -230,9 +248,10 @@ func Open(cfg Config) (*Controller, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if len(cfg.Voters) == 0 {
+	if len(cfg.Voters) == 0 && !cfg.Dynamic {
 		cfg.Voters = []Voter{{ID: cfg.NodeID}}
 	}
+	cfg.Self.ID = cfg.NodeID
 	wal, ms, fresh, err := openRaftLog(filepath.Join(cfg.Dir, MetadataDirName))
 	if err != nil {
 		return nil, fmt.Errorf("controller: open metadata log: %w", err)
@@ -243,6 +262,13 @@ func Open(cfg Config) (*Controller, error) {
 		waiters: map[uint64]chan error{}, stop: make(chan struct{}), loopDone: make(chan struct{}),
 		recvc: make(chan *raftpb.Message, 1024), propc: make(chan proposal), reportKick: make(chan struct{}, 1),
 		loopc: make(chan func()), fenceKick: make(chan struct{}, 1),
+	}
+	if cfg.Dynamic && cfg.Self.DirID == ([16]byte{}) {
+		if c.cfg.Self.DirID, err = loadDirectoryID(filepath.Join(cfg.Dir, MetadataDirName)); err != nil {
+			wal.close()
+			return nil, fmt.Errorf("controller: directory id: %w", err)
+		}
+		cfg.Self.DirID = c.cfg.Self.DirID
 	}
 	c.guard.init(cfg.Logger)
 	c.heartbeats.init()
@@ -262,6 +288,7 @@ func Open(cfg Config) (*Controller, error) {
 		c.applied.Store(snap.Metadata.Index)
 	}
 	c.image.Store(img)
+	c.refreshMembers(img)
 	if hs, _, err := ms.InitialState(); err == nil {
 		c.committed.Store(hs.Commit)
 		c.term.Store(hs.Term)
@@ -270,6 +297,8 @@ func Open(cfg Config) (*Controller, error) {
 	c.rcfg = raft.Config{
 		ID: c.raftID, ElectionTick: 10, HeartbeatTick: 1, Storage: raftStorage{c},
 		MaxSizePerMsg: 1 << 20, MaxInflightMsgs: 256, CheckQuorum: true, PreVote: true,
+		// A leader removed from the quorum (RemoveRaftVoter) stops leading it.
+		StepDownOnRemoval: true,
 		// Writes are proposed only by the active controller: a follower never forwards
 		// one, so a MsgProp from the network is never legitimate (raftguard.go).
 		DisableProposalForwarding: true,
@@ -279,7 +308,14 @@ func Open(cfg Config) (*Controller, error) {
 		wal.close()
 		return nil, fmt.Errorf("controller: start raft: %w", err)
 	}
-	if fresh {
+	if fresh && cfg.Dynamic && cfg.Standalone {
+		// kafka-storage format --standalone: this node is the quorum's first voter.
+		ctx, _ := json.Marshal(QuorumNodeRecord{ID: cfg.NodeID, Addr: c.cfg.Self.Addr, DirID: c.cfg.Self.DirID})
+		if err := c.rn.Bootstrap([]raft.Peer{{ID: c.raftID, Context: ctx}}); err != nil {
+			wal.close()
+			return nil, fmt.Errorf("controller: bootstrap raft: %w", err)
+		}
+	} else if fresh && !cfg.Dynamic {
 		var peers []raft.Peer
 		for _, v := range cfg.Voters {
 			peers = append(peers, raft.Peer{ID: raftID(v.ID)})
@@ -289,8 +325,8 @@ func Open(cfg Config) (*Controller, error) {
 			return nil, fmt.Errorf("controller: bootstrap raft: %w", err)
 		}
 	}
-	c.alone = len(cfg.Voters) == 1 && cfg.Voters[0].ID == cfg.NodeID
-	c.first = fresh && !c.alone && slices.MinFunc(cfg.Voters, func(a, b Voter) int { return cmp.Compare(a.ID, b.ID) }).ID == cfg.NodeID
+	c.alone = (len(cfg.Voters) == 1 && cfg.Voters[0].ID == cfg.NodeID) || (fresh && cfg.Dynamic && cfg.Standalone)
+	c.first = fresh && !c.alone && len(cfg.Voters) > 0 && slices.MinFunc(cfg.Voters, func(a, b Voter) int { return cmp.Compare(a.ID, b.ID) }).ID == cfg.NodeID
 	go c.publishLoop()
 	go c.run()
 	go c.fenceLoop()
@@ -339,6 +375,9 @@ func newClusterID() string {
 // modified.
 func (c *Controller) Image() *MetadataImage { return c.image.Load() }
 
+// DirectoryID is this controller's directory id (zero in a static quorum).
+func (c *Controller) DirectoryID() [16]byte { return c.cfg.Self.DirID }
+
 // NodeID is this controller's node id.
 func (c *Controller) NodeID() int32 { return c.cfg.NodeID }
 
@@ -374,12 +413,8 @@ func (c *Controller) Step(ctx context.Context, m raftpb.Message) error {
 	if m.To != c.raftID {
 		return fmt.Errorf("%w: for %d delivered to %d", ErrBadRaftMessage, m.To, c.raftID)
 	}
-	// Only the other voters talk to us (a voter never sends to itself).
-	known := false
-	for _, v := range c.cfg.Voters {
-		known = known || (raftID(v.ID) == m.From && m.From != c.raftID)
-	}
-	if !known {
+	// Only the other members talk to us (a voter never sends to itself).
+	if !c.isPeer(m.From) {
 		return fmt.Errorf("%w: from %d, not a voter", ErrBadRaftMessage, m.From)
 	}
 	if c.closed.Load() {
@@ -447,9 +482,6 @@ func (c *Controller) status() (raft.Status, bool) {
 	ok := c.onLoop(func() { st = c.rn.Status() })
 	return st, ok
 }
-
-// Voters returns the quorum's voters.
-func (c *Controller) Voters() []Voter { return c.cfg.Voters }
 
 // ReportSnapshot tells Raft whether a snapshot reached a voter.
 func (c *Controller) ReportSnapshot(nodeID int32, ok bool) {
@@ -555,7 +587,7 @@ func (c *Controller) run() {
 			}
 		}
 		for {
-			if (c.alone || c.first) && !c.campaigned && c.committed.Load() > 0 && c.applied.Load() >= c.committed.Load() {
+			if (c.alone || c.first || (c.cfg.Dynamic && c.soleVoter())) && !c.campaigned && c.committed.Load() > 0 && c.applied.Load() >= c.committed.Load() {
 				c.campaigned, c.first = true, false
 				_ = c.rn.Campaign()
 			}
@@ -611,6 +643,7 @@ func (c *Controller) handleReady(rd raft.Ready) error {
 		c.snapIndex = rd.Snapshot.Metadata.Index
 		c.confState = rd.Snapshot.Metadata.ConfState
 		c.applied.Store(rd.Snapshot.Metadata.Index)
+		c.refreshMembers(img)
 		c.pub <- pubItem{prev: prev, next: img}
 	}
 	if err := c.wal.save(rd.HardState, rd.Entries, rd.MustSync); err != nil {
@@ -663,11 +696,10 @@ func (c *Controller) applyEntries(ents []raftpb.Entry) error {
 		}
 		switch e.Type {
 		case raftpb.EntryConfChange:
-			var cc raftpb.ConfChange
-			if err := cc.Unmarshal(e.Data); err != nil {
+			var err error
+			if next, err = c.applyConfChangeEntry(next, e.Data); err != nil {
 				return err
 			}
-			c.confState = *c.rn.ApplyConfChange(cc)
 		case raftpb.EntryConfChangeV2:
 			var cc raftpb.ConfChangeV2
 			if err := cc.Unmarshal(e.Data); err != nil {
@@ -692,6 +724,7 @@ func (c *Controller) applyEntries(ents []raftpb.Entry) error {
 	if next != prev {
 		c.image.Store(next)
 	}
+	c.refreshMembers(next)
 	if next != prev || len(ids) > 0 {
 		c.pub <- pubItem{prev: prev, next: next, ids: ids}
 	}
@@ -700,6 +733,10 @@ func (c *Controller) applyEntries(ents []raftpb.Entry) error {
 		// the records of a pre-Raft metadata log, cluster id first).
 		go func() {
 			recs := append([]Record{{ClusterID: &ClusterIDRecord{ClusterID: newClusterID()}}}, bootstrapFeatureRecords()...)
+			if c.cfg.Dynamic {
+				// A dynamic quorum runs kraft.version 1 (KIP-853).
+				recs = append(recs, Record{FeatureLevel: &FeatureLevelRecord{Name: FeatureKRaftVersion, FeatureLevel: 1}})
+			}
 			recs = append(recs, c.elrBootstrapRecords(recs)...)
 			if len(c.legacy) > 0 {
 				// The legacy cluster id wins (the first one applies); its features are

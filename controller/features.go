@@ -12,7 +12,8 @@ package controller
 // The supported ranges are what gokafkad honours, which is not always Kafka 4.4's
 // (DESIGN.md, "Feature levels", gives the reason for each): metadata.version only
 // 4.4-IV2 (gokafkad's metadata log is its own, so no older level can be run),
-// kraft.version 0 (the quorum is static: no KIP-853), transaction.version 0-2 as
+// kraft.version 0-1 (1 in a dynamic quorum, membership.go; never changed by
+// UpdateFeatures), transaction.version 0-2 as
 // Kafka's, a new cluster at 2 (TransactionVersion.LATEST_PRODUCTION), group.version 0-1 (KIP-848 is served; at 0 ConsumerGroupHeartbeat is
 // refused as Kafka refuses it), eligible.leader.replicas.version 0-1 (elr.go),
 // share.version and streams.version 0 (no share or streams groups).
@@ -65,7 +66,7 @@ type FeatureRange struct {
 var SupportedFeatures = []FeatureRange{
 	{Name: FeatureELR, Min: 0, Max: 1, Default: 1},
 	{Name: FeatureGroup, Min: 0, Max: 1, Default: 1},
-	{Name: FeatureKRaftVersion, Min: 0, Max: 0, Default: 0},
+	{Name: FeatureKRaftVersion, Min: 0, Max: 1, Default: 0},
 	{Name: FeatureMetadataVersion, Min: MetadataVersion44IV2, Max: MetadataVersion44IV2, Default: MetadataVersion44IV2},
 	{Name: FeatureShare, Min: 0, Max: 0, Default: 0},
 	{Name: FeatureStreams, Min: 0, Max: 0, Default: 0},
@@ -253,6 +254,11 @@ func (c *Controller) validateFeatureUpdate(img *MetadataImage, feature string, l
 	}
 	if level < 0 {
 		return invalid("A feature version cannot be less than 0.")
+	}
+	if feature == FeatureKRaftVersion && level != cur {
+		// kraft.version follows how the quorum was started (membership.go): a static
+		// quorum cannot become dynamic in place, nor the reverse.
+		return invalid("gokafkad's kraft.version is 1 for a quorum started from controller.quorum.bootstrap.servers and 0 for one started from controller.quorum.voters; it cannot be changed.")
 	}
 	f, ok := supportedFeature(feature)
 	if !ok {

@@ -132,6 +132,9 @@ type MetadataImage struct {
 	// Features are the finalized feature levels (features.go), by name; a feature at
 	// level 0 is absent. Replaced whole when one changes.
 	Features map[string]int16
+	// QuorumNodes are the endpoints of a dynamic quorum's members (membership.go),
+	// by node id; replaced whole when one changes.
+	QuorumNodes map[int32]Voter
 	// Offset is the metadata offset of the last records applied: the index of their
 	// Raft entry (-1 for an empty log).
 	Offset int64

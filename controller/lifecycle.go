@@ -472,7 +472,8 @@ func boolp(b bool) *bool { return &b }
 // QuorumReplica is one replica of the metadata log as DescribeQuorum reports it.
 type QuorumReplica struct {
 	ID           int32
-	LogEndOffset int64 // -1 when unknown
+	DirID        [16]byte // its directory id (zero: unknown)
+	LogEndOffset int64    // -1 when unknown
 	// Active is set when the leader heard from it recently (always for itself).
 	Active bool
 }
@@ -484,6 +485,8 @@ type QuorumState struct {
 	Term          uint64
 	HighWatermark int64 // committed index + 1
 	Voters        []QuorumReplica
+	// Observers are the controllers being added (Raft learners, membership.go).
+	Observers []QuorumReplica
 }
 
 // QuorumState reports the quorum; only the leader knows the voters' log ends.
@@ -496,13 +499,19 @@ func (c *Controller) QuorumState() QuorumState {
 	if st.Lead != raft.None {
 		q.LeaderID = NodeIDOfRaft(st.Lead)
 	}
-	for _, v := range c.cfg.Voters {
-		r := QuorumReplica{ID: v.ID, LogEndOffset: -1}
+	replica := func(v Voter) QuorumReplica {
+		r := QuorumReplica{ID: v.ID, DirID: v.DirID, LogEndOffset: -1}
 		if pr, ok := st.Progress[raftID(v.ID)]; ok {
 			r.LogEndOffset = int64(pr.Match) + 1
 			r.Active = pr.RecentActive || v.ID == c.cfg.NodeID
 		}
-		q.Voters = append(q.Voters, r)
+		return r
+	}
+	for _, v := range c.Voters() {
+		q.Voters = append(q.Voters, replica(v))
+	}
+	for _, v := range c.Learners() {
+		q.Observers = append(q.Observers, replica(v))
 	}
 	return q
 }

@@ -57,6 +57,7 @@ type raftView struct {
 	termAt      func(i uint64) (uint64, error)
 	voters      []uint64 // sorted Raft ids of the quorum
 	clusterID   string   // "" before the first cluster id record applied
+	dynamic     bool     // voters change (controller.quorum.bootstrap.servers)
 }
 
 // checkRaftMessage returns nil for a message Raft may step, else why it is refused.
@@ -103,12 +104,17 @@ func checkRaftMessage(m *raftpb.Message, v *raftView) error {
 			if e.Index != prevIndex+1 || e.Term < prevTerm || e.Term > m.Term {
 				return refuse("entry (%d, term %d) after (%d, term %d) at term %d", e.Index, e.Term, prevIndex, prevTerm, m.Term)
 			}
-			if e.Type != raftpb.EntryNormal {
-				// The quorum is static: its configuration is bootstrapped on every
-				// voter and never replicated.
-				return refuse("entry %d changes the configuration", e.Index)
-			}
-			if err := checkEntryData(e.Data); err != nil {
+			if e.Type == raftpb.EntryConfChange && v.dynamic {
+				// A voter change (membership.go): one voter or learner added or
+				// removed, with its endpoint. A static quorum's configuration is
+				// bootstrapped on every voter and never replicated.
+				if err := checkConfChange(e.Data); err != nil {
+					return refuse("entry %d: %v", e.Index, err)
+				}
+			} else if e.Type != raftpb.EntryNormal {
+				// Joint configurations (ConfChangeV2) are never written.
+				return refuse("entry %d changes the configuration jointly", e.Index)
+			} else if err := checkEntryData(e.Data); err != nil {
 				return refuse("entry %d: %v", e.Index, err)
 			}
 			prevIndex, prevTerm = e.Index, e.Term
@@ -153,8 +159,10 @@ func checkSnapshot(m *raftpb.Message, v *raftView) error {
 	cs := md.ConfState
 	voters := slices.Clone(cs.Voters)
 	slices.Sort(voters)
-	if !slices.Equal(voters, v.voters) || len(cs.Learners) > 0 || len(cs.VotersOutgoing) > 0 ||
-		len(cs.LearnersNext) > 0 || cs.AutoLeave {
+	// A static quorum's snapshots are of exactly its voters; a dynamic one's (voters
+	// added and removed, membership.go) of some voters and learners, never joint.
+	if (!v.dynamic && (!slices.Equal(voters, v.voters) || len(cs.Learners) > 0)) || len(voters) == 0 ||
+		len(cs.VotersOutgoing) > 0 || len(cs.LearnersNext) > 0 || cs.AutoLeave {
 		return fmt.Errorf("snapshot for another configuration %v", cs)
 	}
 	d, err := decodeEntryData(s.Data)
@@ -170,7 +178,7 @@ func checkSnapshot(m *raftpb.Message, v *raftView) error {
 				clusterID = r.ClusterID.ClusterID
 			}
 		case r.RegisterBroker != nil, r.Topic != nil, r.Config != nil, r.Partition != nil, r.ProducerIDs != nil,
-			r.ACL != nil, r.UserScramCredential != nil, r.ClientQuota != nil, r.FeatureLevel != nil: // what ImageRecords writes
+			r.ACL != nil, r.UserScramCredential != nil, r.ClientQuota != nil, r.FeatureLevel != nil, r.QuorumNode != nil: // what ImageRecords writes
 		default:
 			return fmt.Errorf("snapshot data: record %d is not an image record", i)
 		}
@@ -210,7 +218,7 @@ func checkRecord(r *Record) error {
 	for _, set := range []bool{r.Topic != nil, r.Partition != nil, r.PartitionChange != nil, r.RemoveTopic != nil,
 		r.Config != nil, r.RegisterBroker != nil, r.ProducerIDs != nil, r.ClusterID != nil, r.BrokerChange != nil,
 		r.ACL != nil, r.RemoveACL != nil, r.UserScramCredential != nil, r.RemoveUserScramCredential != nil,
-		r.ClientQuota != nil, r.FeatureLevel != nil} {
+		r.ClientQuota != nil, r.FeatureLevel != nil, r.QuorumNode != nil} {
 		if set {
 			n++
 		}
@@ -276,7 +284,7 @@ func (c *Controller) view() raftView {
 	slices.Sort(voters)
 	return raftView{
 		self: c.raftID, term: bs.Term, commit: bs.Commit, first: first, last: last,
-		termAt: c.ms.Term, voters: voters, clusterID: c.Image().ClusterID,
+		termAt: c.ms.Term, voters: voters, clusterID: c.Image().ClusterID, dynamic: c.cfg.Dynamic,
 	}
 }
 

@@ -31,6 +31,8 @@ type Record struct {
 	ClientQuota *ClientQuotaRecord `json:"client_quota,omitempty"`
 	// FeatureLevel is Kafka's FeatureLevelRecord (features.go).
 	FeatureLevel *FeatureLevelRecord `json:"feature_level,omitempty"`
+	// QuorumNode is a voter's endpoint in a snapshot (membership.go).
+	QuorumNode *QuorumNodeRecord `json:"quorum_node,omitempty"`
 }
 
 // isACL reports whether r changes the ACLs.
@@ -301,5 +303,7 @@ func applyTo(n *MetadataImage, r *Record, owned map[*TopicImage]bool) {
 		applyClientQuota(n, r.ClientQuota)
 	case r.FeatureLevel != nil:
 		applyFeatureLevel(n, r.FeatureLevel)
+	case r.QuorumNode != nil:
+		applyQuorumNode(n, r.QuorumNode)
 	}
 }

@@ -44,8 +44,6 @@ var apiGaps = []apiGap{
 	{key: 77, absent: true, reason: "share groups not built: #14"},
 	{key: 78, absent: true, reason: "share groups not built: #14"},
 	{key: 79, absent: true, reason: "share groups not built: #14"},
-	{key: 80, absent: true, reason: "dynamic controller quorum (KIP-853) not built: #14"},
-	{key: 81, absent: true, reason: "dynamic controller quorum (KIP-853) not built: #14"},
 	{key: 83, absent: true, reason: "share-group state RPCs not built: #14"},
 	{key: 84, absent: true, reason: "share-group state RPCs not built: #14"},
 	{key: 85, absent: true, reason: "share-group state RPCs not built: #14"},
@@ -57,7 +55,7 @@ var apiGaps = []apiGap{
 	{key: 91, absent: true, reason: "share groups not built: #14"},
 	{key: 92, absent: true, reason: "share groups not built: #14"},
 	{key: 93, absent: true, reason: "streams groups (KIP-1071) not built: #14"},
-	{key: 94, absent: true, reason: "UnregisterController not built: #14"},
+	{key: 94, absent: true, reason: "UnregisterController not built: gokafkad has no controller registrations (ControllerRegistrationRecord) to remove: #14"},
 }
 
 // versionRange is one key's versions on a listener; ok is false when it is not served.

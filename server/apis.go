@@ -109,6 +109,8 @@ func init() {
 		{key: 68, min: 0, max: 1, handle: handleConsumerGroupHeartbeat},
 		{key: 69, min: 0, max: 1, handle: handleConsumerGroupDescribe},
 		{key: 75, min: 0, max: 0, handle: handleDescribeTopicPartitions},
+		{key: 80, min: 0, max: 1, handle: handleRaftVoterForward},
+		{key: 81, min: 0, max: 0, handle: handleRaftVoterForward},
 	})
 }
 

@@ -220,6 +220,8 @@ var brokerAuthz = map[int16]authzRule{
 	68: inHandler("READ on the group"),
 	69: inHandler("DESCRIBE on each group"),
 	75: inHandler("DESCRIBE on each topic"),
+	80: clusterOp(acl.OpAlter),
+	81: clusterOp(acl.OpAlter),
 }
 
 // controllerAuthz is the rule of every API of controllerAPIs, after ControllerApis.
@@ -260,6 +262,10 @@ var controllerAuthz = map[int16]authzRule{
 	62: clusterOp(acl.OpClusterAction),
 	63: clusterOp(acl.OpClusterAction),
 	67: clusterOp(acl.OpClusterAction),
+	// AddRaftVoter / RemoveRaftVoter come forwarded from brokers (which checked the
+	// client's ALTER), or from clients directly (--bootstrap-controller).
+	80: clusterOp(acl.OpAlter, acl.OpClusterAction),
+	81: clusterOp(acl.OpAlter, acl.OpClusterAction),
 }
 
 // raftAuthz is the rule of Raft messages (raftMessageKey) on the controller listener:

@@ -218,11 +218,16 @@ type Broker struct {
 	http    *status.Server
 }
 
-// voters is controller.quorum.voters for the controller package.
+// voters is controller.quorum.voters for the controller package; for a dynamic
+// quorum, the controllers of controller.quorum.bootstrap.servers under ids of their
+// own (dynamic_quorum.go).
 func (c *Config) voters() []controller.Voter {
 	var vs []controller.Voter
 	for _, v := range c.ControllerQuorumVoters {
 		vs = append(vs, controller.Voter{ID: v.ID, Addr: v.Addr()})
+	}
+	if len(vs) == 0 {
+		vs = bootstrapVoters(c.ControllerQuorumBootstrapServers)
 	}
 	return vs
 }
@@ -275,9 +280,17 @@ func Start(cfg Config) (*Broker, error) {
 			return nil, err
 		}
 		b.ctlListeners = cls
-		b.raftT = newRaftTransport(cfg.NodeID, voters, b.out.controller, cfg.Logger.With().Str("component", "raft").Logger())
+		dynamic := len(cfg.ControllerQuorumBootstrapServers) > 0
+		var raftVoters []controller.Voter
+		if !dynamic {
+			raftVoters = voters
+		}
+		b.raftT = newRaftTransport(cfg.NodeID, raftVoters, b.out.controller, cfg.Logger.With().Str("component", "raft").Logger())
+		b.raftT.bootstrap = cfg.ControllerQuorumBootstrapServers
 		ctl, err := controller.Open(controller.Config{
-			NodeID: cfg.NodeID, Dir: cfg.MetadataLogDir, Voters: voters, Transport: b.raftT,
+			NodeID: cfg.NodeID, Dir: cfg.MetadataLogDir, Voters: raftVoters, Transport: b.raftT,
+			Dynamic: dynamic, Standalone: cfg.ControllerQuorumStandalone, ListenerName: cfg.ControllerListenerNames[0],
+			Self:              controller.Voter{Addr: b.selfControllerAddr()},
 			SessionTimeout:    time.Duration(cfg.BrokerSessionTimeoutMs) * time.Millisecond,
 			DefaultPartitions: cfg.NumPartitions, DefaultReplicationFactor: cfg.DefaultReplicationFactor,
 			ValidateTopicConfig: cfg.Configs.ValidateTopic, ListConfigDefault: cfg.Configs.ListConfigDefault,
@@ -290,6 +303,17 @@ func Start(cfg Config) (*Broker, error) {
 		}
 		b.localCtl = ctl
 		b.raftT.ctl.Store(ctl)
+		if dynamic {
+			if ctl.Image().ClusterID != "" {
+				b.writeQuorumMetaProperties() // before the logs open (combined node)
+			} else {
+				b.wg.Add(1)
+				go func() {
+					defer b.wg.Done()
+					b.writeQuorumMetaProperties()
+				}()
+			}
+		}
 		for _, l := range b.ctlListeners {
 			b.wg.Add(1)
 			go b.acceptLoop(l)

@@ -22,6 +22,8 @@ package server
 //	DescribeCluster 1-2        endpoint type 2 (controllers): the voters, the active
 //	                           controller (KIP-919, --bootstrap-controller)
 //	BrokerRegistration 0-4, BrokerHeartbeat 0-1, AllocateProducerIds 0
+//	AddRaftVoter 0-1, RemoveRaftVoter 0
+//	                           the dynamic quorum (80_raft_voters.go)
 //
 // Off the active controller, writes answer NOT_CONTROLLER. Requests that wait for a
 // Raft commit run on their own goroutine; the connection's writer keeps answers in
@@ -76,6 +78,8 @@ var controllerAPIs = newAPITable([]apiHandler{
 	{key: 62, min: 0, max: 4, handle: controllerHandler},
 	{key: 63, min: 0, max: 1, handle: controllerHeartbeatHandler},
 	{key: 67, min: 0, max: 0, handle: controllerHandler},
+	{key: 80, min: 0, max: 1, handle: controllerHandler},
+	{key: 81, min: 0, max: 0, handle: controllerHandler},
 })
 
 // controllerHandler runs a controller operation on its own goroutine. Forwarded
@@ -122,6 +126,8 @@ func handleControllerRequest(ctl *controller.Controller, req kmsg.Request) kmsg.
 		return ctl.HandleAlterPartition(r)
 	case *kmsg.DescribeQuorumRequest:
 		return describeQuorum(ctl, r)
+	case *kmsg.AddRaftVoterRequest, *kmsg.RemoveRaftVoterRequest:
+		return raftVoterRequest(ctl, r) // 80_raft_voters.go
 	}
 	if !ctl.IsActive() {
 		return notControllerResponse(req, kerr.NotController.Code)
@@ -268,10 +274,10 @@ func describeQuorum(ctl *controller.Controller, req *kmsg.DescribeQuorumRequest)
 		now := time.Now().UnixMilli()
 		rp.HighWatermark = q.HighWatermark
 		voters := map[int32]bool{}
-		for _, v := range q.Voters {
+		replica := func(v controller.QuorumReplica) kmsg.DescribeQuorumResponseTopicPartitionReplicaState {
 			voters[v.ID] = true
 			s := kmsg.NewDescribeQuorumResponseTopicPartitionReplicaState()
-			s.ReplicaID, s.LogEndOffset = v.ID, v.LogEndOffset
+			s.ReplicaID, s.ReplicaDirectoryID, s.LogEndOffset = v.ID, v.DirID, v.LogEndOffset
 			s.LastFetchTimestamp, s.LastCaughtUpTimestamp = -1, -1
 			if v.Active {
 				s.LastFetchTimestamp = now
@@ -279,7 +285,14 @@ func describeQuorum(ctl *controller.Controller, req *kmsg.DescribeQuorumRequest)
 					s.LastCaughtUpTimestamp = now
 				}
 			}
-			rp.CurrentVoters = append(rp.CurrentVoters, s)
+			return s
+		}
+		for _, v := range q.Voters {
+			rp.CurrentVoters = append(rp.CurrentVoters, replica(v))
+		}
+		// Controllers being added (Raft learners) are observers, as in Kafka.
+		for _, v := range q.Observers {
+			rp.Observers = append(rp.Observers, replica(v))
 		}
 		img := ctl.Image()
 		offsets := ctl.BrokerMetadataOffsets()
@@ -305,6 +318,9 @@ func describeQuorum(ctl *controller.Controller, req *kmsg.DescribeQuorumRequest)
 			if host, port, ok := splitHostPort(v.Addr); ok {
 				l := kmsg.NewDescribeQuorumResponseNodeListener()
 				l.Name, l.Host, l.Port = "CONTROLLER", host, uint16(port)
+				if n := ctl.ListenerName(); n != "" {
+					l.Name = n
+				}
 				n.Listeners = append(n.Listeners, l)
 			}
 			resp.Nodes = append(resp.Nodes, n)

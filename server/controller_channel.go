@@ -134,8 +134,13 @@ func (cc *ctlConn) close() {
 type controllerChannel struct {
 	local  *controller.Controller // nil on a broker-only node
 	voters []controller.Voter
-	conns  map[int32]*ctlConn
-	log    zerolog.Logger
+	// conns are by controller id; connsMu guards them, as a dynamic quorum's voters
+	// are added when first needed (conn).
+	connsMu  sync.Mutex
+	conns    map[int32]*ctlConn
+	clientID string
+	dial     replication.DialFunc
+	log      zerolog.Logger
 	// hint is the voter believed active (-1: unknown).
 	hint   atomic.Int32
 	next   atomic.Int32 // round-robin position when there is no hint
@@ -144,7 +149,7 @@ type controllerChannel struct {
 
 // newControllerChannel reaches the voters' controller listeners with d (nil: plain TCP).
 func newControllerChannel(local *controller.Controller, voters []controller.Voter, d replication.DialFunc, clientID string, closed chan struct{}, log zerolog.Logger) *controllerChannel {
-	ch := &controllerChannel{local: local, voters: voters, conns: map[int32]*ctlConn{}, log: log, closed: closed}
+	ch := &controllerChannel{local: local, voters: voters, conns: map[int32]*ctlConn{}, clientID: clientID, dial: d, log: log, closed: closed}
 	for _, v := range voters {
 		ch.conns[v.ID] = &ctlConn{addr: v.Addr, clientID: clientID, dial: d}
 	}
@@ -185,7 +190,7 @@ func (ch *controllerChannel) request(ctx context.Context, req kmsg.Request) (kms
 			if id == ch.localID() {
 				// Our own controller is the leader but not yet active (replaying):
 				// wait for it.
-			} else if cc := ch.conns[id]; cc != nil {
+			} else if cc := ch.conn(id); cc != nil {
 				wasOpen := cc.connected()
 				resp, err := cc.roundTrip(ctx, req)
 				if err == nil && !isNotController(resp) {
@@ -231,7 +236,30 @@ func (ch *controllerChannel) localID() int32 {
 	return -1
 }
 
+// conn is the connection to controller id: a configured one, or in a dynamic quorum
+// one of the voters this node's controller knows (nil when it knows none by that id).
+func (ch *controllerChannel) conn(id int32) *ctlConn {
+	ch.connsMu.Lock()
+	defer ch.connsMu.Unlock()
+	if cc := ch.conns[id]; cc != nil {
+		return cc
+	}
+	if ch.local == nil || !ch.local.Dynamic() {
+		return nil
+	}
+	for _, v := range ch.local.Voters() {
+		if v.ID == id && v.Addr != "" {
+			cc := &ctlConn{addr: v.Addr, clientID: ch.clientID, dial: ch.dial}
+			ch.conns[id] = cc
+			return cc
+		}
+	}
+	return nil
+}
+
 func (ch *controllerChannel) close() {
+	ch.connsMu.Lock()
+	defer ch.connsMu.Unlock()
 	for _, cc := range ch.conns {
 		cc.close()
 	}
@@ -258,6 +286,10 @@ func isNotController(resp kmsg.Response) bool {
 		return len(r.Results) > 0 && r.Results[0].ErrorCode == nc
 	case *kmsg.AlterClientQuotasResponse:
 		return len(r.Entries) > 0 && r.Entries[0].ErrorCode == nc
+	case *kmsg.AddRaftVoterResponse: // raft's "not the leader" (80_raft_voters.go)
+		return r.ErrorCode == kerr.NotLeaderForPartition.Code
+	case *kmsg.RemoveRaftVoterResponse:
+		return r.ErrorCode == kerr.NotLeaderForPartition.Code
 	case *kmsg.CreateACLsResponse:
 		return len(r.Results) > 0 && r.Results[0].ErrorCode == nc
 	case *kmsg.DeleteACLsResponse:

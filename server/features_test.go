@@ -48,7 +48,7 @@ func TestApiVersionsFeatures(t *testing.T) {
 		supported[f.Name] = [2]int16{f.MinVersion, f.MaxVersion}
 	}
 	want := map[string][2]int16{
-		"metadata.version": {33, 33}, "kraft.version": {0, 0}, "transaction.version": {0, 2},
+		"metadata.version": {33, 33}, "kraft.version": {0, 1}, "transaction.version": {0, 2},
 		"group.version": {0, 1}, "eligible.leader.replicas.version": {0, 1}, "share.version": {0, 0}, "streams.version": {0, 0},
 	}
 	if len(supported) != len(want) {

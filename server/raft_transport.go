@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -22,14 +23,20 @@ import (
 // cannot be reached, messages are dropped and Raft is told (ReportUnreachable,
 // ReportSnapshot): it retries on its own schedule.
 type raftTransport struct {
-	self  int32
-	peers map[uint64]*raftPeer
-	log   zerolog.Logger
+	self    int32
+	peersMu sync.Mutex // Send and SetPeers (both on the Ready loop, but Open too)
+	peers   map[uint64]*raftPeer
+	log     zerolog.Logger
 	// ctl is set once controller.Open returns; a new quorum's first campaign can send
 	// (and fail to reach a peer) before that.
 	ctl  atomic.Pointer[controller.Controller]
 	quit chan struct{}
 	dial replication.DialFunc // nil: plain TCP
+	// bootstrap is controller.quorum.bootstrap.servers (a dynamic quorum), where an
+	// observer looks up the voters it must answer (discoverPeers, dynamic_quorum.go).
+	bootstrap     []string
+	discovering   atomic.Bool
+	lastDiscovery atomic.Int64 // unix ns of the last round
 }
 
 type raftPeer struct {
@@ -39,6 +46,8 @@ type raftPeer struct {
 	// q holds pointers: a queue of 4096 messages by value would be 600 KB a peer,
 	// zeroed at every start.
 	q chan *raftpb.Message
+	// gone is closed when the peer left the quorum (SetPeers).
+	gone chan struct{}
 }
 
 func newRaftTransport(self int32, voters []controller.Voter, d replication.DialFunc, log zerolog.Logger) *raftTransport {
@@ -47,18 +56,48 @@ func newRaftTransport(self int32, voters []controller.Voter, d replication.DialF
 		if v.ID == self {
 			continue
 		}
-		p := &raftPeer{t: t, id: v.ID, addr: v.Addr, q: make(chan *raftpb.Message, 4096)}
-		t.peers[uint64(v.ID)+1] = p
-		go p.loop()
+		t.addPeer(v)
 	}
 	return t
 }
 
+func (t *raftTransport) addPeer(v controller.Voter) {
+	p := &raftPeer{t: t, id: v.ID, addr: v.Addr, q: make(chan *raftpb.Message, 4096), gone: make(chan struct{})}
+	t.peers[uint64(v.ID)+1] = p
+	go p.loop()
+}
+
+// SetPeers makes the peers those of a dynamic quorum's membership
+// (controller.PeerSetter): new members get a connection, gone ones (or moved
+// ones) lose theirs.
+func (t *raftTransport) SetPeers(peers []controller.Voter) {
+	t.peersMu.Lock()
+	defer t.peersMu.Unlock()
+	want := map[uint64]controller.Voter{}
+	for _, v := range peers {
+		want[uint64(v.ID)+1] = v
+	}
+	for id, p := range t.peers {
+		if v, ok := want[id]; !ok || v.Addr != p.addr {
+			close(p.gone)
+			delete(t.peers, id)
+		}
+	}
+	for id, v := range want {
+		if _, ok := t.peers[id]; !ok && v.ID != t.self && v.Addr != "" {
+			t.addPeer(v)
+		}
+	}
+}
+
 // Send queues msgs for their peers without blocking.
 func (t *raftTransport) Send(msgs []raftpb.Message) {
+	t.peersMu.Lock()
+	defer t.peersMu.Unlock()
 	for i := range msgs {
 		p := t.peers[msgs[i].To]
 		if p == nil {
+			t.discoverPeers()
 			continue
 		}
 		m := msgs[i]
@@ -100,6 +139,8 @@ func (p *raftPeer) loop() {
 		var m raftpb.Message
 		select {
 		case <-p.t.quit:
+			return
+		case <-p.gone:
 			return
 		case mp := <-p.q:
 			m = *mp
