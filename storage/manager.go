@@ -34,14 +34,14 @@ type LogManager struct {
 	// cleanShutdownEpoch is the broker epoch found in .kafka_cleanshutdown at open,
 	// -1 when the last shutdown was not clean (KIP-966 uses it at registration).
 	cleanShutdownEpoch int64
-	stop     chan struct{}
-	done     chan struct{}
+	stop               chan struct{}
+	done               chan struct{}
 	// cleanerDone is closed when the cleaner goroutine returns.
 	cleanerDone chan struct{}
 	// creations counts the GetOrCreateLog calls creating a log outside mu; Close
 	// and Crash wait for them.
 	creations sync.WaitGroup
-	mu struct {
+	mu        struct {
 		sync.Mutex
 		logs map[TopicPartition]*Log
 		// dirOf is the log dir of each log in logs (and of each being created).
