@@ -86,7 +86,7 @@ func (m *LogManager) openDirs() error {
 }
 
 // scanDirs reads each dir's clean-shutdown marker and checkpoints and lists its logs
-// to load. Leftover "-delete" directories are removed. A "-future" directory (a move
+// to load. Leftover "-delete" and "-stray" directories are removed. A "-future" directory (a move
 // the last run did not finish) whose log is in another dir is returned to be moved
 // again from the start; one whose log is nowhere is a move that had renamed the source
 // away before it stopped (move.go: swap), and becomes the log. A log found in two dirs
@@ -144,7 +144,7 @@ func (m *LogManager) scanDirs() (jobs []logLoadJob, allClean bool, futures map[T
 				continue
 			}
 			switch {
-			case strings.HasSuffix(e.Name(), deleteDirSuffix):
+			case strings.HasSuffix(e.Name(), deleteDirSuffix), strings.HasSuffix(e.Name(), strayDirSuffix):
 				os.RemoveAll(filepath.Join(ld.path, e.Name()))
 				continue
 			case strings.HasSuffix(e.Name(), futureDirSuffix):

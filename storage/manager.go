@@ -390,6 +390,20 @@ func (m *LogManager) Log(tp TopicPartition) *Log {
 // every call with ErrLogClosed at once; its files are closed and removed
 // file.delete.delay.ms later, so FileSlices handed out stay readable meanwhile.
 func (m *LogManager) DeleteLog(tp TopicPartition) error {
+	return m.deleteLog(tp, deleteDirSuffix)
+}
+
+// DeleteStrayLog deletes tp's log as DeleteLog does, through a
+// "<topic>-<partition>.<uuid>-stray" directory, as Kafka 3.7+ does with a stray log (one
+// the metadata says this broker does not host: its topic was deleted, or the replica
+// reassigned away, while the broker was down). A stray directory left by a stop before
+// its removal is removed at the next open.
+func (m *LogManager) DeleteStrayLog(tp TopicPartition) error {
+	return m.deleteLog(tp, strayDirSuffix)
+}
+
+// deleteLog closes and removes tp's log through a directory ending in suffix.
+func (m *LogManager) deleteLog(tp TopicPartition, suffix string) error {
 	m.cancelMove(tp)
 	m.mu.Lock()
 	l := m.mu.logs[tp]
@@ -404,7 +418,7 @@ func (m *LogManager) DeleteLog(tp TopicPartition) error {
 	l.closeForDelete()
 	var id [16]byte
 	rand.Read(id[:])
-	target := filepath.Join(ld.path, tp.String()+"."+hex.EncodeToString(id[:])+"-delete")
+	target := filepath.Join(ld.path, tp.String()+"."+hex.EncodeToString(id[:])+suffix)
 	if err := os.Rename(l.Dir(), target); err != nil {
 		return fmt.Errorf("%w: %v", ErrStorage, err)
 	}
@@ -416,7 +430,11 @@ func (m *LogManager) DeleteLog(tp TopicPartition) error {
 		l.closeFiles()
 		os.RemoveAll(target)
 	})
-	m.cfg.Logger.Info().Str("topic", tp.Topic).Int32("partition", tp.Partition).Msg("deleted log")
+	msg := "deleted log"
+	if suffix == strayDirSuffix {
+		msg = "deleted stray log"
+	}
+	m.cfg.Logger.Info().Str("topic", tp.Topic).Int32("partition", tp.Partition).Str("log_dir", ld.path).Msg(msg)
 	return nil
 }
 
