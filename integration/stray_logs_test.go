@@ -9,9 +9,12 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gokafkad/gokafkad/kafkatest"
+	"github.com/gokafkad/gokafkad/storage"
 )
 
 // dirBytes is the bytes of the files under dir whose path contains part.
@@ -91,4 +94,59 @@ func TestStrayLogRemovedAtRestart(t *testing.T) {
 		t.Fatalf("kept-0 removed: %v", err)
 	}
 	c.WaitISR("kept", 0, 0, 1)
+}
+
+// TestStrayLogOfRecreatedTopicReplaced: a topic deleted and created again under the
+// same name while a broker holding a replica is stopped: at its restart the broker
+// deletes the old topic's log (another topic id) and gets a replica of the new topic,
+// which joins the ISR, with the new topic's records only.
+func TestStrayLogOfRecreatedTopicReplaced(t *testing.T) {
+	c := kafkatest.NewCluster(t, kafkatest.WithBrokers(2), kafkatest.WithTopic("again", 1, 2),
+		kafkatest.WithBrokerConfig(map[string]string{"log.segment.delete.delay.ms": "0"}))
+	cl := NewClient(t, c.Addrs()[0], kgo.SeedBrokers(c.Addrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	ctx := Ctx(t, 90*time.Second)
+	for range 5 {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "again", Value: []byte("old")}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.WaitISR("again", 0, 0, 1)
+	oldID := c.Broker(1).LogManager().Log(storage.TopicPartition{Topic: "again"}).TopicID()
+
+	c.Shutdown(1)
+	adm := kadm.NewClient(cl)
+	if _, err := adm.DeleteTopics(ctx, "again"); err != nil {
+		t.Fatal(err)
+	}
+	WaitFor(t, 30*time.Second, "again deleted from the metadata", func() bool {
+		ts, err := adm.ListTopics(ctx)
+		return err == nil && !ts.Has("again")
+	})
+	req := kmsg.NewPtrCreateTopicsRequest()
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "again", -1, -1
+	ra := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+	ra.Partition, ra.Replicas = 0, []int32{0, 1}
+	rt.ReplicaAssignment = append(rt.ReplicaAssignment, ra)
+	req.Topics = append(req.Topics, rt)
+	req.TimeoutMillis = 30000
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kerr.ErrorForCode(resp.Topics[0].ErrorCode); err != nil {
+		t.Fatalf("recreate: %v", err)
+	}
+	// A new client: the first one holds the old topic id.
+	cl2 := NewClient(t, c.Addrs()[0], kgo.SeedBrokers(c.Addrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err := cl2.ProduceSync(ctx, &kgo.Record{Topic: "again", Value: []byte("new")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+
+	c.Restart(1)
+	c.WaitISR("again", 0, 0, 1)
+	WaitFor(t, 30*time.Second, "broker 1's replica of the new topic", func() bool {
+		l := c.Broker(1).LogManager().Log(storage.TopicPartition{Topic: "again"})
+		return l != nil && l.TopicID() != oldID && l.HighWatermark() == 1
+	})
 }
