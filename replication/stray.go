@@ -19,6 +19,10 @@ func (rm *ReplicaManager) RemoveStrayLogs() []storage.TopicPartition {
 	if img == nil {
 		return nil
 	}
+	byID := make(map[[16]byte]*controller.TopicImage, len(img.Topics))
+	for _, t := range img.Topics {
+		byID[[16]byte(t.ID)] = t
+	}
 	rm.mu.Lock()
 	defer rm.mu.Unlock()
 	var out []storage.TopicPartition
@@ -26,7 +30,7 @@ func (rm *ReplicaManager) RemoveStrayLogs() []storage.TopicPartition {
 		if _, hosted := rm.mu.partitions[tp]; hosted {
 			continue
 		}
-		if !isStray(img, rm.nodeID, tp, l.TopicID()) {
+		if !isStray(byID, rm.nodeID, tp, l.TopicID()) {
 			continue
 		}
 		rm.logger.Info().Str("topic", tp.Topic).Int32("partition", tp.Partition).
@@ -40,19 +44,12 @@ func (rm *ReplicaManager) RemoveStrayLogs() []storage.TopicPartition {
 	return out
 }
 
-// isStray is Kafka's isStrayKraftReplica for a log of tp with topicID.
-func isStray(img *controller.MetadataImage, nodeID int32, tp storage.TopicPartition, topicID [16]byte) bool {
-	if topicID == ([16]byte{}) {
+// isStray is Kafka's isStrayKraftReplica for a log of tp with topicID; byID are the
+// image's topics by id.
+func isStray(byID map[[16]byte]*controller.TopicImage, nodeID int32, tp storage.TopicPartition, topicID [16]byte) bool {
+	t := byID[topicID]
+	if topicID == ([16]byte{}) || t == nil || t.Name != tp.Topic || int(tp.Partition) >= len(t.Partitions) {
 		return true
 	}
-	for _, t := range img.Topics {
-		if [16]byte(t.ID) != topicID {
-			continue
-		}
-		if t.Name != tp.Topic || int(tp.Partition) >= len(t.Partitions) {
-			return true
-		}
-		return !hosts(t.Partitions[tp.Partition].Replicas, nodeID)
-	}
-	return true
+	return !hosts(t.Partitions[tp.Partition].Replicas, nodeID)
 }

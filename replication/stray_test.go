@@ -9,9 +9,9 @@ import (
 
 // TestIsStray: Kafka's isStrayKraftReplica cases for broker 1.
 func TestIsStray(t *testing.T) {
-	img := &controller.MetadataImage{Topics: map[string]*controller.TopicImage{
-		"foo": {Name: "foo", ID: controller.TopicID{1}, Partitions: []controller.PartitionImage{{Replicas: []int32{1, 2}}, {Replicas: []int32{2, 3}}}},
-	}}
+	byID := map[[16]byte]*controller.TopicImage{
+		{1}: {Name: "foo", ID: controller.TopicID{1}, Partitions: []controller.PartitionImage{{Replicas: []int32{1, 2}}, {Replicas: []int32{2, 3}}}},
+	}
 	for _, c := range []struct {
 		name  string
 		tp    storage.TopicPartition
@@ -25,7 +25,7 @@ func TestIsStray(t *testing.T) {
 		{"deleted topic", storage.TopicPartition{Topic: "bar", Partition: 0}, [16]byte{2}, true},
 		{"no topic id", storage.TopicPartition{Topic: "foo", Partition: 0}, [16]byte{}, true},
 	} {
-		if got := isStray(img, 1, c.tp, c.id); got != c.stray {
+		if got := isStray(byID, 1, c.tp, c.id); got != c.stray {
 			t.Errorf("%s: stray %v, want %v", c.name, got, c.stray)
 		}
 	}
