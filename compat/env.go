@@ -556,6 +556,7 @@ var toolClasses = map[string]string{
 	"leader-election":     "org.apache.kafka.tools.LeaderElectionCommand",
 	"reassign-partitions": "org.apache.kafka.tools.reassign.ReassignPartitionsCommand",
 	"features":            "org.apache.kafka.tools.FeatureCommand",
+	"log-dirs":            "org.apache.kafka.tools.LogDirsCommand",
 }
 
 func shellQuote(args []string) string {

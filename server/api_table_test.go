@@ -33,7 +33,6 @@ type apiGap struct {
 // longer describes it (the key now served as Kafka serves it, or at other versions)
 // fails TestAPITableMatchesKafka until the entry is removed or corrected.
 var apiGaps = []apiGap{
-	{key: 34, absent: true, reason: "AlterReplicaLogDirs (moves between log.dirs) not built: #12"},
 	{key: 38, absent: true, reason: "delegation tokens not built: #14"},
 	{key: 39, absent: true, reason: "delegation tokens not built: #14"},
 	{key: 40, absent: true, reason: "delegation tokens not built: #14"},

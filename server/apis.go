@@ -87,6 +87,7 @@ func init() {
 		{key: 31, min: 1, max: 3, handle: handleDeleteACLs},
 		{key: 32, min: 1, max: 4, handle: handleDescribeConfigs},
 		{key: 33, min: 0, max: 2, handle: handleAlterConfigs},
+		{key: 34, min: 1, max: 2, handle: handleAlterReplicaLogDirs},
 		{key: 35, min: 1, max: 5, handle: handleDescribeLogDirs},
 		{key: 36, min: 0, max: 2, handle: handleSaslAuthenticate},
 		{key: 37, min: 0, max: 3, handle: handleCreatePartitions},

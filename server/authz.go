@@ -198,6 +198,7 @@ var brokerAuthz = map[int16]authzRule{
 	31: clusterOp(acl.OpAlter),
 	32: inHandler("DESCRIBE_CONFIGS on the cluster (brokers), topic or group"),
 	33: inHandler("ALTER_CONFIGS on the cluster (brokers) or topic"),
+	34: clusterOp(acl.OpAlter),
 	35: clusterOp(acl.OpDescribe),
 	36: {none: true}, // SaslAuthenticate: authentication itself (sasl.go)
 	37: inHandler("ALTER on each topic"),
@@ -343,6 +344,8 @@ func clusterRefusal(req kmsg.Request, code int16) kmsg.Response {
 			res.ErrorCode, res.ErrorMessage = code, &msg
 			out.Results = append(out.Results, res)
 		}
+	case *kmsg.AlterReplicaLogDirsRequest:
+		alterReplicaLogDirsError(r, resp.(*kmsg.AlterReplicaLogDirsResponse), code)
 	case *kmsg.DescribeLogDirsRequest:
 		resp.(*kmsg.DescribeLogDirsResponse).ErrorCode = code
 	case *kmsg.DescribeClientQuotasRequest:

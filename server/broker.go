@@ -80,7 +80,7 @@ func (c Config) WithProps(props map[string]string) (Config, error) {
 	return c, nil
 }
 
-// logDir is the (single) log directory.
+// logDir is the first log directory (log.dirs[0]).
 func (c *Config) logDir() string { return c.LogDirs[0] }
 
 // topicConfig resolves a topic's effective config from its overrides and the broker's
@@ -383,7 +383,7 @@ func (b *Broker) startBroker(ctx context.Context) error {
 	b.fetchSessions = newFetchSessionCache(int(cfg.MaxIncrementalFetchSessionCacheSlots))
 	img := b.ctl.Image()
 	logs, err := storage.OpenLogManager(storage.LogManagerConfig{
-		Dir: cfg.logDir(), NodeID: cfg.NodeID, ClusterID: img.ClusterID,
+		Dirs: cfg.LogDirs, NodeID: cfg.NodeID, ClusterID: img.ClusterID,
 		RetentionCheckInterval: time.Duration(cfg.LogRetentionCheckIntervalMs) * time.Millisecond,
 		// The checkpoints are written together; the high watermarks' interval
 		// (replica.high.watermark.checkpoint.interval.ms, 5 s) is the shorter.
@@ -462,7 +462,7 @@ func (b *Broker) startBroker(ctx context.Context) error {
 		names = append(names, l.Name+"://"+l.ln.Addr().String())
 	}
 	b.log.Info().Int32("node_id", cfg.NodeID).Strs("listeners", names).
-		Str("cluster_id", b.ctl.Image().ClusterID).Str("log_dir", cfg.logDir()).Msg("gokafkad started")
+		Str("cluster_id", b.ctl.Image().ClusterID).Strs("log_dirs", cfg.LogDirs).Msg("gokafkad started")
 	return nil
 }
 

@@ -50,6 +50,9 @@ type brokerLifecycle struct {
 	// logsFailed is set once a log of the broker's dir hit a storage error (heartbeat
 	// loop only): from then on it asks to be fenced (logdir_failure.go).
 	logsFailed bool
+	// strayChecked is set once the stray logs were looked for, at the first unfencing
+	// (heartbeat loop only, stray_logs.go).
+	strayChecked bool
 }
 
 // heartbeatRetry is how soon a heartbeat that got no answer is sent again (not
@@ -231,6 +234,10 @@ func (l *brokerLifecycle) heartbeat() {
 	default:
 		l.b.log.Debug().Err(kerr.ErrorForCode(r.ErrorCode)).Msg("heartbeat refused")
 		return
+	}
+	if !r.IsFenced && !l.strayChecked {
+		l.strayChecked = true
+		l.b.removeStrayLogs()
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()

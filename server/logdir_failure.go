@@ -1,5 +1,7 @@
 package server
 
+import "github.com/gokafkad/gokafkad/storage"
+
 // A failed log dir. When a write to the broker's log dir fails (a full disk, an I/O
 // error), the log that hit it refuses every write from then on (storage's sticky
 // error: KAFKA_STORAGE_ERROR to producers and a stuck fetcher for a follower), and the
@@ -19,7 +21,18 @@ func (l *brokerLifecycle) wantFence() bool {
 		return l.logsFailed
 	}
 	l.logsFailed = true
-	l.b.log.Error().Int64("failed_logs", l.b.logs.FailedLogs()).Str("log_dir", l.b.cfg.logDir()).
+	l.b.log.Error().Int64("failed_logs", l.b.logs.FailedLogs()).Strs("log_dirs", offlineDirs(l.b.logs)).
 		Msg("a write to the log dir failed: asking the controller to fence this broker (its leaderships move to the other replicas); restart it once the disk is fixed")
 	return true
+}
+
+// offlineDirs are the log dirs whose logs hit a storage error.
+func offlineDirs(logs *storage.LogManager) []string {
+	var out []string
+	for _, d := range logs.Dirs() {
+		if d.Offline {
+			out = append(out, d.Path)
+		}
+	}
+	return out
 }

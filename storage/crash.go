@@ -17,6 +17,7 @@ func (m *LogManager) Crash() {
 	m.mu.closed = true
 	m.mu.Unlock()
 	m.creations.Wait()
+	m.stopMoves()
 	close(m.stop)
 	<-m.done
 	<-m.cleanerDone
@@ -24,7 +25,9 @@ func (m *LogManager) Crash() {
 		l.crash()
 	}
 	m.deleter.abandon()
-	m.lockFile.Close()
+	for _, ld := range m.dirs {
+		ld.lockFile.Close()
+	}
 }
 
 // crash marks the log closed and closes its files without flushing them.

@@ -92,7 +92,8 @@
 // file.delete.delay.ms later, so a FileSlice handed to a fetch stays readable meanwhile.
 //
 // Locks: LogManager.mu before Log.mu; Log.flushMu (background flushes) before Log.mu;
-// Log.cleanMu (one cleaning at a time) before Log.mu; Log.mu before segment.fmu before
+// Log.cleanMu (one cleaning at a time) before Log.mu; Log.cleanMu before Log.flushMu (a
+// log dir move, move.go, holds all three for its swap); Log.mu before segment.fmu before
 // handleCache.mu.
 // Log.mu is a RWMutex: reads share it, appends, truncation and retention take it
 // exclusively; no fsync of a whole segment happens under it except in Close and explicit

@@ -112,6 +112,8 @@ type env struct {
 	m     *LogManager
 	// recoveryThreads is LogManagerConfig.RecoveryThreads (0: the default).
 	recoveryThreads int
+	// dirs, when set, is LogManagerConfig.Dirs (several log dirs) instead of dir.
+	dirs []string
 }
 
 func newEnv(t testing.TB, cfg LogConfig) *env {
@@ -130,6 +132,7 @@ func (e *env) open() {
 	e.t.Helper()
 	m, err := OpenLogManager(LogManagerConfig{
 		Dir:                     e.dir,
+		Dirs:                    e.dirs,
 		NodeID:                  1,
 		ClusterID:               "test-cluster",
 		RetentionCheckInterval:  time.Hour,

@@ -14,6 +14,11 @@ const defaultRecoveryThreads = 2
 type logLoadJob struct {
 	tp  TopicPartition
 	cfg LogConfig
+	// ld is the log dir holding it; clean, whether that dir was shut down cleanly;
+	// the offsets are its entries in that dir's checkpoints.
+	ld                                            *logDir
+	clean                                         bool
+	recoveryPoint, startOffset, hw, cleanerOffset int64
 
 	log *Log
 	err error
@@ -25,13 +30,14 @@ type logLoadJob struct {
 // its own directory and the manager's concurrency-safe handle cache, deleter and
 // failed-log counter). Jobs are handed out in directory order and none is started
 // after one failed, so the first failure in that order is the one a serial load would
-// have met: the caller reports it. Returns the number of workers used.
-func (m *LogManager) loadLogs(jobs []logLoadJob, clean bool, recoveryPoints, startOffsets, hws, cleanerOffsets map[TopicPartition]int64) int {
+// have met: the caller reports it. Returns the number of workers used: RecoveryThreads
+// per log dir, as Kafka's.
+func (m *LogManager) loadLogs(jobs []logLoadJob) int {
 	threads := m.cfg.RecoveryThreads
 	if threads <= 0 {
 		threads = defaultRecoveryThreads
 	}
-	threads = max(min(threads, len(jobs)), 1)
+	threads = max(min(threads*len(m.dirs), len(jobs)), 1)
 	var next atomic.Int64
 	var failed atomic.Bool
 	var wg sync.WaitGroup
@@ -45,8 +51,8 @@ func (m *LogManager) loadLogs(jobs []logLoadJob, clean bool, recoveryPoints, sta
 					return
 				}
 				j := &jobs[i]
-				j.log, j.err = m.openLog(j.tp, [16]byte{}, j.cfg, false, clean,
-					recoveryPoints[j.tp], startOffsets[j.tp], hws[j.tp], cleanerOffsets[j.tp])
+				j.log, j.err = m.openLog(j.tp, j.ld, [16]byte{}, j.cfg, false, j.clean,
+					j.recoveryPoint, j.startOffset, j.hw, j.cleanerOffset)
 				if j.err != nil {
 					failed.Store(true)
 				}

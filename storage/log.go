@@ -35,6 +35,8 @@ var (
 // mu exclusively; reads share it. FileSlices returned by Read are read without any
 // lock, later: see Read for what that allows.
 type Log struct {
+	// dir changes only when the log moves to another log dir (move.go), under cleanMu,
+	// flushMu and mu all held: read it holding any of them.
 	dir        string
 	tp         TopicPartition
 	topicID    [16]byte
@@ -44,8 +46,9 @@ type Log struct {
 	deleter    *deleter
 	// handles manages the segments' descriptors, the active one's too (nil: always open).
 	handles *handleCache
-	// failed is the log manager's count of failed logs, counted up once when this
-	// log's sticky storage error is set (nil: not counted).
+	// failed is the log manager's count of failed logs (of the log's dir), counted up
+	// once when this log's sticky storage error is set (nil: not counted). Changed with
+	// dir, under mu.
 	failed *atomic.Int64
 	// producerExpirationMs is producer.id.expiration.ms.
 	producerExpirationMs int64
@@ -634,7 +637,11 @@ func (l *Log) Config() LogConfig {
 }
 
 // Dir is the partition directory.
-func (l *Log) Dir() string { return l.dir }
+func (l *Log) Dir() string {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.dir
+}
 
 // TopicID as stored in partition.metadata.
 func (l *Log) TopicID() [16]byte { return l.topicID }

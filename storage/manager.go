@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -22,43 +20,41 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// LogManager owns one log dir (log.dirs; one dir for now): meta.properties, the
-// per-dir checkpoint files, every partition Log under it, and the background work
+// LogManager owns the log dirs (log.dirs, logdirs.go): each one's meta.properties and
+// checkpoint files, every partition Log under them, and the background work
 // (retention, segment deletion after file.delete.delay.ms, checkpoint flushes).
 type LogManager struct {
 	cfg     LogManagerConfig
 	cfgFor  func(topic string) LogConfig
 	deleter *deleter
 	// handles bounds the segments' open descriptors (handles.go).
-	handles     *handleCache
-	clusterID   string
-	directoryID string
+	handles   *handleCache
+	clusterID string
+	// dirs are the log dirs in log.dirs order; fixed after open.
+	dirs []*logDir
 	// cleanShutdownEpoch is the broker epoch found in .kafka_cleanshutdown at open,
 	// -1 when the last shutdown was not clean (KIP-966 uses it at registration).
 	cleanShutdownEpoch int64
-	// lockFile holds the exclusive flock on "<dir>/.lock" (as Kafka's LogManager), so
-	// two brokers never share a log dir. Released by Close.
-	lockFile *os.File
-	stop     chan struct{}
-	done     chan struct{}
+	stop               chan struct{}
+	done               chan struct{}
 	// cleanerDone is closed when the cleaner goroutine returns.
 	cleanerDone chan struct{}
-	// failedLogs counts the logs of this dir that hit a storage error (their sticky
-	// error is set): the broker asks to be fenced while it is not zero (Kafka takes a
-	// failed log dir offline; with its only dir gone it halts).
-	failedLogs atomic.Int64
-
 	// creations counts the GetOrCreateLog calls creating a log outside mu; Close
 	// and Crash wait for them.
 	creations sync.WaitGroup
-	// dirSync fsyncs the log dir for the logs created side by side, once per batch.
-	dirSync *dirSyncer
 	// syncfs makes a clean stop durable (shutdown.go): unix.Syncfs, a fault in tests.
 	syncfs func(fd int) error
 
 	mu struct {
 		sync.Mutex
 		logs map[TopicPartition]*Log
+		// dirOf is the log dir of each log in logs (and of each being created).
+		dirOf map[TopicPartition]*logDir
+		// preferred is the dir a log not created yet goes to (AlterReplicaLogDirs
+		// for a partition not hosted here, as Kafka's preferredLogDirs).
+		preferred map[TopicPartition]*logDir
+		// moves are the replicas being moved to another dir (move.go).
+		moves map[TopicPartition]*move
 		// creating has a channel per log being created, closed when it is done.
 		creating map[TopicPartition]chan struct{}
 		closed   bool
@@ -69,6 +65,8 @@ type LogManager struct {
 
 // LogManagerConfig configures a LogManager.
 type LogManagerConfig struct {
+	// Dirs is log.dirs; when empty, Dir is the only log dir.
+	Dirs      []string
 	Dir       string
 	NodeID    int32
 	ClusterID string
@@ -170,91 +168,43 @@ func OpenLogManager(cfg LogManagerConfig, cfgFor func(topic string) LogConfig) (
 	if cfg.MaxOpenSegments <= 0 {
 		cfg.MaxOpenSegments = DefaultMaxOpenSegments()
 	}
-	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrStorage, err)
+	if len(cfg.Dirs) == 0 {
+		cfg.Dirs = []string{cfg.Dir}
 	}
+	cfg.Dir = cfg.Dirs[0]
 	m := &LogManager{cfg: cfg, cfgFor: cfgFor, deleter: newDeleter(), cleanShutdownEpoch: -1,
 		handles: newHandleCache(cfg.MaxOpenSegments, inactiveHandleGrace, cfg.Now),
 		stop:    make(chan struct{}), done: make(chan struct{}), cleanerDone: make(chan struct{})}
 	m.mu.logs = make(map[TopicPartition]*Log)
+	m.mu.dirOf = make(map[TopicPartition]*logDir)
+	m.mu.preferred = make(map[TopicPartition]*logDir)
+	m.mu.moves = make(map[TopicPartition]*move)
 	m.mu.creating = make(map[TopicPartition]chan struct{})
-	m.dirSync = newDirSyncer(cfg.Dir)
 	m.syncfs = unix.Syncfs
 	m.mu.brokerEpoch = -1
-	lock, err := lockDir(cfg.Dir)
-	if err != nil {
-		return nil, err
-	}
-	m.lockFile = lock
 	ok := false
 	defer func() {
 		if !ok {
-			lock.Close()
+			for _, ld := range m.dirs {
+				ld.lockFile.Close()
+			}
 		}
 	}()
-	if err := m.loadMetaProperties(); err != nil {
+	if err := m.openDirs(); err != nil {
 		return nil, err
-	}
-	markerPath := filepath.Join(cfg.Dir, cleanShutdownFile)
-	clean := false
-	if data, err := os.ReadFile(markerPath); err == nil {
-		clean = true
-		var c struct {
-			BrokerEpoch *int64 `json:"brokerEpoch"`
-		}
-		if json.Unmarshal(data, &c) == nil && c.BrokerEpoch != nil {
-			m.cleanShutdownEpoch = *c.BrokerEpoch
-		}
-	}
-	recoveryPoints, err := ReadOffsetCheckpoint(filepath.Join(cfg.Dir, recoveryPointCheckpointFile))
-	if err != nil {
-		cfg.Logger.Warn().Err(err).Msg("ignoring unreadable recovery point checkpoint: recovering every segment")
-		recoveryPoints, clean = nil, false
-	}
-	startOffsets, err := ReadOffsetCheckpoint(filepath.Join(cfg.Dir, logStartOffsetCheckpointFile))
-	if err != nil {
-		cfg.Logger.Warn().Err(err).Msg("ignoring unreadable log start offset checkpoint")
-		startOffsets = nil
-	}
-	hws, err := ReadOffsetCheckpoint(filepath.Join(cfg.Dir, replicationCheckpointFile))
-	if err != nil {
-		cfg.Logger.Warn().Err(err).Msg("ignoring unreadable replication offset checkpoint")
-		hws = nil
-	}
-	cleanerOffsets, err := ReadOffsetCheckpoint(filepath.Join(cfg.Dir, cleanerCheckpointFile))
-	if err != nil {
-		cfg.Logger.Warn().Err(err).Msg("ignoring unreadable cleaner offset checkpoint: compacted logs count as dirty")
-		cleanerOffsets = nil
-	}
-	if !clean && len(recoveryPoints) > 0 {
-		cfg.Logger.Warn().Str("dir", cfg.Dir).Msg("no clean shutdown marker: recovering logs from their recovery points")
-	}
-	ents, err := os.ReadDir(cfg.Dir)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrStorage, err)
 	}
 	// As Kafka's "Loaded N logs in X ms": after a kill -9 each log is recovered before
 	// the broker listens, which with many partitions is most of its start.
 	loadStart := time.Now()
-	var jobs []logLoadJob
-	for _, e := range ents {
-		if !e.IsDir() {
-			continue
-		}
-		if strings.HasSuffix(e.Name(), "-delete") {
-			os.RemoveAll(filepath.Join(cfg.Dir, e.Name()))
-			continue
-		}
-		tp, ok := parseTopicPartitionDir(e.Name())
-		if !ok || e.Name() == MetadataLogDirName {
-			continue
-		}
-		jobs = append(jobs, logLoadJob{tp: tp, cfg: cfgFor(tp.Topic)})
+	jobs, clean, futures, err := m.scanDirs()
+	if err != nil {
+		return nil, err
 	}
-	threads := m.loadLogs(jobs, clean, recoveryPoints, startOffsets, hws, cleanerOffsets)
+	threads := m.loadLogs(jobs)
 	for _, j := range jobs {
 		if j.log != nil {
 			m.mu.logs[j.tp] = j.log
+			m.mu.dirOf[j.tp] = j.ld
 		}
 	}
 	for _, j := range jobs {
@@ -264,15 +214,18 @@ func OpenLogManager(cfg LogManagerConfig, cfgFor func(topic string) LogConfig) (
 		}
 	}
 	cfg.Logger.Info().Int("logs", len(m.mu.logs)).Bool("clean_shutdown", clean).Int("threads", threads).
-		Dur("took", time.Since(loadStart)).Msg("loaded logs")
-	if err := os.Remove(markerPath); err != nil && !errors.Is(err, os.ErrNotExist) {
-		m.closeLogs()
-		return nil, fmt.Errorf("%w: remove clean shutdown marker: %v", ErrStorage, err)
+		Int("log_dirs", len(m.dirs)).Dur("took", time.Since(loadStart)).Msg("loaded logs")
+	for _, ld := range m.dirs {
+		if err := os.Remove(filepath.Join(ld.path, cleanShutdownFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			m.closeLogs()
+			return nil, fmt.Errorf("%w: remove clean shutdown marker: %v", ErrStorage, err)
+		}
+		if err := syncDir(ld.path); err != nil {
+			m.closeLogs()
+			return nil, fmt.Errorf("%w: %v", ErrStorage, err)
+		}
 	}
-	if err := syncDir(cfg.Dir); err != nil {
-		m.closeLogs()
-		return nil, fmt.Errorf("%w: %v", ErrStorage, err)
-	}
+	m.resumeMoves(futures)
 	go m.background()
 	go m.cleanerLoop()
 	ok = true
@@ -281,7 +234,13 @@ func OpenLogManager(cfg LogManagerConfig, cfgFor func(topic string) LogConfig) (
 
 // FailedLogs is how many of the dir's logs hit a storage error since it was opened
 // (a full disk, an I/O error): each refuses writes until the dir is opened again.
-func (m *LogManager) FailedLogs() int64 { return m.failedLogs.Load() }
+func (m *LogManager) FailedLogs() int64 {
+	var n int64
+	for _, ld := range m.dirs {
+		n += ld.failedLogs.Load()
+	}
+	return n
+}
 
 // ErrLogDirLocked: another process (or LogManager) has the log dir open.
 var ErrLogDirLocked = errors.New("storage: log dir is in use")
@@ -301,8 +260,8 @@ func lockDir(dir string) (*os.File, error) {
 
 // openLog opens the log of tp (creating its directory and partition.metadata when
 // create is set).
-func (m *LogManager) openLog(tp TopicPartition, topicID [16]byte, cfg LogConfig, create, clean bool, recoveryPoint, startOffset, hw, cleanerOffset int64) (*Log, error) {
-	dir := filepath.Join(m.cfg.Dir, tp.String())
+func (m *LogManager) openLog(tp TopicPartition, ld *logDir, topicID [16]byte, cfg LogConfig, create, clean bool, recoveryPoint, startOffset, hw, cleanerOffset int64) (*Log, error) {
+	dir := filepath.Join(ld.path, tp.String())
 	if create {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrStorage, err)
@@ -312,7 +271,7 @@ func (m *LogManager) openLog(tp TopicPartition, topicID [16]byte, cfg LogConfig,
 				return nil, fmt.Errorf("%w: %v", ErrStorage, err)
 			}
 		}
-		if err := m.dirSync.sync(); err != nil {
+		if err := ld.dirSync.sync(); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrStorage, err)
 		}
 	} else {
@@ -338,7 +297,7 @@ func (m *LogManager) openLog(tp TopicPartition, topicID [16]byte, cfg LogConfig,
 		decompress:        m.cfg.Decompress,
 		deleter:           m.deleter,
 		handles:           m.handles,
-		failed:            &m.failedLogs,
+		failed:            &ld.failedLogs,
 
 		producerExpirationMs: m.cfg.ProducerIDExpiration.Milliseconds(),
 	})
@@ -392,17 +351,25 @@ func (m *LogManager) GetOrCreateLog(tp TopicPartition, topicID [16]byte, cfg Log
 	}
 	ch := make(chan struct{})
 	m.mu.creating[tp] = ch
+	ld := m.placeLocked(tp)
+	m.mu.dirOf[tp] = ld
 	m.creations.Add(1)
 	m.mu.Unlock()
 	defer m.creations.Done()
 
-	l, err := m.openLog(tp, topicID, cfg, true, true, 0, 0, 0, 0)
+	var l *Log
+	err := ErrLogDirOffline
+	if ld != nil {
+		l, err = m.openLog(tp, ld, topicID, cfg, true, true, 0, 0, 0, 0)
+	}
 	m.mu.Lock()
 	delete(m.mu.creating, tp)
 	close(ch)
 	closed := m.mu.closed
 	if err == nil && !closed {
 		m.mu.logs[tp] = l
+	} else {
+		delete(m.mu.dirOf, tp)
 	}
 	m.mu.Unlock()
 	if err != nil {
@@ -412,7 +379,7 @@ func (m *LogManager) GetOrCreateLog(tp TopicPartition, topicID [16]byte, cfg Log
 		l.Close()
 		return nil, ErrLogClosed
 	}
-	m.cfg.Logger.Info().Str("topic", tp.Topic).Int32("partition", tp.Partition).Msg("created log")
+	m.cfg.Logger.Info().Str("topic", tp.Topic).Int32("partition", tp.Partition).Str("log_dir", ld.path).Msg("created log")
 	return l, nil
 }
 
@@ -428,9 +395,27 @@ func (m *LogManager) Log(tp TopicPartition) *Log {
 // every call with ErrLogClosed at once; its files are closed and removed
 // file.delete.delay.ms later, so FileSlices handed out stay readable meanwhile.
 func (m *LogManager) DeleteLog(tp TopicPartition) error {
+	return m.deleteLog(tp, deleteDirSuffix)
+}
+
+// DeleteStrayLog deletes tp's log as DeleteLog does, through a
+// "<topic>-<partition>.<uuid>-stray" directory, as Kafka 3.7+ does with a stray log (one
+// the metadata says this broker does not host: its topic was deleted, or the replica
+// reassigned away, while the broker was down). A stray directory left by a stop before
+// its removal is removed at the next open.
+func (m *LogManager) DeleteStrayLog(tp TopicPartition) error {
+	return m.deleteLog(tp, strayDirSuffix)
+}
+
+// deleteLog closes and removes tp's log through a directory ending in suffix.
+func (m *LogManager) deleteLog(tp TopicPartition, suffix string) error {
+	m.cancelMove(tp)
 	m.mu.Lock()
 	l := m.mu.logs[tp]
+	ld := m.mu.dirOf[tp]
 	delete(m.mu.logs, tp)
+	delete(m.mu.dirOf, tp)
+	delete(m.mu.preferred, tp)
 	m.mu.Unlock()
 	if l == nil {
 		return nil
@@ -438,11 +423,11 @@ func (m *LogManager) DeleteLog(tp TopicPartition) error {
 	l.closeForDelete()
 	var id [16]byte
 	rand.Read(id[:])
-	target := filepath.Join(m.cfg.Dir, tp.String()+"."+hex.EncodeToString(id[:])+"-delete")
-	if err := os.Rename(l.dir, target); err != nil {
+	target := filepath.Join(ld.path, tp.String()+"."+hex.EncodeToString(id[:])+suffix)
+	if err := os.Rename(l.Dir(), target); err != nil {
 		return fmt.Errorf("%w: %v", ErrStorage, err)
 	}
-	if err := syncDir(m.cfg.Dir); err != nil {
+	if err := syncDir(ld.path); err != nil {
 		return fmt.Errorf("%w: %v", ErrStorage, err)
 	}
 	delay := time.Duration(l.Config().FileDeleteDelayMs) * time.Millisecond
@@ -450,7 +435,11 @@ func (m *LogManager) DeleteLog(tp TopicPartition) error {
 		l.closeFiles()
 		os.RemoveAll(target)
 	})
-	m.cfg.Logger.Info().Str("topic", tp.Topic).Int32("partition", tp.Partition).Msg("deleted log")
+	msg := "deleted log"
+	if suffix == strayDirSuffix {
+		msg = "deleted stray log"
+	}
+	m.cfg.Logger.Info().Str("topic", tp.Topic).Int32("partition", tp.Partition).Str("log_dir", ld.path).Msg(msg)
 	return nil
 }
 
@@ -459,31 +448,46 @@ func (m *LogManager) DeleteLog(tp TopicPartition) error {
 // As Kafka, a log start offset is only written when it is above the first segment's
 // base offset, a cleaner offset only for a log the cleaner cleaned.
 func (m *LogManager) Checkpoint() error {
-	rps := make(map[TopicPartition]int64)
-	lsos := make(map[TopicPartition]int64)
-	hws := make(map[TopicPartition]int64)
-	cleaned := make(map[TopicPartition]int64)
+	type files struct{ rps, lsos, hws, cleaned map[TopicPartition]int64 }
+	byDir := make(map[*logDir]*files, len(m.dirs))
+	for _, ld := range m.dirs {
+		byDir[ld] = &files{map[TopicPartition]int64{}, map[TopicPartition]int64{}, map[TopicPartition]int64{}, map[TopicPartition]int64{}}
+	}
+	m.mu.Lock()
+	logs := make(map[TopicPartition]*Log, len(m.mu.logs))
+	dirOf := make(map[TopicPartition]*logDir, len(m.mu.logs))
+	for tp, l := range m.mu.logs {
+		logs[tp], dirOf[tp] = l, m.mu.dirOf[tp]
+	}
+	m.mu.Unlock()
 	var first error
-	for tp, l := range m.Logs() {
+	for tp, l := range logs {
+		f := byDir[dirOf[tp]]
+		if f == nil {
+			continue
+		}
 		l.mu.RLock()
 		if l.mu.cleanerCheckpoint > 0 {
-			cleaned[tp] = l.mu.cleanerCheckpoint
+			f.cleaned[tp] = l.mu.cleanerCheckpoint
 		}
-		rps[tp] = l.mu.recoveryPoint
-		hws[tp] = l.mu.hw
+		f.rps[tp] = l.mu.recoveryPoint
+		f.hws[tp] = l.mu.hw
 		if len(l.mu.segments) > 0 && l.mu.logStartOffset > l.mu.segments[0].base {
-			lsos[tp] = l.mu.logStartOffset
+			f.lsos[tp] = l.mu.logStartOffset
 		}
 		l.mu.RUnlock()
 	}
-	for _, f := range []struct {
-		name string
-		m    map[TopicPartition]int64
-	}{{recoveryPointCheckpointFile, rps}, {logStartOffsetCheckpointFile, lsos}, {replicationCheckpointFile, hws}, {cleanerCheckpointFile, cleaned}} {
-		// Every file is tried: one that cannot be written (no descriptor left) does
-		// not keep the others stale.
-		if err := WriteOffsetCheckpoint(filepath.Join(m.cfg.Dir, f.name), f.m); err != nil && first == nil {
-			first = fmt.Errorf("%w: %v", ErrStorage, err)
+	for _, ld := range m.dirs {
+		f := byDir[ld]
+		for _, c := range []struct {
+			name string
+			m    map[TopicPartition]int64
+		}{{recoveryPointCheckpointFile, f.rps}, {logStartOffsetCheckpointFile, f.lsos}, {replicationCheckpointFile, f.hws}, {cleanerCheckpointFile, f.cleaned}} {
+			// Every file is tried: one that cannot be written (no descriptor left) does
+			// not keep the others stale.
+			if err := WriteOffsetCheckpoint(filepath.Join(ld.path, c.name), c.m); err != nil && first == nil {
+				first = fmt.Errorf("%w: %v", ErrStorage, err)
+			}
 		}
 	}
 	return first
@@ -568,7 +572,8 @@ func (m *LogManager) CleanShutdownBrokerEpoch() int64 { return m.cleanShutdownEp
 func (m *LogManager) ClusterID() string { return m.clusterID }
 
 // DirectoryID is the directory.id of meta.properties (base64url, as Kafka prints it).
-func (m *LogManager) DirectoryID() string { return m.directoryID }
+// With several log dirs it is the first one's (Dirs has each).
+func (m *LogManager) DirectoryID() string { return m.dirs[0].directoryID }
 
 // background is the scheduler: retention every RetentionCheckInterval, flush.ms checks
 // and checkpoints every FlushCheckpointInterval.
@@ -640,6 +645,7 @@ func (m *LogManager) Close() error {
 	epoch := m.mu.brokerEpoch
 	m.mu.Unlock()
 	m.creations.Wait()
+	m.stopMoves()
 	close(m.stop)
 	<-m.done
 	<-m.cleanerDone
@@ -649,7 +655,11 @@ func (m *LogManager) Close() error {
 		logs = append(logs, l)
 	}
 	closeStart := time.Now()
-	failed, first, synced := m.shutdownLogs(logs, int(m.lockFile.Fd()))
+	fds := make([]int, 0, len(m.dirs))
+	for _, ld := range m.dirs {
+		fds = append(fds, int(ld.lockFile.Fd()))
+	}
+	failed, first, synced := m.shutdownLogs(logs, fds)
 	m.cfg.Logger.Info().Int("logs", len(logs)).Int("failed", failed).Str("synced_with", synced).
 		Dur("took", time.Since(closeStart)).Msg("closed logs")
 	clean := failed == 0
@@ -660,13 +670,15 @@ func (m *LogManager) Close() error {
 			first = err
 		}
 	}
-	if clean {
-		data := fmt.Sprintf(`{"version":0,"brokerEpoch":%d}`, epoch)
-		if err := WriteFileAtomic(filepath.Join(m.cfg.Dir, cleanShutdownFile), []byte(data)); err != nil && first == nil {
-			first = fmt.Errorf("%w: %v", ErrStorage, err)
+	for _, ld := range m.dirs {
+		if clean {
+			data := fmt.Sprintf(`{"version":0,"brokerEpoch":%d}`, epoch)
+			if err := WriteFileAtomic(filepath.Join(ld.path, cleanShutdownFile), []byte(data)); err != nil && first == nil {
+				first = fmt.Errorf("%w: %v", ErrStorage, err)
+			}
 		}
+		ld.lockFile.Close()
 	}
-	m.lockFile.Close()
 	return first
 }
 
@@ -732,17 +744,21 @@ func readPartitionMetadata(dir string) ([16]byte, error) {
 // loadMetaProperties reads meta.properties (KRaft v1) or writes a new one. A file for
 // another node.id or cluster.id gives ErrInconsistentMetaProperties, as Kafka refuses to
 // start on a foreign log dir.
-func (m *LogManager) loadMetaProperties() error {
-	path := filepath.Join(m.cfg.Dir, metaPropertiesFile)
+//
+// Every log dir has its own (with its own directory.id); all must name the same
+// cluster: the first dir's cluster.id, or the one configured, is what the others must
+// hold, and what a new file gets.
+func (m *LogManager) loadMetaProperties(ld *logDir, clusterID string) error {
+	path := filepath.Join(ld.path, metaPropertiesFile)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		m.clusterID = m.cfg.ClusterID
+		m.clusterID = clusterID
 		if m.clusterID == "" {
 			m.clusterID = FormatUUID(randomUUID())
 		}
-		m.directoryID = FormatUUID(randomUUID())
+		ld.directoryID = FormatUUID(randomUUID())
 		content := fmt.Sprintf("#\n#%s\nnode.id=%d\ndirectory.id=%s\nversion=1\ncluster.id=%s\n",
-			m.cfg.Now().UTC().Format("Mon Jan 02 15:04:05 MST 2006"), m.cfg.NodeID, m.directoryID, m.clusterID)
+			m.cfg.Now().UTC().Format("Mon Jan 02 15:04:05 MST 2006"), m.cfg.NodeID, ld.directoryID, m.clusterID)
 		if err := WriteFileAtomic(path, []byte(content)); err != nil {
 			return fmt.Errorf("%w: %v", ErrStorage, err)
 		}
@@ -767,10 +783,10 @@ func (m *LogManager) loadMetaProperties() error {
 	if props["node.id"] != strconv.Itoa(int(m.cfg.NodeID)) {
 		return fmt.Errorf("%w: %s: node.id %s, this node is %d", ErrInconsistentMetaProperties, path, props["node.id"], m.cfg.NodeID)
 	}
-	if m.cfg.ClusterID != "" && props["cluster.id"] != m.cfg.ClusterID {
-		return fmt.Errorf("%w: %s: cluster.id %s, want %s", ErrInconsistentMetaProperties, path, props["cluster.id"], m.cfg.ClusterID)
+	if clusterID != "" && props["cluster.id"] != clusterID {
+		return fmt.Errorf("%w: %s: cluster.id %s, want %s", ErrInconsistentMetaProperties, path, props["cluster.id"], clusterID)
 	}
 	m.clusterID = props["cluster.id"]
-	m.directoryID = props["directory.id"]
+	ld.directoryID = props["directory.id"]
 	return nil
 }

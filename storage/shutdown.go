@@ -2,6 +2,7 @@ package storage
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -54,14 +55,15 @@ func kernelAtLeast(release string, major, minor int) bool {
 }
 
 // shutdownLogs closes logs for a clean stop: each without its fsyncs, RecoveryThreads
-// at once, then one syncfs of the file system through fd (a descriptor opened when the
-// manager opened the dir, so every write-back error since then is reported), then
+// at once, then one syncfs of each log dir's file system through fds (descriptors
+// opened when the manager opened the dirs, so every write-back error since then is
+// reported; a file system holding several dirs is synced once for each), then
 // every log's recovery point moves to its end. Returns the number of logs that failed
 // to close, the first error (a failed syncfs counts every log as failed) and how they
 // were synced ("syncfs", or "fsync" per file). Without a syncfs that reports errors
-// (fd < 0, or an old kernel) it is closeAll.
-func (m *LogManager) shutdownLogs(logs []*Log, fd int) (failed int, first error, synced string) {
-	if fd < 0 || !syncfsReportsErrors() || m.syncfs == nil {
+// (no dir descriptor, or an old kernel) it is closeAll.
+func (m *LogManager) shutdownLogs(logs []*Log, fds []int) (failed int, first error, synced string) {
+	if len(fds) == 0 || slices.Min(fds) < 0 || !syncfsReportsErrors() || m.syncfs == nil {
 		failed, first = m.closeAll(logs)
 		return failed, first, "fsync"
 	}
@@ -94,10 +96,12 @@ func (m *LogManager) shutdownLogs(logs []*Log, fd int) (failed int, first error,
 			}
 		}
 	}
-	if err := m.syncfs(fd); err != nil {
-		m.cfg.Logger.Error().Err(err).Str("dir", m.cfg.Dir).Int("logs", len(logs)).
-			Msg("syncfs of the log dir failed; the next start recovers every log")
-		return len(logs), fmt.Errorf("%w: syncfs %s: %v", ErrStorage, m.cfg.Dir, err), "syncfs"
+	for _, fd := range fds {
+		if err := m.syncfs(fd); err != nil {
+			m.cfg.Logger.Error().Err(err).Int("logs", len(logs)).
+				Msg("syncfs of a log dir failed; the next start recovers every log")
+			return len(logs), fmt.Errorf("%w: syncfs of a log dir: %v", ErrStorage, err), "syncfs"
+		}
 	}
 	for i, l := range logs {
 		if errs[i] == nil {
