@@ -132,6 +132,9 @@ type MetadataImage struct {
 	// Features are the finalized feature levels (features.go), by name; a feature at
 	// level 0 is absent. Replaced whole when one changes.
 	Features map[string]int16
+	// Tokens are the delegation tokens by id (tokens.go), replaced whole when one
+	// changes.
+	Tokens map[string]DelegationToken
 	// Offset is the metadata offset of the last records applied: the index of their
 	// Raft entry (-1 for an empty log).
 	Offset int64

@@ -31,6 +31,10 @@ type Record struct {
 	ClientQuota *ClientQuotaRecord `json:"client_quota,omitempty"`
 	// FeatureLevel is Kafka's FeatureLevelRecord (features.go).
 	FeatureLevel *FeatureLevelRecord `json:"feature_level,omitempty"`
+	// DelegationToken and RemoveDelegationToken are Kafka's DelegationTokenRecord and
+	// RemoveDelegationTokenRecord (tokens.go).
+	DelegationToken       *DelegationTokenRecord       `json:"delegation_token,omitempty"`
+	RemoveDelegationToken *RemoveDelegationTokenRecord `json:"remove_delegation_token,omitempty"`
 }
 
 // isACL reports whether r changes the ACLs.
@@ -301,5 +305,7 @@ func applyTo(n *MetadataImage, r *Record, owned map[*TopicImage]bool) {
 		applyClientQuota(n, r.ClientQuota)
 	case r.FeatureLevel != nil:
 		applyFeatureLevel(n, r.FeatureLevel)
+	case r.DelegationToken != nil, r.RemoveDelegationToken != nil:
+		applyToken(n, r)
 	}
 }

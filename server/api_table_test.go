@@ -34,10 +34,6 @@ type apiGap struct {
 // fails TestAPITableMatchesKafka until the entry is removed or corrected.
 var apiGaps = []apiGap{
 	{key: 34, absent: true, reason: "AlterReplicaLogDirs (moves between log.dirs) not built: #12"},
-	{key: 38, absent: true, reason: "delegation tokens not built: #14"},
-	{key: 39, absent: true, reason: "delegation tokens not built: #14"},
-	{key: 40, absent: true, reason: "delegation tokens not built: #14"},
-	{key: 41, absent: true, reason: "delegation tokens not built: #14"},
 	{key: 64, absent: true, reason: "UnregisterBroker not built: #14"},
 	{key: 74, absent: true, reason: "ListConfigResources (client telemetry) not built: #14"},
 	{key: 76, absent: true, reason: "share groups not built: #14"},

@@ -237,6 +237,9 @@ func (ch *controllerChannel) close() {
 // whole request, or its first item).
 func isNotController(resp kmsg.Response) bool {
 	nc := kerr.NotController.Code
+	if code, ok := tokenErrorCode(resp); ok {
+		return code == nc
+	}
 	switch r := resp.(type) {
 	case *kmsg.CreateTopicsResponse:
 		return len(r.Topics) > 0 && r.Topics[0].ErrorCode == nc
