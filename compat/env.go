@@ -550,6 +550,7 @@ var toolClasses = map[string]string{
 	"leader-election":     "org.apache.kafka.tools.LeaderElectionCommand",
 	"reassign-partitions": "org.apache.kafka.tools.reassign.ReassignPartitionsCommand",
 	"features":            "org.apache.kafka.tools.FeatureCommand",
+	"delegation-tokens":   "org.apache.kafka.tools.DelegationTokenCommand",
 }
 
 func shellQuote(args []string) string {
