@@ -392,7 +392,16 @@ func delegationTokenStep(x *X, tool func(x *X, stdin, name string, args ...strin
 	if hmac == "" {
 		return errf("no row for token %s in kafka-delegation-tokens --create's output", id)
 	}
+	// Without --owner-principal the tool asks for an empty owner list ("for current
+	// user"), which Kafka answers with no tokens.
 	r, err = tool(x, "", "delegation-tokens", "--bootstrap-server", addr, "--command-config", bobConf, "--describe")
+	if err != nil {
+		return err
+	}
+	if err := want(r.Stdout, "Total number of tokens : 0"); err != nil {
+		return err
+	}
+	r, err = tool(x, "", "delegation-tokens", "--bootstrap-server", addr, "--command-config", bobConf, "--describe", "--owner-principal", "User:bob")
 	if err != nil {
 		return err
 	}
@@ -435,7 +444,7 @@ func delegationTokenStep(x *X, tool func(x *X, stdin, name string, args ...strin
 		return err
 	}
 	return x.waitUntil(func() error {
-		r, err := tool(x, "", "delegation-tokens", "--bootstrap-server", addr, "--command-config", bobConf, "--describe")
+		r, err := tool(x, "", "delegation-tokens", "--bootstrap-server", addr, "--command-config", bobConf, "--describe", "--owner-principal", "User:bob")
 		if err != nil {
 			return err
 		}

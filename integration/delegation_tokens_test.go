@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 )
@@ -160,4 +161,64 @@ func TestDelegationTokensExpiryAndRefusals(t *testing.T) {
 	if _, err := adm.DescribeDelegationTokens(ctx); !errors.Is(err, kerr.DelegationTokenRequestNotAllowed) {
 		t.Fatalf("describe over PLAINTEXT: %v, want DELEGATION_TOKEN_REQUEST_NOT_ALLOWED", err)
 	}
+}
+
+// TestDelegationTokensACLs: with the StandardAuthorizer, a token for another owner
+// needs CREATE_TOKENS on that User (else DELEGATION_TOKEN_AUTHORIZATION_FAILED), and
+// Describe lists one's own tokens, plus others' once DESCRIBE_TOKENS on their owner's
+// User or DESCRIBE on the DELEGATION_TOKEN allows it.
+func TestDelegationTokensACLs(t *testing.T) {
+	b := StartBroker(t, saslProps("delegation.token.secret.key", "k",
+		"authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer", "super.users", "User:admin"))
+	ctx := Ctx(t, 60*time.Second)
+	admin := kadm.NewClient(b.Client(adminPlain()))
+	alice := kadm.NewClient(b.Client(kgo.SASL(plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism())))
+
+	own, err := alice.CreateDelegationToken(ctx, kadm.CreateDelegationToken{})
+	if err != nil || own.Owner.Name != "alice" {
+		t.Fatalf("alice creates her own token: %+v %v", own, err)
+	}
+	if _, err := alice.CreateDelegationToken(ctx, kadm.CreateDelegationToken{Owner: &kadm.Principal{Type: "User", Name: "admin"}}); !errors.Is(err, kerr.DelegationTokenAuthorizationFailed) {
+		t.Fatalf("alice creates admin's token: %v, want DELEGATION_TOKEN_AUTHORIZATION_FAILED", err)
+	}
+	adminTok, err := admin.CreateDelegationToken(ctx, kadm.CreateDelegationToken{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := func(c *kadm.Client) map[string]bool {
+		d, err := c.DescribeDelegationTokens(ctx)
+		if err != nil {
+			t.Fatalf("describe: %v", err)
+		}
+		m := map[string]bool{}
+		for _, tok := range d {
+			m[tok.TokenID] = true
+		}
+		return m
+	}
+	if got := ids(alice); len(got) != 1 || !got[own.TokenID] {
+		t.Fatalf("alice sees %v, want only her own %s", got, own.TokenID)
+	}
+	if got := ids(admin); len(got) != 2 {
+		t.Fatalf("the super user sees %v, want both", got)
+	}
+
+	acl := func(rt kmsg.ACLResourceType, name string, op kmsg.ACLOperation) {
+		req := kmsg.NewPtrCreateACLsRequest()
+		c := kmsg.NewCreateACLsRequestCreation()
+		c.ResourceType, c.ResourceName, c.ResourcePatternType = rt, name, kmsg.ACLResourcePatternTypeLiteral
+		c.Principal, c.Host, c.Operation, c.PermissionType = "User:alice", "*", op, kmsg.ACLPermissionTypeAllow
+		req.Creations = append(req.Creations, c)
+		resp, err := req.RequestWith(ctx, b.Client(adminPlain()))
+		if err != nil || resp.Results[0].ErrorCode != 0 {
+			t.Fatalf("create ACL: %v %+v", err, resp)
+		}
+	}
+	acl(kmsg.ACLResourceTypeUser, "User:admin", kmsg.ACLOperationDescribeTokens)
+	WaitFor(t, 15*time.Second, "alice sees admin's token", func() bool { return ids(alice)[adminTok.TokenID] })
+	acl(kmsg.ACLResourceTypeUser, "User:admin", kmsg.ACLOperationCreateTokens)
+	WaitFor(t, 15*time.Second, "alice creates a token for admin", func() bool {
+		tok, err := alice.CreateDelegationToken(ctx, kadm.CreateDelegationToken{Owner: &kadm.Principal{Type: "User", Name: "admin"}})
+		return err == nil && tok.Owner.Name == "admin" && tok.TokenRequesterPrincipal.Name == "alice"
+	})
 }
