@@ -72,6 +72,8 @@ func securedProps(dir string, cs *certSet) ([][2]string, *secured, error) {
 		// User:kgo-client runs franz-go's whole pkg/kgo suite over mutual TLS.
 		{"super.users", "User:ANONYMOUS;User:kgo-client"},
 		{"allow.everyone.if.no.acl.found", "false"},
+		// Delegation tokens (kafka-delegation-tokens over SASL_PLAINTEXT / SCRAM).
+		{"delegation.token.secret.key", "compat-token-secret"},
 	}
 	props = append(props, dataProps(dir)...)
 	return props, s, nil
@@ -281,6 +283,9 @@ func securitySuite() Suite {
 					return want(r.Stdout, "secured-4")
 				})
 			}},
+			{Client: "security (Java CLI)", Feature: "kafka-delegation-tokens --create / --describe / --renew / --expire over SASL_PLAINTEXT / SCRAM-SHA-512; a client logs in with the token as its owner", Timeout: 3 * time.Minute, Run: func(x *X) error {
+				return delegationTokenStep(x, tool, s.saslPT, topic)
+			}},
 			{Client: "security (Java CLI)", Feature: "kafka-acls lists and removes ACLs, prefixed patterns included", Run: func(x *X) error {
 				if _, err := tool(x, "", "acls", "--bootstrap-server", s.plain, "--add", "--allow-principal", "User:alice", "--operation", "Write",
 					"--topic", prefixed, "--resource-pattern-type", "prefixed"); err != nil {
@@ -352,4 +357,100 @@ func securitySuite() Suite {
 			}},
 		}
 	}}
+}
+
+// delegationTokenStep drives kafka-delegation-tokens as bob (a SCRAM-SHA-512 user with
+// the producer ACLs on topic) on the SASL_PLAINTEXT listener at addr: a token with
+// alice as renewer is created and described; a client logged in with it (tokenauth)
+// is bob and lists the topic, and may not create tokens itself; the token is renewed,
+// then expired at once and no longer described.
+func delegationTokenStep(x *X, tool func(x *X, stdin, name string, args ...string) (Result, error), addr, topic string) error {
+	bobConf, err := clientConfig(x.Dir(), "scram-pt.properties", "security.protocol=SASL_PLAINTEXT", "sasl.mechanism=SCRAM-SHA-512",
+		`sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="bob" password="bob-secret";`)
+	if err != nil {
+		return err
+	}
+	r, err := tool(x, "", "delegation-tokens", "--bootstrap-server", addr, "--command-config", bobConf, "--create",
+		"--max-life-time-period", "-1", "--renewer-principal", "User:alice")
+	if err != nil {
+		return err
+	}
+	_, after, ok := strings.Cut(r.Stdout, "Created delegation token with tokenId : ")
+	if !ok {
+		return errf("no token id in kafka-delegation-tokens --create's output")
+	}
+	id := strings.TrimSpace(strings.SplitN(after, "\n", 2)[0])
+	var hmac string
+	for _, l := range strings.Split(r.Stdout, "\n") {
+		if f := strings.Fields(l); len(f) >= 5 && f[0] == id {
+			hmac = f[1]
+			if f[2] != "User:bob" || f[3] != "User:bob" || f[4] != "[User:alice]" {
+				return errf("created token row %q: want owner and requester User:bob, renewers [User:alice]", l)
+			}
+		}
+	}
+	if hmac == "" {
+		return errf("no row for token %s in kafka-delegation-tokens --create's output", id)
+	}
+	// Without --owner-principal the tool asks for an empty owner list ("for current
+	// user"), which Kafka answers with no tokens.
+	r, err = tool(x, "", "delegation-tokens", "--bootstrap-server", addr, "--command-config", bobConf, "--describe")
+	if err != nil {
+		return err
+	}
+	if err := want(r.Stdout, "Total number of tokens : 0"); err != nil {
+		return err
+	}
+	r, err = tool(x, "", "delegation-tokens", "--bootstrap-server", addr, "--command-config", bobConf, "--describe", "--owner-principal", "User:bob")
+	if err != nil {
+		return err
+	}
+	if err := want(r.Stdout, id); err != nil {
+		return err
+	}
+	tokenConf, err := clientConfig(x.Dir(), "token.properties", "security.protocol=SASL_PLAINTEXT", "sasl.mechanism=SCRAM-SHA-512",
+		`sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="`+id+`" password="`+hmac+`" tokenauth="true";`)
+	if err != nil {
+		return err
+	}
+	if err := x.waitUntil(func() error {
+		r, err := tool(x, "", "topics", "--bootstrap-server", addr, "--command-config", tokenConf, "--list")
+		if err != nil {
+			return err
+		}
+		if !hasLine(r.Stdout, topic) {
+			return errf("topic %s not listed to the token's owner User:bob", topic)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	r = x.Tool("", "delegation-tokens", "--bootstrap-server", addr, "--command-config", tokenConf, "--create", "--max-life-time-period", "-1")
+	if r.Err == nil || !strings.Contains(r.Out(), "UnsupportedByAuthenticationException") {
+		return errf("want UnsupportedByAuthenticationException for a token created over a token login, got: %s", lastErrorLine(r.Out()))
+	}
+	r, err = tool(x, "", "delegation-tokens", "--bootstrap-server", addr, "--command-config", bobConf, "--renew", "--hmac", hmac, "--renew-time-period", "-1")
+	if err != nil {
+		return err
+	}
+	if err := want(r.Stdout, "Completed renew operation. New expiry date : "); err != nil {
+		return err
+	}
+	r, err = tool(x, "", "delegation-tokens", "--bootstrap-server", addr, "--command-config", bobConf, "--expire", "--hmac", hmac, "--expiry-time-period", "-1")
+	if err != nil {
+		return err
+	}
+	if err := want(r.Stdout, "Completed expire operation."); err != nil {
+		return err
+	}
+	return x.waitUntil(func() error {
+		r, err := tool(x, "", "delegation-tokens", "--bootstrap-server", addr, "--command-config", bobConf, "--describe", "--owner-principal", "User:bob")
+		if err != nil {
+			return err
+		}
+		if strings.Contains(r.Stdout, id) {
+			return errf("token %s still described after --expire --expiry-time-period -1", id)
+		}
+		return nil
+	})
 }

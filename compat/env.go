@@ -557,6 +557,7 @@ var toolClasses = map[string]string{
 	"reassign-partitions": "org.apache.kafka.tools.reassign.ReassignPartitionsCommand",
 	"features":            "org.apache.kafka.tools.FeatureCommand",
 	"log-dirs":            "org.apache.kafka.tools.LogDirsCommand",
+	"delegation-tokens":   "org.apache.kafka.tools.DelegationTokenCommand",
 }
 
 func shellQuote(args []string) string {

@@ -200,6 +200,12 @@ type Broker struct {
 	SuperUsers                []string
 	AllowEveryoneIfNoACLFound bool
 
+	// Delegation tokens: DelegationTokenSecretKey is "" when tokens are disabled.
+	DelegationTokenSecretKey             string
+	DelegationTokenMaxLifetimeMs         int64
+	DelegationTokenExpiryTimeMs          int64
+	DelegationTokenExpiryCheckIntervalMs int64
+
 	// Raw holds every key set explicitly in the static configuration
 	// (server.properties and --override), unknown keys included, as given.
 	Raw map[string]string
@@ -680,6 +686,10 @@ func (b *Broker) fill(v map[string]any) error {
 		}
 	}
 	b.AllowEveryoneIfNoACLFound = bl("allow.everyone.if.no.acl.found")
+	b.DelegationTokenSecretKey = str("delegation.token.secret.key")
+	b.DelegationTokenMaxLifetimeMs = i64("delegation.token.max.lifetime.ms")
+	b.DelegationTokenExpiryTimeMs = i64("delegation.token.expiry.time.ms")
+	b.DelegationTokenExpiryCheckIntervalMs = i64("delegation.token.expiry.check.interval.ms")
 	return nil
 }
 

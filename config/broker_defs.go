@@ -381,6 +381,16 @@ var brokerDefs = append([]Def{
 		Doc: "Semicolon-separated principals (User:name) allowed everything whatever the ACLs say; list the brokers' own principals here or grant them ClusterAction."},
 	{Name: "allow.everyone.if.no.acl.found", Type: TypeBoolean, Default: "false", Importance: Medium,
 		Doc: "Whether a resource that has no ACL at all is open to everyone (Kafka's default false: denied)."},
+
+	// Delegation tokens (KIP-48; Kafka's DelegationTokenManagerConfigs).
+	{Name: "delegation.token.secret.key", Type: TypePassword, NullDefault: true, Importance: Medium, Sensitive: true,
+		Doc: "Key of the HMAC-SHA512 that makes a delegation token's password from its id; the same on every node. Unset: delegation tokens are disabled (DELEGATION_TOKEN_AUTH_DISABLED)."},
+	{Name: "delegation.token.max.lifetime.ms", Type: TypeLong, Default: "604800000", Importance: Medium, Valid: atLeast(1),
+		Doc: "Longest a token may live, renewals included; a creation may ask for less."},
+	{Name: "delegation.token.expiry.time.ms", Type: TypeLong, Default: "86400000", Importance: Medium, Valid: atLeast(1),
+		Doc: "How long a token lives after its creation or a renewal unless renewed; a renewal may ask for less."},
+	{Name: "delegation.token.expiry.check.interval.ms", Type: TypeLong, Default: "3600000", Importance: Low, Valid: atLeast(1),
+		Doc: "How often the active controller removes expired tokens from the metadata log."},
 }, append(sslDefs, saslDefs...)...)
 
 var brokerDefIndex = indexDefs(brokerDefs)

@@ -89,6 +89,15 @@ type Config struct {
 	AutoLeaderRebalance                bool
 	LeaderImbalanceCheckInterval       time.Duration
 	LeaderImbalancePerBrokerPercentage int32
+	// DelegationTokenSecretKey is delegation.token.secret.key ("": tokens disabled);
+	// DelegationTokenMaxLifetime, DelegationTokenExpiryTime and
+	// DelegationTokenExpiryCheckInterval are delegation.token.max.lifetime.ms,
+	// delegation.token.expiry.time.ms and delegation.token.expiry.check.interval.ms
+	// (tokens.go).
+	DelegationTokenSecretKey           string
+	DelegationTokenMaxLifetime         time.Duration
+	DelegationTokenExpiryTime          time.Duration
+	DelegationTokenExpiryCheckInterval time.Duration
 	// Now is the clock (time.Now when nil).
 	Now    func() time.Time
 	Logger zerolog.Logger
@@ -248,6 +257,12 @@ func Open(cfg Config) (*Controller, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.DelegationTokenMaxLifetime <= 0 {
+		cfg.DelegationTokenMaxLifetime = 7 * 24 * time.Hour
+	}
+	if cfg.DelegationTokenExpiryTime <= 0 {
+		cfg.DelegationTokenExpiryTime = 24 * time.Hour
+	}
 	if len(cfg.Voters) == 0 && !cfg.Dynamic {
 		cfg.Voters = []Voter{{ID: cfg.NodeID}}
 	}
@@ -331,6 +346,7 @@ func Open(cfg Config) (*Controller, error) {
 	go c.run()
 	go c.fenceLoop()
 	go c.rebalanceLoop()
+	go c.tokenExpiryLoop()
 
 	if c.alone {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

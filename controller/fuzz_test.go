@@ -26,6 +26,9 @@ func FuzzDecodeMetadataBatches(f *testing.F) {
 		`{"topic":{"name":"t","id":"AAAAAAAAAAAAAAAAAAAABw"}},`+
 		`{"partition":{"topic_id":"AAAAAAAAAAAAAAAAAAAABw","partition":0,"replicas":[1,2],"isr":[1],"leader":1,"elr":[2]}},`+
 		`{"partition_change":{"topic_id":"AAAAAAAAAAAAAAAAAAAABw","partition":0,"isr_empty":true,"elr":[1,2],"last_known_elr":[]}}]}`)))
+	f.Add(appendMetadataBatch(nil, 14, 2, nil, []byte(`{"id":5,"records":[`+
+		`{"delegation_token":{"owner":"User:a","requester":"User:b","renewers":["User:c"],"issue_timestamp":1,"max_timestamp":3,"expiration_timestamp":2,"token_id":"t1"}},`+
+		`{"remove_delegation_token":{"token_id":"t1"}},{"remove_delegation_token":{"token_id":"t2"}}]}`)))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		batches, _ := DecodeMetadataBatches(b)

@@ -135,6 +135,9 @@ type MetadataImage struct {
 	// QuorumNodes are the endpoints of a dynamic quorum's members (membership.go),
 	// by node id; replaced whole when one changes.
 	QuorumNodes map[int32]Voter
+	// Tokens are the delegation tokens by id (tokens.go), replaced whole when one
+	// changes.
+	Tokens map[string]DelegationToken
 	// Offset is the metadata offset of the last records applied: the index of their
 	// Raft entry (-1 for an empty log).
 	Offset int64

@@ -178,7 +178,7 @@ func checkSnapshot(m *raftpb.Message, v *raftView) error {
 				clusterID = r.ClusterID.ClusterID
 			}
 		case r.RegisterBroker != nil, r.Topic != nil, r.Config != nil, r.Partition != nil, r.ProducerIDs != nil,
-			r.ACL != nil, r.UserScramCredential != nil, r.ClientQuota != nil, r.FeatureLevel != nil, r.QuorumNode != nil: // what ImageRecords writes
+			r.ACL != nil, r.UserScramCredential != nil, r.ClientQuota != nil, r.FeatureLevel != nil, r.QuorumNode != nil, r.DelegationToken != nil: // what ImageRecords writes
 		default:
 			return fmt.Errorf("snapshot data: record %d is not an image record", i)
 		}
@@ -218,7 +218,7 @@ func checkRecord(r *Record) error {
 	for _, set := range []bool{r.Topic != nil, r.Partition != nil, r.PartitionChange != nil, r.RemoveTopic != nil,
 		r.Config != nil, r.RegisterBroker != nil, r.ProducerIDs != nil, r.ClusterID != nil, r.BrokerChange != nil,
 		r.ACL != nil, r.RemoveACL != nil, r.UserScramCredential != nil, r.RemoveUserScramCredential != nil,
-		r.ClientQuota != nil, r.FeatureLevel != nil, r.QuorumNode != nil} {
+		r.ClientQuota != nil, r.FeatureLevel != nil, r.QuorumNode != nil, r.DelegationToken != nil, r.RemoveDelegationToken != nil} {
 		if set {
 			n++
 		}

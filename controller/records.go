@@ -33,6 +33,10 @@ type Record struct {
 	FeatureLevel *FeatureLevelRecord `json:"feature_level,omitempty"`
 	// QuorumNode is a voter's endpoint in a snapshot (membership.go).
 	QuorumNode *QuorumNodeRecord `json:"quorum_node,omitempty"`
+	// DelegationToken and RemoveDelegationToken are Kafka's DelegationTokenRecord and
+	// RemoveDelegationTokenRecord (tokens.go).
+	DelegationToken       *DelegationTokenRecord       `json:"delegation_token,omitempty"`
+	RemoveDelegationToken *RemoveDelegationTokenRecord `json:"remove_delegation_token,omitempty"`
 }
 
 // isACL reports whether r changes the ACLs.
@@ -305,5 +309,7 @@ func applyTo(n *MetadataImage, r *Record, owned map[*TopicImage]bool) {
 		applyFeatureLevel(n, r.FeatureLevel)
 	case r.QuorumNode != nil:
 		applyQuorumNode(n, r.QuorumNode)
+	case r.DelegationToken != nil, r.RemoveDelegationToken != nil:
+		applyToken(n, r)
 	}
 }

@@ -84,6 +84,7 @@ func ImageRecords(img *MetadataImage) []Record {
 	}
 	recs = append(recs, scramImageRecords(img)...)
 	recs = append(recs, clientQuotaImageRecords(img)...)
+	recs = append(recs, tokenImageRecords(img)...)
 	return recs
 }
 

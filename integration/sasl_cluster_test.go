@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"encoding/base64"
 	"maps"
 	"testing"
 	"time"
@@ -31,6 +32,7 @@ func TestSASLCluster(t *testing.T) {
 		"listener.name.plaintext.scram-sha-512.sasl.jaas.config":  `org.apache.kafka.common.security.scram.ScramLoginModule required;`,
 		"listener.name.controller.scram-sha-512.sasl.jaas.config": `org.apache.kafka.common.security.scram.ScramLoginModule required;`,
 		"min.insync.replicas":                                     "2",
+		"delegation.token.secret.key":                             "cluster-secret",
 		"offsets.topic.replication.factor":                        "3",
 	})
 	c := StartCluster(t, map[int32]string{1: "broker,controller", 2: "broker,controller", 3: "broker,controller"}, extra)
@@ -85,4 +87,25 @@ func TestSASLCluster(t *testing.T) {
 		got += cons.PollFetches(ctx).NumRecords()
 		return got >= 30
 	})
+
+	// A delegation token made through each broker (two of them forward to an active
+	// controller elsewhere, with the requester) logs in on every broker: its HMAC comes
+	// from the shared secret key, its record from the metadata log.
+	for _, id := range []int32{1, 2, 3} {
+		adm := kadm.NewClient(NewClient(t, c.Nodes[id].Addr, admin, kgo.RequestRetries(0)))
+		tok, err := adm.CreateDelegationToken(ctx, kadm.CreateDelegationToken{})
+		if err != nil || tok.Owner.Name != "admin" || tok.TokenRequesterPrincipal.Name != "admin" {
+			t.Fatalf("create a token through broker %d: %+v %v", id, tok, err)
+		}
+		for _, on := range []int32{1, 2, 3} {
+			WaitFor(t, 15*time.Second, "token login", func() bool {
+				cl := NewClient(t, c.Nodes[on].Addr, kgo.RequestRetries(0),
+					kgo.SASL(scram.Auth{User: tok.TokenID, Pass: base64.StdEncoding.EncodeToString(tok.HMAC), IsToken: true}.AsSha512Mechanism()))
+				return cl.Ping(ctx) == nil
+			})
+		}
+		if _, err := adm.RenewDelegationToken(ctx, tok.HMAC, time.Hour); err != nil {
+			t.Fatalf("renew through broker %d: %v", id, err)
+		}
+	}
 }

@@ -27,10 +27,12 @@ func FuzzScram(f *testing.F) {
 	f.Add([]byte("n,,n=user,r=fyko+d2lbbFgONRv9qkxdawL"), []byte("c=biws,r=fyko+d2lbbFgONRv9qkxdawLSERVER,p=v0X8v3Bz2T0CJGbJQyF0X+HI4Ts="))
 	f.Add([]byte("n,a=user,m=x,n=user,r=abc,ext=1"), []byte("c=biws,r=abcSERVER,e=1,p=AAAA"))
 	f.Add([]byte("n,,n=user,r=abc,tokenauth=true"), []byte(""))
+	f.Add([]byte("n,,n=token,r=abc,tokenauth=true"), []byte("c=biws,r=abcSERVER,p=AAAA"))
 	salt := []byte("salt")
 	cred := SCRAMSHA256.Credential(salt, SCRAMSHA256.SaltedPassword("pencil", salt, 4096), 4096)
 	f.Fuzz(func(t *testing.T, first, final []byte) {
-		s := NewScramServer(SCRAMSHA256, func(u string) (ScramCredential, bool) { return cred, u == "user" }, nil)
+		s := NewScramServer(SCRAMSHA256, func(u string) (ScramCredential, bool) { return cred, u == "user" }, nil).
+			WithTokens(func(id string) (ScramToken, bool) { return ScramToken{Credential: cred, Owner: "owner"}, id == "token" })
 		s.nonce = func() (string, error) { return "SERVER", nil }
 		if _, err := s.Step(time.Time{}, first); err != nil {
 			return

@@ -118,6 +118,19 @@ type ScramCredential struct {
 // ScramLookup finds user's credential for the exchange's mechanism.
 type ScramLookup func(user string) (ScramCredential, bool)
 
+// ScramToken is a delegation token as a SCRAM login sees it (Kafka's
+// DelegationTokenCredentialCallback): the credential derived from its password (the
+// base64 of its HMAC), the name of its owner (the session's user) and its expiry.
+type ScramToken struct {
+	Credential ScramCredential
+	Owner      string
+	Expiry     time.Time
+}
+
+// ScramTokenLookup finds the delegation token with id tokenID for the exchange's
+// mechanism; false for none (or an expired one).
+type ScramTokenLookup func(tokenID string) (ScramToken, bool)
+
 // ScramServer is SCRAM (RFC 5802, RFC 7677) as Kafka's ScramSaslServer: client-first
 // (gs2 header "n,", optional authzid that must equal the user, extensions) →
 // server-first (the client's nonce with ours appended, salt, iterations) →
@@ -127,6 +140,8 @@ type ScramLookup func(user string) (ScramCredential, bool)
 type ScramServer struct {
 	mech   *ScramMechanism
 	lookup ScramLookup
+	// tokens finds delegation tokens (nil: none are served).
+	tokens ScramTokenLookup
 	rand   io.Reader
 	// nonce makes the server nonce; tests set it to replay RFC vectors.
 	nonce func() (string, error)
@@ -134,6 +149,10 @@ type ScramServer struct {
 	state exchangeState
 	user  string
 	cred  ScramCredential
+	// token is set when the client logged in with a delegation token (the
+	// tokenauth=true extension): user is then the token's owner, expiry its expiry.
+	token  bool
+	expiry time.Time
 	// clientFirstBare and serverFirst are kept for the AuthMessage.
 	clientFirstBare string
 	serverFirst     string
@@ -158,6 +177,18 @@ func (s *ScramServer) randomNonce() (string, error) {
 	return new(big.Int).SetBytes(b[:]).Text(36), nil
 }
 
+// WithTokens lets the exchange log in with delegation tokens found by lookup (the
+// client sends the token id as user name, the base64 HMAC as password and the
+// extension tokenauth=true) and returns s.
+func (s *ScramServer) WithTokens(lookup ScramTokenLookup) *ScramServer {
+	s.tokens = lookup
+	return s
+}
+
+// TokenAuthenticated reports whether the exchange logged in with a delegation token
+// (Kafka's KafkaPrincipal.tokenAuthenticated). Once Done.
+func (s *ScramServer) TokenAuthenticated() bool { return s.token }
+
 // Mechanism implements Server.
 func (s *ScramServer) Mechanism() string { return s.mech.name }
 
@@ -167,9 +198,9 @@ func (s *ScramServer) Done() bool { return s.state == stateDone }
 // AuthorizationID implements Server.
 func (s *ScramServer) AuthorizationID() string { return s.user }
 
-// CredentialExpiry implements Server: SCRAM credentials do not expire (delegation
-// tokens, which do, are not served).
-func (s *ScramServer) CredentialExpiry() time.Time { return time.Time{} }
+// CredentialExpiry implements Server: SCRAM credentials do not expire; a delegation
+// token's expiry bounds the session (Kafka's CREDENTIAL_LIFETIME_MS of a token login).
+func (s *ScramServer) CredentialExpiry() time.Time { return s.expiry }
 
 // Step implements Server.
 func (s *ScramServer) Step(_ time.Time, response []byte) ([]byte, error) {
@@ -201,17 +232,31 @@ func (s *ScramServer) clientFirst(msg string) ([]byte, error) {
 		return nil, private("Authentication failed: Credentials could not be obtained")
 	}
 	user := scramUsername(cf.saslName)
+	authzUser := user
+	var cred ScramCredential
 	if strings.EqualFold(cf.extensions["tokenauth"], "true") { // Java's parseBoolean
-		// Delegation tokens are not served: no token id is valid.
-		return nil, private("Token Authentication failed: Invalid tokenId : %s", user)
+		var tok ScramToken
+		ok := false
+		if s.tokens != nil {
+			tok, ok = s.tokens(user)
+		}
+		if !ok {
+			return nil, private("Token Authentication failed: Invalid tokenId : %s", user)
+		}
+		cred, authzUser = tok.Credential, tok.Owner
+		s.token, s.expiry = true, tok.Expiry
+	} else {
+		var ok bool
+		if cred, ok = s.lookup(user); !ok {
+			return nil, private("Authentication failed: Invalid user credentials")
+		}
 	}
-	cred, ok := s.lookup(user)
-	if !ok {
-		return nil, private("Authentication failed: Invalid user credentials")
-	}
+	// As ScramSaslServer, the client's authzid is compared with the user name it sent
+	// (the token id for a token login).
 	if cf.authzid != "" && cf.authzid != user {
 		return nil, public("Authentication failed: Client requested an authorization id that is different from username")
 	}
+	user = authzUser
 	if cred.Iterations < s.mech.minIter {
 		return nil, private("Iterations %d is less than the minimum %d for %s", cred.Iterations, s.mech.minIter, s.mech.name)
 	}

@@ -217,3 +217,41 @@ func TestScramMechanismTypes(t *testing.T) {
 		t.Fatal("saslname escapes")
 	}
 }
+
+// TestScramTokenLogin: with tokenauth=true the user name is a delegation token id,
+// the credential the token's, and the session's user the token's owner, bounded by
+// its expiry; an unknown token id is refused with Kafka's message.
+func TestScramTokenLogin(t *testing.T) {
+	salt := []byte("salt")
+	cred := SCRAMSHA256.Credential(salt, SCRAMSHA256.SaltedPassword("hmac-base64", salt, 4096), 4096)
+	expiry := time.UnixMilli(1_700_000_000_000)
+	tokens := func(id string) (ScramToken, bool) {
+		return ScramToken{Credential: cred, Owner: "alice", Expiry: expiry}, id == "tok1"
+	}
+	users := func(string) (ScramCredential, bool) { return ScramCredential{}, false }
+	const nonce = "rOprNGfwEbeRWgbNEkqO"
+
+	s := NewScramServer(SCRAMSHA256, users, nil).WithTokens(tokens)
+	s.nonce = func() (string, error) { return "SERVER", nil }
+	if _, err := s.Step(time.Time{}, []byte("n,,n=tok1,r="+nonce+",tokenauth=true")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Step(time.Time{}, []byte(clientFinalFor(t, s, "hmac-base64"))); err != nil || !s.Done() {
+		t.Fatalf("token login: %v", err)
+	}
+	if s.AuthorizationID() != "alice" || !s.TokenAuthenticated() || !s.CredentialExpiry().Equal(expiry) {
+		t.Fatalf("user %q, token %v, expiry %v", s.AuthorizationID(), s.TokenAuthenticated(), s.CredentialExpiry())
+	}
+
+	s = NewScramServer(SCRAMSHA256, users, nil).WithTokens(tokens)
+	s.nonce = func() (string, error) { return "SERVER", nil }
+	if _, err := s.Step(time.Time{}, []byte("n,,n=tok2,r="+nonce+",tokenauth=true")); err == nil || !strings.Contains(err.Error(), "Token Authentication failed: Invalid tokenId : tok2") {
+		t.Fatalf("unknown token: %v", err)
+	}
+	// Without tokenauth the token id is just an unknown user.
+	s = NewScramServer(SCRAMSHA256, users, nil).WithTokens(tokens)
+	s.nonce = func() (string, error) { return "SERVER", nil }
+	if _, err := s.Step(time.Time{}, []byte("n,,n=tok1,r="+nonce)); err == nil || !strings.Contains(err.Error(), "Invalid user credentials") {
+		t.Fatalf("token id without tokenauth: %v", err)
+	}
+}

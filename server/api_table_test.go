@@ -33,10 +33,6 @@ type apiGap struct {
 // longer describes it (the key now served as Kafka serves it, or at other versions)
 // fails TestAPITableMatchesKafka until the entry is removed or corrected.
 var apiGaps = []apiGap{
-	{key: 38, absent: true, reason: "delegation tokens not built: #14"},
-	{key: 39, absent: true, reason: "delegation tokens not built: #14"},
-	{key: 40, absent: true, reason: "delegation tokens not built: #14"},
-	{key: 41, absent: true, reason: "delegation tokens not built: #14"},
 	{key: 64, absent: true, reason: "UnregisterBroker not built: #14"},
 	{key: 74, absent: true, reason: "ListConfigResources (client telemetry) not built: #14"},
 	{key: 76, absent: true, reason: "share groups not built: #14"},

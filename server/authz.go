@@ -202,6 +202,10 @@ var brokerAuthz = map[int16]authzRule{
 	35: clusterOp(acl.OpDescribe),
 	36: {none: true}, // SaslAuthenticate: authentication itself (sasl.go)
 	37: inHandler("ALTER on each topic"),
+	38: inHandler(tokenRule),
+	39: inHandler(tokenRule),
+	40: inHandler(tokenRule),
+	41: inHandler("listed tokens: owned, requested or renewable by the principal, DESCRIBE on the DELEGATION_TOKEN or DESCRIBE_TOKENS on the owner User"),
 	42: inHandler("DELETE on each group"),
 	43: clusterOp(acl.OpAlter),
 	44: inHandler("ALTER_CONFIGS on the cluster (brokers), topic or group"),
@@ -240,6 +244,9 @@ var controllerAuthz = map[int16]authzRule{
 	33: inHandler(forwardedRule),
 	36: {none: true},
 	37: inHandler(forwardedRule),
+	38: inHandler(tokenRule),
+	39: inHandler(tokenRule),
+	40: inHandler(tokenRule),
 	// ElectLeaders comes forwarded from brokers (which checked the client's ALTER),
 	// or from clients directly (--bootstrap-controller).
 	43: clusterOp(acl.OpAlter, acl.OpClusterAction),
@@ -276,6 +283,8 @@ var raftAuthz = clusterOp(acl.OpClusterAction)
 // errRaftUnauthorized closes a connection that sends Raft messages without
 // CLUSTER_ACTION.
 var errRaftUnauthorized = errors.New("server: raft message from a principal without CLUSTER_ACTION")
+
+const tokenRule = "none to call (not token-authenticated, not PLAINTEXT); CREATE_TOKENS on another owner's User; renewal and expiry by the owner or a renewer"
 
 const forwardedRule = "CLUSTER_ACTION (a broker forwarding what it authorized), else the broker's per-resource checks"
 

@@ -296,7 +296,12 @@ func Start(cfg Config) (*Broker, error) {
 			ValidateTopicConfig: cfg.Configs.ValidateTopic, ListConfigDefault: cfg.Configs.ListConfigDefault,
 			Now: cfg.Now, UncleanLeaderElectionEnable: cfg.UncleanLeaderElectionEnable, MinInsyncReplicas: cfg.MinInsyncReplicas,
 			AutoLeaderRebalance: cfg.AutoLeaderRebalanceEnable, LeaderImbalancePerBrokerPercentage: cfg.LeaderImbalancePerBrokerPercentage,
-			LeaderImbalanceCheckInterval: time.Duration(cfg.LeaderImbalanceCheckIntervalSeconds) * time.Second, Logger: cfg.Logger.With().Str("component", "controller").Logger(),
+			LeaderImbalanceCheckInterval:       time.Duration(cfg.LeaderImbalanceCheckIntervalSeconds) * time.Second,
+			DelegationTokenSecretKey:           cfg.DelegationTokenSecretKey,
+			DelegationTokenMaxLifetime:         time.Duration(cfg.DelegationTokenMaxLifetimeMs) * time.Millisecond,
+			DelegationTokenExpiryTime:          time.Duration(cfg.DelegationTokenExpiryTimeMs) * time.Millisecond,
+			DelegationTokenExpiryCheckInterval: time.Duration(cfg.DelegationTokenExpiryCheckIntervalMs) * time.Millisecond,
+			Logger:                             cfg.Logger.With().Str("component", "controller").Logger(),
 		})
 		if err != nil {
 			return nil, err

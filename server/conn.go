@@ -83,6 +83,10 @@ type session struct {
 	// RequestContext.listenerName and securityProtocol.
 	listener         string
 	securityProtocol string
+	// tokenAuthenticated is set when SASL/SCRAM logged in with a delegation token
+	// (Kafka's KafkaPrincipal.tokenAuthenticated): such a session may not manage
+	// tokens (delegation_tokens.go).
+	tokenAuthenticated bool
 }
 
 // anonymousPrincipal is the principal of an unauthenticated connection.

@@ -14,6 +14,9 @@ package server
 //	AlterPartitionReassignments 0-1, ListPartitionReassignments 0, UpdateFeatures 0-2
 //	                           forwarded by brokers as the client sent them
 //	                           (ElectLeaders at v2, so NOT_CONTROLLER always shows)
+//	CreateDelegationToken 1-3, RenewDelegationToken 1-2, ExpireDelegationToken 1-2
+//	                           forwarded by brokers with the requester in a tagged
+//	                           field, or from clients (delegation_tokens.go)
 //	DescribeAcls 1-3           this controller's ACLs (kafka-acls --bootstrap-controller)
 //	DescribeQuorum 0-2         the Raft quorum (kafka-metadata-quorum)
 //	SaslHandshake 0-1, SaslAuthenticate 0-2
@@ -65,6 +68,9 @@ var controllerAPIs = newAPITable([]apiHandler{
 	{key: 33, min: 0, max: 2, handle: controllerHandler},
 	{key: 36, min: 0, max: 2, handle: handleSaslAuthenticate},
 	{key: 37, min: 0, max: 3, handle: controllerHandler},
+	{key: 38, min: 1, max: 3, handle: controllerTokenHandler},
+	{key: 39, min: 1, max: 2, handle: controllerTokenHandler},
+	{key: 40, min: 1, max: 2, handle: controllerTokenHandler},
 	{key: 43, min: 0, max: 2, handle: controllerHandler},
 	{key: 44, min: 0, max: 1, handle: controllerHandler},
 	{key: 45, min: 0, max: 1, handle: controllerHandler},
@@ -159,6 +165,10 @@ func handleControllerRequest(ctl *controller.Controller, req kmsg.Request) kmsg.
 		return ctl.CreateACLs(r)
 	case *kmsg.DeleteACLsRequest:
 		return ctl.DeleteACLs(r)
+	case *kmsg.CreateDelegationTokenRequest, *kmsg.RenewDelegationTokenRequest, *kmsg.ExpireDelegationTokenRequest:
+		// In-process from this node's broker, which put the requester in the tag.
+		requester, _ := forwardedRequester(r)
+		return delegationTokenRequest(ctl, r, requester)
 	case *kmsg.AllocateProducerIDsRequest:
 		resp := kmsg.NewPtrAllocateProducerIDsResponse()
 		resp.SetVersion(r.Version)
@@ -240,6 +250,9 @@ func notControllerResponse(req kmsg.Request, code int16) kmsg.Response {
 		}
 	case *kmsg.AllocateProducerIDsRequest:
 		resp.(*kmsg.AllocateProducerIDsResponse).ErrorCode = code
+	case *kmsg.CreateDelegationTokenRequest, *kmsg.RenewDelegationTokenRequest, *kmsg.ExpireDelegationTokenRequest:
+		requester, _ := forwardedRequester(r)
+		return tokenError(r, requester, code)
 	case *kmsg.DescribeQuorumRequest:
 		resp.(*kmsg.DescribeQuorumResponse).ErrorCode = code
 	case *kmsg.AlterPartitionRequest:

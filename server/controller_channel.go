@@ -24,11 +24,13 @@ import (
 // producer-id blocks, and the admin requests it forwards (CreateTopics, DeleteTopics,
 // CreatePartitions, AlterConfigs, IncrementalAlterConfigs, DescribeQuorum, CreateAcls,
 // DeleteAcls, AlterUserScramCredentials, ElectLeaders, AlterClientQuotas, Alter- and
-// ListPartitionReassignments).
+// ListPartitionReassignments, Create- / Renew- / ExpireDelegationToken).
 //
 // Forwarding sends the client's request as is — same API key, same version — to the
 // controller listener of the active controller, and relays the answer (no Envelope:
-// without authentication there is no principal to carry). When this process hosts the
+// the broker authorizes with the client's principal first). Delegation-token
+// requests, whose records name the requester, carry it in a tagged field
+// (delegation_tokens.go). When this process hosts the
 // active controller the request is handled in-process, without a socket. An answer of
 // NOT_CONTROLLER, or a connection failure, moves on to the next voter until the
 // request's deadline; a connection that had worked and fails is first dialed again,
@@ -269,6 +271,9 @@ func (ch *controllerChannel) close() {
 // whole request, or its first item).
 func isNotController(resp kmsg.Response) bool {
 	nc := kerr.NotController.Code
+	if code, ok := tokenErrorCode(resp); ok {
+		return code == nc
+	}
 	switch r := resp.(type) {
 	case *kmsg.CreateTopicsResponse:
 		return len(r.Topics) > 0 && r.Topics[0].ErrorCode == nc

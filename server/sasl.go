@@ -60,6 +60,8 @@ type saslListener struct {
 	reauth map[string]time.Duration
 	// scram finds a user's SCRAM credential for a mechanism type (the metadata image).
 	scram func(user string, mech int8) (sasl.ScramCredential, bool)
+	// token finds a delegation token for a SCRAM token login (delegation_tokens.go).
+	token func(id string, m *sasl.ScramMechanism) (sasl.ScramToken, bool)
 	// failLog logs failed authentications, at most a burst a second: a client that
 	// retries a wrong password in a loop must not fill the log.
 	failLog zerolog.Logger
@@ -84,6 +86,7 @@ func (b *Broker) newSASLListener(name string) (*saslListener, error) {
 		}
 		return b.ctl.Image().ScramCredential(user, mech)
 	}
+	l.token = b.scramToken
 	if len(sc.EnabledMechanisms) == 0 {
 		return nil, fmt.Errorf("server: listener %s: sasl.enabled.mechanisms is empty: no SASL mechanism is enabled", sc.Listener)
 	}
@@ -196,7 +199,8 @@ func (l *saslListener) newServer(mech string) sasl.Server {
 		return sasl.NewOAuthServer(l.oauth)
 	}
 	m, _ := sasl.ScramMechanismByName(mech)
-	return sasl.NewScramServer(m, func(user string) (sasl.ScramCredential, bool) { return l.scram(user, m.Type()) }, rand.Reader)
+	return sasl.NewScramServer(m, func(user string) (sasl.ScramCredential, bool) { return l.scram(user, m.Type()) }, rand.Reader).
+		WithTokens(func(id string) (sasl.ScramToken, bool) { return l.token(id, m) })
 }
 
 // checkSASLConfig refuses SASL settings gokafkad cannot honour (config.CheckSASLKeys)
@@ -456,6 +460,9 @@ func (s *saslConn) complete(c *conn, now time.Time) (time.Duration, error) {
 		s.principal = principal
 		// Set once, before any request of the session reaches a handler.
 		c.session.principal = principal
+		if t, ok := s.server.(*sasl.ScramServer); ok {
+			c.session.tokenAuthenticated = t.TokenAuthenticated()
+		}
 	}
 	lifetime := sessionLifetime(now, s.server.CredentialExpiry(), s.l.reauth[s.mechanism])
 	s.expiry = time.Time{}
