@@ -26,6 +26,9 @@ func FuzzDecodeMetadataBatches(f *testing.F) {
 		`{"topic":{"name":"t","id":"AAAAAAAAAAAAAAAAAAAABw"}},`+
 		`{"partition":{"topic_id":"AAAAAAAAAAAAAAAAAAAABw","partition":0,"replicas":[1,2],"isr":[1],"leader":1,"elr":[2]}},`+
 		`{"partition_change":{"topic_id":"AAAAAAAAAAAAAAAAAAAABw","partition":0,"isr_empty":true,"elr":[1,2],"last_known_elr":[]}}]}`)))
+	f.Add(appendMetadataBatch(nil, 14, 2, nil, []byte(`{"id":5,"records":[`+
+		`{"register_broker":{"broker_id":2,"broker_epoch":14,"fenced":true}},`+
+		`{"unregister_broker":{"broker_id":2,"broker_epoch":14}},{"unregister_broker":{"broker_id":3,"broker_epoch":1}}]}`)))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		batches, _ := DecodeMetadataBatches(b)

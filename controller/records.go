@@ -31,6 +31,8 @@ type Record struct {
 	ClientQuota *ClientQuotaRecord `json:"client_quota,omitempty"`
 	// FeatureLevel is Kafka's FeatureLevelRecord (features.go).
 	FeatureLevel *FeatureLevelRecord `json:"feature_level,omitempty"`
+	// UnregisterBroker is Kafka's UnregisterBrokerRecord (unregister.go).
+	UnregisterBroker *UnregisterBrokerRecord `json:"unregister_broker,omitempty"`
 }
 
 // isACL reports whether r changes the ACLs.
@@ -301,5 +303,7 @@ func applyTo(n *MetadataImage, r *Record, owned map[*TopicImage]bool) {
 		applyClientQuota(n, r.ClientQuota)
 	case r.FeatureLevel != nil:
 		applyFeatureLevel(n, r.FeatureLevel)
+	case r.UnregisterBroker != nil:
+		applyUnregisterBroker(n, r.UnregisterBroker)
 	}
 }

@@ -38,8 +38,6 @@ var apiGaps = []apiGap{
 	{key: 39, absent: true, reason: "delegation tokens not built: #14"},
 	{key: 40, absent: true, reason: "delegation tokens not built: #14"},
 	{key: 41, absent: true, reason: "delegation tokens not built: #14"},
-	{key: 64, absent: true, reason: "UnregisterBroker not built: #14"},
-	{key: 74, absent: true, reason: "ListConfigResources (client telemetry) not built: #14"},
 	{key: 76, absent: true, reason: "share groups not built: #14"},
 	{key: 77, absent: true, reason: "share groups not built: #14"},
 	{key: 78, absent: true, reason: "share groups not built: #14"},

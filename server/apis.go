@@ -104,10 +104,12 @@ func init() {
 		{key: 55, min: 0, max: 2, handle: handleDescribeQuorum},
 		{key: 57, min: 0, max: 2, handle: handleUpdateFeatures},
 		{key: 61, min: 0, max: 0, handle: handleDescribeProducers},
+		{key: 64, min: 0, max: 0, handle: handleUnregisterBroker},
 		{key: 65, min: 0, max: 0, handle: handleDescribeTransactions},
 		{key: 66, min: 0, max: 2, handle: handleListTransactions},
 		{key: 68, min: 0, max: 1, handle: handleConsumerGroupHeartbeat},
 		{key: 69, min: 0, max: 1, handle: handleConsumerGroupDescribe},
+		{key: 74, min: 0, max: 1, handle: handleListConfigResources},
 		{key: 75, min: 0, max: 0, handle: handleDescribeTopicPartitions},
 	})
 }
