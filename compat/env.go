@@ -550,6 +550,8 @@ var toolClasses = map[string]string{
 	"leader-election":     "org.apache.kafka.tools.LeaderElectionCommand",
 	"reassign-partitions": "org.apache.kafka.tools.reassign.ReassignPartitionsCommand",
 	"features":            "org.apache.kafka.tools.FeatureCommand",
+	"cluster":             "org.apache.kafka.tools.ClusterTool",
+	"client-metrics":      "org.apache.kafka.tools.ClientMetricsCommand",
 }
 
 func shellQuote(args []string) string {
