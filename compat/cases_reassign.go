@@ -347,7 +347,7 @@ func reassignSuite() Suite {
 				}
 				return nil
 			}},
-			{Client: "kafka-cluster", Feature: "unregister --id removes a stopped broker (list-endpoints --include-fenced-brokers)", Timeout: 3 * time.Minute, Run: func(x *X) error {
+			{Client: "kafka-cluster", Feature: "unregister --id removes a stopped broker (list-endpoints --include-fenced-brokers)", Timeout: 4 * time.Minute, Run: func(x *X) error {
 				defer func() { // the last row: the cluster is not needed after it
 					for i := len(nodes) - 1; i >= 0; i-- { // the broker first, while its controller runs
 						nodes[i].Stop()
