@@ -426,6 +426,31 @@ func cliSuite() Suite {
 					"--delete-config", "connection_creation_rate")
 				return err
 			}},
+			{Client: "kafka-client-metrics", Feature: "--list, --describe --name and kafka-configs --describe --entity-type client-metrics without subscriptions (ListConfigResources)", Run: func(x *X) error {
+				// No client-metrics config resource exists on a new cluster: each tool
+				// asks ListConfigResources for them and finds none.
+				r, err := x.MustTool("", "client-metrics", "--bootstrap-server", bs, "--list")
+				if err != nil {
+					return err
+				}
+				if strings.TrimSpace(r.Stdout) != "" {
+					return errf("client-metrics resources listed on a new cluster: %q", r.Stdout)
+				}
+				name := "cli-metrics-" + suffix
+				if r, err = x.MustTool("", "client-metrics", "--bootstrap-server", bs, "--describe", "--name", name); err != nil {
+					return err
+				}
+				if err := want(r.Stdout, "The client metric resource "+name+" doesn't exist and doesn't have dynamic config."); err != nil {
+					return err
+				}
+				if r, err = x.MustTool("", "configs", "--bootstrap-server", bs, "--describe", "--entity-type", "client-metrics"); err != nil {
+					return err
+				}
+				if strings.Contains(r.Stdout, "configs for") {
+					return errf("client-metrics configs described on a new cluster: %q", r.Stdout)
+				}
+				return nil
+			}},
 			{Client: "kafka-configs", Feature: "invalid client quota refused", Run: func(x *X) error {
 				// A fractional value of a whole-number key: INVALID_REQUEST from the
 				// controller (ClientQuotaControlManager), nothing written.

@@ -308,11 +308,6 @@ func reassignSuite() Suite {
 				return nil
 			}},
 			{Client: client, Feature: "--cancel reverts the throttled move and clears the throttles", Timeout: 3 * time.Minute, Run: func(x *X) error {
-				defer func() { // the last row: the cluster is not needed after it
-					for i := len(nodes) - 1; i >= 0; i-- { // the broker first, while its controller runs
-						nodes[i].Stop()
-					}
-				}()
 				r, err := tool(x, "reassign-partitions", "--cancel", "--reassignment-json-file", filepath.Join(x.Dir(), "slow.json"))
 				if err != nil {
 					return err
@@ -351,6 +346,66 @@ func reassignSuite() Suite {
 					return errf("topic throttles left after the cancel:\n%s", r.Stdout)
 				}
 				return nil
+			}},
+			{Client: "kafka-cluster", Feature: "unregister --id removes a stopped broker (list-endpoints --include-fenced-brokers)", Timeout: 4 * time.Minute, Run: func(x *X) error {
+				defer func() { // the last row: the cluster is not needed after it
+					for i := len(nodes) - 1; i >= 0; i-- { // the broker first, while its controller runs
+						nodes[i].Stop()
+					}
+				}()
+				if err := up(); err != nil {
+					return err
+				}
+				// endpoint is broker id's row of list-endpoints: its STATE, "" when absent.
+				endpoint := func(id string) (string, error) {
+					r, err := x.MustTool("", "cluster", "list-endpoints", "--bootstrap-server", bs, "--include-fenced-brokers")
+					if err != nil {
+						return "", err
+					}
+					for _, l := range strings.Split(r.Stdout, "\n") {
+						if f := strings.Fields(l); len(f) >= 5 && f[0] == id {
+							return f[len(f)-2], nil
+						}
+					}
+					return "", nil
+				}
+				if st, err := endpoint("2"); err != nil || st != "unfenced" {
+					return errf("broker 2 before its stop: %q %v", st, err)
+				}
+				nodes[1].Stop()
+				if err := x.waitUntil(func() error {
+					st, err := endpoint("2")
+					if err == nil && st != "fenced" {
+						err = errf("broker 2 is %q after its stop, want fenced", st)
+					}
+					return err
+				}); err != nil {
+					return err
+				}
+				r, err := x.MustTool("", "cluster", "unregister", "--bootstrap-server", bs, "--id", "2")
+				if err != nil {
+					return err
+				}
+				if err := want(r.Stdout, "Broker 2 is no longer registered."); err != nil {
+					return err
+				}
+				if err := x.waitUntil(func() error {
+					st, err := endpoint("2")
+					if err == nil && st != "" {
+						err = errf("broker 2 still listed (%s) after unregister", st)
+					}
+					return err
+				}); err != nil {
+					return err
+				}
+				if st, err := endpoint("1"); err != nil || st != "unfenced" {
+					return errf("broker 1 after unregistering 2: %q %v", st, err)
+				}
+				again := x.Tool("", "cluster", "unregister", "--bootstrap-server", bs, "--id", "2")
+				if again.Err == nil {
+					return errf("unregistering 2 twice succeeded: %q", again.Stdout)
+				}
+				return want(again.Out(), "BrokerIdNotRegisteredException")
 			}},
 		}
 	}}

@@ -558,6 +558,8 @@ var toolClasses = map[string]string{
 	"features":            "org.apache.kafka.tools.FeatureCommand",
 	"log-dirs":            "org.apache.kafka.tools.LogDirsCommand",
 	"delegation-tokens":   "org.apache.kafka.tools.DelegationTokenCommand",
+	"cluster":             "org.apache.kafka.tools.ClusterTool",
+	"client-metrics":      "org.apache.kafka.tools.ClientMetricsCommand",
 }
 
 func shellQuote(args []string) string {

@@ -29,6 +29,9 @@ func FuzzDecodeMetadataBatches(f *testing.F) {
 	f.Add(appendMetadataBatch(nil, 14, 2, nil, []byte(`{"id":5,"records":[`+
 		`{"delegation_token":{"owner":"User:a","requester":"User:b","renewers":["User:c"],"issue_timestamp":1,"max_timestamp":3,"expiration_timestamp":2,"token_id":"t1"}},`+
 		`{"remove_delegation_token":{"token_id":"t1"}},{"remove_delegation_token":{"token_id":"t2"}}]}`)))
+	f.Add(appendMetadataBatch(nil, 14, 2, nil, []byte(`{"id":6,"records":[`+
+		`{"register_broker":{"broker_id":2,"broker_epoch":14,"fenced":true}},`+
+		`{"unregister_broker":{"broker_id":2,"broker_epoch":14}},{"unregister_broker":{"broker_id":3,"broker_epoch":1}}]}`)))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		batches, _ := DecodeMetadataBatches(b)

@@ -218,7 +218,7 @@ func checkRecord(r *Record) error {
 	for _, set := range []bool{r.Topic != nil, r.Partition != nil, r.PartitionChange != nil, r.RemoveTopic != nil,
 		r.Config != nil, r.RegisterBroker != nil, r.ProducerIDs != nil, r.ClusterID != nil, r.BrokerChange != nil,
 		r.ACL != nil, r.RemoveACL != nil, r.UserScramCredential != nil, r.RemoveUserScramCredential != nil,
-		r.ClientQuota != nil, r.FeatureLevel != nil, r.QuorumNode != nil, r.DelegationToken != nil, r.RemoveDelegationToken != nil} {
+		r.ClientQuota != nil, r.FeatureLevel != nil, r.QuorumNode != nil, r.DelegationToken != nil, r.RemoveDelegationToken != nil, r.UnregisterBroker != nil} {
 		if set {
 			n++
 		}
@@ -233,7 +233,8 @@ func checkRecord(r *Record) error {
 		r.PartitionChange != nil && r.PartitionChange.Partition < 0:
 		return errors.New("negative partition")
 	case r.RegisterBroker != nil && r.RegisterBroker.BrokerID < 0,
-		r.BrokerChange != nil && r.BrokerChange.BrokerID < 0:
+		r.BrokerChange != nil && r.BrokerChange.BrokerID < 0,
+		r.UnregisterBroker != nil && r.UnregisterBroker.BrokerID < 0:
 		return errors.New("negative broker id")
 	}
 	return nil

@@ -37,6 +37,8 @@ type Record struct {
 	// RemoveDelegationTokenRecord (tokens.go).
 	DelegationToken       *DelegationTokenRecord       `json:"delegation_token,omitempty"`
 	RemoveDelegationToken *RemoveDelegationTokenRecord `json:"remove_delegation_token,omitempty"`
+	// UnregisterBroker is Kafka's UnregisterBrokerRecord (unregister.go).
+	UnregisterBroker *UnregisterBrokerRecord `json:"unregister_broker,omitempty"`
 }
 
 // isACL reports whether r changes the ACLs.
@@ -311,5 +313,7 @@ func applyTo(n *MetadataImage, r *Record, owned map[*TopicImage]bool) {
 		applyQuorumNode(n, r.QuorumNode)
 	case r.DelegationToken != nil, r.RemoveDelegationToken != nil:
 		applyToken(n, r)
+	case r.UnregisterBroker != nil:
+		applyUnregisterBroker(n, r.UnregisterBroker)
 	}
 }

@@ -33,8 +33,6 @@ type apiGap struct {
 // longer describes it (the key now served as Kafka serves it, or at other versions)
 // fails TestAPITableMatchesKafka until the entry is removed or corrected.
 var apiGaps = []apiGap{
-	{key: 64, absent: true, reason: "UnregisterBroker not built: #14"},
-	{key: 74, absent: true, reason: "ListConfigResources (client telemetry) not built: #14"},
 	{key: 76, absent: true, reason: "share groups not built: #14"},
 	{key: 77, absent: true, reason: "share groups not built: #14"},
 	{key: 78, absent: true, reason: "share groups not built: #14"},

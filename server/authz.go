@@ -220,10 +220,12 @@ var brokerAuthz = map[int16]authzRule{
 	57: clusterOp(acl.OpAlter),
 	60: inHandler("none to call; cluster authorized operations need DESCRIBE on the cluster"),
 	61: inHandler("READ on each topic"),
+	64: clusterOp(acl.OpAlter),
 	65: inHandler("DESCRIBE on each transactional id, DESCRIBE on the topics listed"),
 	66: inHandler("only the transactional ids with DESCRIBE"),
 	68: inHandler("READ on the group"),
 	69: inHandler("DESCRIBE on each group"),
+	74: clusterOp(acl.OpDescribeConfigs),
 	75: inHandler("DESCRIBE on each topic"),
 	80: clusterOp(acl.OpAlter),
 	81: clusterOp(acl.OpAlter),
@@ -269,6 +271,9 @@ var controllerAuthz = map[int16]authzRule{
 	60: clusterOp(acl.OpAlter),
 	62: clusterOp(acl.OpClusterAction),
 	63: clusterOp(acl.OpClusterAction),
+	// UnregisterBroker comes forwarded from brokers (which checked the client's
+	// ALTER), or from clients directly (--bootstrap-controller).
+	64: clusterOp(acl.OpAlter, acl.OpClusterAction),
 	67: clusterOp(acl.OpClusterAction),
 	// AddRaftVoter / RemoveRaftVoter come forwarded from brokers (which checked the
 	// client's ALTER), or from clients directly (--bootstrap-controller).

@@ -11,7 +11,8 @@ package server
 //	CreateTopics 2-7, DeleteTopics 1-6, CreatePartitions 0-3, AlterConfigs 0-2,
 //	IncrementalAlterConfigs 0-1, CreateAcls 1-3, DeleteAcls 1-3,
 //	AlterUserScramCredentials 0, ElectLeaders 0-2, AlterClientQuotas 0-1,
-//	AlterPartitionReassignments 0-1, ListPartitionReassignments 0, UpdateFeatures 0-2
+//	AlterPartitionReassignments 0-1, ListPartitionReassignments 0, UpdateFeatures 0-2,
+//	UnregisterBroker 0
 //	                           forwarded by brokers as the client sent them
 //	                           (ElectLeaders at v2, so NOT_CONTROLLER always shows)
 //	CreateDelegationToken 1-3, RenewDelegationToken 1-2, ExpireDelegationToken 1-2
@@ -83,6 +84,7 @@ var controllerAPIs = newAPITable([]apiHandler{
 	{key: 60, min: 1, max: 2, handle: handleControllerDescribeCluster},
 	{key: 62, min: 0, max: 4, handle: controllerHandler},
 	{key: 63, min: 0, max: 1, handle: controllerHeartbeatHandler},
+	{key: 64, min: 0, max: 0, handle: controllerHandler},
 	{key: 67, min: 0, max: 0, handle: controllerHandler},
 	{key: 80, min: 0, max: 1, handle: controllerHandler},
 	{key: 81, min: 0, max: 0, handle: controllerHandler},
@@ -153,6 +155,8 @@ func handleControllerRequest(ctl *controller.Controller, req kmsg.Request) kmsg.
 		return ctl.ListPartitionReassignments(r)
 	case *kmsg.UpdateFeaturesRequest:
 		return ctl.UpdateFeatures(r)
+	case *kmsg.UnregisterBrokerRequest:
+		return ctl.UnregisterBroker(r)
 	case *kmsg.AlterConfigsRequest:
 		return ctl.LegacyAlterConfigs(r)
 	case *kmsg.IncrementalAlterConfigsRequest:
@@ -261,6 +265,10 @@ func notControllerResponse(req kmsg.Request, code int16) kmsg.Response {
 		resp.(*kmsg.BrokerHeartbeatResponse).ErrorCode = code
 	case *kmsg.BrokerRegistrationRequest:
 		resp.(*kmsg.BrokerRegistrationResponse).ErrorCode = code
+	case *kmsg.UnregisterBrokerRequest:
+		resp.(*kmsg.UnregisterBrokerResponse).ErrorCode = code
+	case *kmsg.ListConfigResourcesRequest:
+		resp.(*kmsg.ListConfigResourcesResponse).ErrorCode = code
 	}
 	return resp
 }
