@@ -69,6 +69,12 @@ func (m *LogManager) loadLogs(jobs []logLoadJob) int {
 // broker with many partitions waiting for thousands of fsyncs in a row). Returns the
 // number of logs that failed to close and the first of their errors in logs' order.
 func (m *LogManager) closeAll(logs []*Log) (failed int, first error) {
+	return countErrors(m.closeEach(logs, (*Log).Close))
+}
+
+// closeEach runs close on every log with RecoveryThreads workers and returns their
+// errors in logs' order.
+func (m *LogManager) closeEach(logs []*Log, close func(*Log) error) []error {
 	errs := make([]error, len(logs))
 	threads := m.cfg.RecoveryThreads
 	if threads <= 0 {
@@ -85,11 +91,16 @@ func (m *LogManager) closeAll(logs []*Log) (failed int, first error) {
 				if i >= len(logs) {
 					return
 				}
-				errs[i] = logs[i].Close()
+				errs[i] = close(logs[i])
 			}
 		}()
 	}
 	wg.Wait()
+	return errs
+}
+
+// countErrors is how many of errs are not nil, and the first of them.
+func countErrors(errs []error) (failed int, first error) {
 	for _, err := range errs {
 		if err != nil {
 			failed++

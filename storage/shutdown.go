@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -67,35 +66,8 @@ func (m *LogManager) shutdownLogs(logs []*Log, fds []int) (failed int, first err
 		failed, first = m.closeAll(logs)
 		return failed, first, "fsync"
 	}
-	errs := make([]error, len(logs))
-	threads := m.cfg.RecoveryThreads
-	if threads <= 0 {
-		threads = defaultRecoveryThreads
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range max(min(threads, len(logs)), 1) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(logs) {
-					return
-				}
-				errs[i] = logs[i].closeUnsynced()
-			}
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			failed++
-			if first == nil {
-				first = err
-			}
-		}
-	}
+	errs := m.closeEach(logs, (*Log).closeUnsynced)
+	failed, first = countErrors(errs)
 	for _, fd := range fds {
 		if err := m.syncfs(fd); err != nil {
 			m.cfg.Logger.Error().Err(err).Int("logs", len(logs)).
