@@ -998,47 +998,46 @@ func (b *Broker) IgnoredSet() []string {
 // checkConsumerGroup is GroupCoordinatorConfig's cross-checks of the
 // group.consumer.* keys.
 func (b *Broker) checkConsumerGroup(fail func(key, format string, args ...any) error) error {
-	switch {
-	case b.ConsumerGroupMaxHeartbeatIntervalMs < b.ConsumerGroupMinHeartbeatIntervalMs:
-		return fail("group.consumer.max.heartbeat.interval.ms", "must be greater than or equal to group.consumer.min.heartbeat.interval.ms (%d)", b.ConsumerGroupMinHeartbeatIntervalMs)
-	case b.ConsumerGroupHeartbeatIntervalMs < b.ConsumerGroupMinHeartbeatIntervalMs:
-		return fail("group.consumer.heartbeat.interval.ms", "must be greater than or equal to group.consumer.min.heartbeat.interval.ms (%d)", b.ConsumerGroupMinHeartbeatIntervalMs)
-	case b.ConsumerGroupHeartbeatIntervalMs > b.ConsumerGroupMaxHeartbeatIntervalMs:
-		return fail("group.consumer.heartbeat.interval.ms", "must be less than or equal to group.consumer.max.heartbeat.interval.ms (%d)", b.ConsumerGroupMaxHeartbeatIntervalMs)
-	case b.ConsumerGroupMaxSessionTimeoutMs < b.ConsumerGroupMinSessionTimeoutMs:
-		return fail("group.consumer.max.session.timeout.ms", "must be greater than or equal to group.consumer.min.session.timeout.ms (%d)", b.ConsumerGroupMinSessionTimeoutMs)
-	case b.ConsumerGroupSessionTimeoutMs < b.ConsumerGroupMinSessionTimeoutMs:
-		return fail("group.consumer.session.timeout.ms", "must be greater than or equal to group.consumer.min.session.timeout.ms (%d)", b.ConsumerGroupMinSessionTimeoutMs)
-	case b.ConsumerGroupSessionTimeoutMs > b.ConsumerGroupMaxSessionTimeoutMs:
-		return fail("group.consumer.session.timeout.ms", "must be less than or equal to group.consumer.max.session.timeout.ms (%d)", b.ConsumerGroupMaxSessionTimeoutMs)
-	case b.ConsumerGroupHeartbeatIntervalMs >= b.ConsumerGroupSessionTimeoutMs:
-		return fail("group.consumer.heartbeat.interval.ms", "must be less than group.consumer.session.timeout.ms (%d)", b.ConsumerGroupSessionTimeoutMs)
-	}
-	return nil
+	return checkGroupTimeouts("group.consumer.", fail,
+		b.ConsumerGroupHeartbeatIntervalMs, b.ConsumerGroupMinHeartbeatIntervalMs, b.ConsumerGroupMaxHeartbeatIntervalMs,
+		b.ConsumerGroupSessionTimeoutMs, b.ConsumerGroupMinSessionTimeoutMs, b.ConsumerGroupMaxSessionTimeoutMs)
 }
 
 // checkShareGroup checks the group.share.* bounds against each other, as Kafka's
 // GroupCoordinatorConfig and ShareGroupConfig.validate.
 func (b *Broker) checkShareGroup(fail func(key, format string, args ...any) error) error {
+	if err := checkGroupTimeouts("group.share.", fail,
+		b.ShareGroupHeartbeatIntervalMs, b.ShareGroupMinHeartbeatIntervalMs, b.ShareGroupMaxHeartbeatIntervalMs,
+		b.ShareGroupSessionTimeoutMs, b.ShareGroupMinSessionTimeoutMs, b.ShareGroupMaxSessionTimeoutMs); err != nil {
+		return err
+	}
 	switch {
-	case b.ShareGroupMaxHeartbeatIntervalMs < b.ShareGroupMinHeartbeatIntervalMs:
-		return fail("group.share.max.heartbeat.interval.ms", "must be greater than or equal to group.share.min.heartbeat.interval.ms (%d)", b.ShareGroupMinHeartbeatIntervalMs)
-	case b.ShareGroupHeartbeatIntervalMs < b.ShareGroupMinHeartbeatIntervalMs:
-		return fail("group.share.heartbeat.interval.ms", "must be greater than or equal to group.share.min.heartbeat.interval.ms (%d)", b.ShareGroupMinHeartbeatIntervalMs)
-	case b.ShareGroupHeartbeatIntervalMs > b.ShareGroupMaxHeartbeatIntervalMs:
-		return fail("group.share.heartbeat.interval.ms", "must be less than or equal to group.share.max.heartbeat.interval.ms (%d)", b.ShareGroupMaxHeartbeatIntervalMs)
-	case b.ShareGroupMaxSessionTimeoutMs < b.ShareGroupMinSessionTimeoutMs:
-		return fail("group.share.max.session.timeout.ms", "must be greater than or equal to group.share.min.session.timeout.ms (%d)", b.ShareGroupMinSessionTimeoutMs)
-	case b.ShareGroupSessionTimeoutMs < b.ShareGroupMinSessionTimeoutMs:
-		return fail("group.share.session.timeout.ms", "must be greater than or equal to group.share.min.session.timeout.ms (%d)", b.ShareGroupMinSessionTimeoutMs)
-	case b.ShareGroupSessionTimeoutMs > b.ShareGroupMaxSessionTimeoutMs:
-		return fail("group.share.session.timeout.ms", "must be less than or equal to group.share.max.session.timeout.ms (%d)", b.ShareGroupMaxSessionTimeoutMs)
-	case b.ShareGroupHeartbeatIntervalMs >= b.ShareGroupSessionTimeoutMs:
-		return fail("group.share.heartbeat.interval.ms", "must be less than group.share.session.timeout.ms (%d)", b.ShareGroupSessionTimeoutMs)
 	case b.ShareGroupRecordLockDurationMs < b.ShareGroupMinRecordLockDurationMs:
 		return fail("group.share.record.lock.duration.ms", "must be greater than or equal to group.share.min.record.lock.duration.ms (%d)", b.ShareGroupMinRecordLockDurationMs)
 	case b.ShareGroupRecordLockDurationMs > b.ShareGroupMaxRecordLockDurationMs:
 		return fail("group.share.record.lock.duration.ms", "must be less than or equal to group.share.max.record.lock.duration.ms (%d)", b.ShareGroupMaxRecordLockDurationMs)
+	}
+	return nil
+}
+
+// checkGroupTimeouts is Kafka's cross-checks of one group type's heartbeat interval
+// and session timeout against their bounds and each other (keys under prefix).
+func checkGroupTimeouts(prefix string, fail func(key, format string, args ...any) error, hb, minHB, maxHB, session, minSession, maxSession int32) error {
+	switch {
+	case maxHB < minHB:
+		return fail(prefix+"max.heartbeat.interval.ms", "must be greater than or equal to "+prefix+"min.heartbeat.interval.ms (%d)", minHB)
+	case hb < minHB:
+		return fail(prefix+"heartbeat.interval.ms", "must be greater than or equal to "+prefix+"min.heartbeat.interval.ms (%d)", minHB)
+	case hb > maxHB:
+		return fail(prefix+"heartbeat.interval.ms", "must be less than or equal to "+prefix+"max.heartbeat.interval.ms (%d)", maxHB)
+	case maxSession < minSession:
+		return fail(prefix+"max.session.timeout.ms", "must be greater than or equal to "+prefix+"min.session.timeout.ms (%d)", minSession)
+	case session < minSession:
+		return fail(prefix+"session.timeout.ms", "must be greater than or equal to "+prefix+"min.session.timeout.ms (%d)", minSession)
+	case session > maxSession:
+		return fail(prefix+"session.timeout.ms", "must be less than or equal to "+prefix+"max.session.timeout.ms (%d)", maxSession)
+	case hb >= session:
+		return fail(prefix+"heartbeat.interval.ms", "must be less than "+prefix+"session.timeout.ms (%d)", session)
 	}
 	return nil
 }
