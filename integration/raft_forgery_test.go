@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -155,16 +156,19 @@ func TestForgedRaftMessagesOnControllerPort(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(p.Dir, "data", controller.MetadataDirName, "snapshot")); !os.IsNotExist(err) {
 			t.Errorf("node %d wrote a snapshot (%v)", id, err)
 		}
-		if !strings.Contains(p.Log(), "raft messages refused") {
-			t.Errorf("node %d did not log the refusals", id)
-		}
+		// The refusals are logged as the node reads them, and its metadata reaches
+		// "after" when it has fetched it: both are waited for, not read at once.
+		WaitFor(t, 20*time.Second, fmt.Sprintf("node %d to log the refusals", id), func() bool {
+			return strings.Contains(p.Log(), "raft messages refused")
+		})
 		if strings.Contains(p.Log(), "raft panicked") {
 			t.Errorf("node %d: raft panicked:\n%s", id, p.Log())
 		}
 		ncl := NewClient(t, p.Addr)
-		if got, want := topicNames(ctx, t, ncl), append(slices.Clone(topicsBefore), "after"); !slices.Equal(got, sortedCopy(want)) {
-			t.Errorf("node %d: topics %v, want %v", id, got, sortedCopy(want))
-		}
+		want := sortedCopy(append(slices.Clone(topicsBefore), "after"))
+		WaitFor(t, 20*time.Second, fmt.Sprintf("node %d to list the topics %v", id, want), func() bool {
+			return slices.Equal(topicNames(ctx, t, ncl), want)
+		})
 	}
 	// The term is what elections made it (none is expected, but a loaded machine
 	// may miss heartbeats), never one a forger chose.
