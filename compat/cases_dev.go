@@ -35,6 +35,8 @@ func devPytestSuite() Suite {
 		{"test_pause_leader", "pause the leader: acks=all waits, then the new leader takes the write"},
 		{"test_produce_fault", "Produce fault: NOT_ENOUGH_REPLICAS seen by the client, counted, deleted"},
 		{"test_kill_restart_follower", "kill and restart a follower: same port, caught up, back in the ISR"},
+		{"test_move_leader", "move the leader to a follower: the producer's next acks=all write goes to it"},
+		{"test_group_members", "a consumer group's member, its assignment and committed offset in /v1/groups"},
 	}
 	return devSuite("gokafkad dev (pytest)", cases, func(x *X) string { return x.pythonErr },
 		func(x *X, report string) (Cmd, error) {

@@ -18,9 +18,10 @@ import urllib.error
 import urllib.request
 
 import pytest
-from kafka import KafkaAdminClient, KafkaProducer
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 from kafka.admin import NewTopic
 from kafka.errors import NotEnoughReplicasError
+from kafka.structs import OffsetAndMetadata, TopicPartition
 
 TOPIC = "orders"
 
@@ -186,3 +187,57 @@ def test_kill_restart_follower(dev):
         return len(part["isr"]) == 3 and len(leos) == 1 and all(r["running"] for r in part["replica_states"])
 
     wait_for("every replica caught up and in the ISR", caught_up)
+
+
+def test_move_leader(dev):
+    """Move the leadership to a follower: the answer names it, the producer's next
+    acks=all write goes to it (the old leader answers NOT_LEADER and the client
+    refreshes its metadata), and the partition keeps its three in-sync replicas."""
+    part = dev.partition()
+    target = next(r for r in part["isr"] if r != part["leader"])
+    p = producer(dev, retries=20)
+    try:
+        p.send(TOPIC, b"before the move").get(timeout=60)
+        moved = dev.call("POST", "/v1/partitions/%s/0/move-leader" % TOPIC, {"to": target}, want=200)
+        assert moved["leader"] == target, moved
+        meta = p.send(TOPIC, b"after the move").get(timeout=60)
+        assert meta.partition == 0
+        wait_for("the producer's metadata to name the new leader",
+                 lambda: p._metadata.leader_for_partition(meta.topic_partition) == target)
+        wait_for("three in-sync replicas", lambda: len(dev.partition()["isr"]) == 3)
+    finally:
+        p.close()
+
+
+def test_group_members(dev):
+    """A consumer in a group shows up in /v1/groups/{id} as a member of a stable group
+    with its client id and partition 0 assigned, and the offset it commits with its lag."""
+    group = "pytest-group"
+    c = KafkaConsumer(bootstrap_servers=dev.bootstrap, group_id=group, client_id="pytest-consumer",
+                      auto_offset_reset="earliest", enable_auto_commit=False)
+    try:
+        # The topic's metadata first, so the first assignment already has its partition.
+        wait_for("the topic's metadata", lambda: c.partitions_for_topic(TOPIC))
+        c.subscribe([TOPIC])
+        wait_for("an assignment", lambda: c.poll(timeout_ms=200) is not None and c.assignment())
+
+        def stable():
+            g = dev.call("GET", "/v1/groups/%s" % group)
+            return g.get("state") == "Stable" and g
+
+        g = wait_for("the group stable in /v1/groups", stable)
+        assert len(g["members"]) == 1, g
+        member = g["members"][0]
+        assert member["client_id"] == "pytest-consumer", member
+        assert member["assignment"].get(TOPIC) == [0], member
+        assert any(group == x["group_id"] for x in dev.call("GET", "/v1/groups", want=200)["groups"])
+        c.commit({TopicPartition(TOPIC, 0): OffsetAndMetadata(1, "", -1)})
+
+        def committed():
+            offs = dev.call("GET", "/v1/groups/%s" % group).get("offsets") or []
+            return next((o for o in offs if o["topic"] == TOPIC and o["partition"] == 0 and o["offset"] == 1), None)
+
+        o = wait_for("the committed offset listed", committed)
+        assert o["lag"] == o["end_offset"] - 1 and o["end_offset"] >= 1, o
+    finally:
+        c.close()
