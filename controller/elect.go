@@ -278,6 +278,12 @@ func (c *Controller) rebalanceLoop() {
 	if every <= 0 {
 		every = defaultLeaderImbalanceCheckInterval
 	}
+	c.everyWhileActive(every, c.maybeBalanceLeaders)
+}
+
+// everyWhileActive runs fn every interval while this node is the active controller,
+// until the controller stops: the periodic tasks of QuorumController.
+func (c *Controller) everyWhileActive(every time.Duration, fn func()) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -286,7 +292,7 @@ func (c *Controller) rebalanceLoop() {
 			return
 		case <-t.C:
 			if c.IsActive() {
-				c.maybeBalanceLeaders()
+				fn()
 			}
 		}
 	}

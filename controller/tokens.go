@@ -293,18 +293,7 @@ func (c *Controller) tokenExpiryLoop() {
 	if every <= 0 {
 		every = defaultTokenExpiryCheckInterval
 	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-c.stop:
-			return
-		case <-t.C:
-			if c.IsActive() {
-				c.removeExpiredTokens()
-			}
-		}
-	}
+	c.everyWhileActive(every, c.removeExpiredTokens)
 }
 
 // removeExpiredTokens commits a RemoveDelegationTokenRecord for every expired token,
