@@ -314,10 +314,15 @@ func (c *Cluster) createUsers() error {
 	if b == nil {
 		return fmt.Errorf("creating the SCRAM users: no broker running")
 	}
-	req := kmsg.NewPtrAlterUserSCRAMCredentialsRequest()
 	var want []controller.ScramKey
-	for _, name := range slices.Sorted(maps.Keys(c.opts.users)) {
-		for _, m := range mechs {
+	ctx, cancel := c.ctx()
+	defer cancel()
+	// One request per mechanism: a request may name a user once only (Kafka's
+	// DUPLICATE_RESOURCE, "A user credential cannot be altered twice in the same
+	// request").
+	for _, m := range mechs {
+		req := kmsg.NewPtrAlterUserSCRAMCredentialsRequest()
+		for _, name := range slices.Sorted(maps.Keys(c.opts.users)) {
 			salt := make([]byte, 16)
 			if _, err := rand.Read(salt); err != nil {
 				return err
@@ -328,20 +333,18 @@ func (c *Cluster) createUsers() error {
 			req.Upsertions = append(req.Upsertions, u)
 			want = append(want, controller.ScramKey{User: name, Mechanism: m.Type()})
 		}
-	}
-	ctx, cancel := c.ctx()
-	defer cancel()
-	r, err := b.ControllerRequest(ctx, req)
-	if err != nil {
-		return fmt.Errorf("creating the SCRAM users: %w", err)
-	}
-	for _, res := range r.(*kmsg.AlterUserSCRAMCredentialsResponse).Results {
-		if err := kerr.ErrorForCode(res.ErrorCode); err != nil {
-			msg := ""
-			if res.ErrorMessage != nil {
-				msg = ": " + *res.ErrorMessage
+		r, err := b.ControllerRequest(ctx, req)
+		if err != nil {
+			return fmt.Errorf("creating the SCRAM users: %w", err)
+		}
+		for _, res := range r.(*kmsg.AlterUserSCRAMCredentialsResponse).Results {
+			if err := kerr.ErrorForCode(res.ErrorCode); err != nil {
+				msg := ""
+				if res.ErrorMessage != nil {
+					msg = ": " + *res.ErrorMessage
+				}
+				return fmt.Errorf("creating %s user %s: %w%s", m.Name(), res.User, err, msg)
 			}
-			return fmt.Errorf("creating SCRAM user %s: %w%s", res.User, err, msg)
 		}
 	}
 	return c.waitUntil(context.Background(), func() bool {

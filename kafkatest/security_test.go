@@ -58,12 +58,12 @@ func securedClient(t *testing.T, c *kafkatest.Cluster, tlsCfg *tls.Config, mech 
 func TestSASLSSLCluster(t *testing.T) {
 	t.Parallel()
 	c := kafkatest.NewCluster(t, kafkatest.WithBrokers(3), kafkatest.WithTopic("orders", 1, 3),
-		kafkatest.WithTLS(), kafkatest.WithSASL(kafkatest.SCRAMSHA512, kafkatest.PLAIN),
+		kafkatest.WithTLS(), kafkatest.WithSASL(kafkatest.SCRAMSHA512, kafkatest.PLAIN), kafkatest.WithSASL(kafkatest.SCRAMSHA256),
 		kafkatest.WithUser("alice", "alice-secret"), kafkatest.WithUsers(map[string]string{"bob": "bob-secret"}))
 	if got := c.SecurityProtocol(); got != "SASL_SSL" {
 		t.Fatalf("SecurityProtocol() = %q", got)
 	}
-	if got := c.SASLMechanisms(); len(got) != 2 || got[0] != "SCRAM-SHA-512" || got[1] != "PLAIN" {
+	if got := c.SASLMechanisms(); len(got) != 3 || got[0] != "SCRAM-SHA-512" || got[1] != "PLAIN" || got[2] != "SCRAM-SHA-256" {
 		t.Fatalf("SASLMechanisms() = %v", got)
 	}
 	if !strings.Contains(string(c.CACertPEM()), "BEGIN CERTIFICATE") {
@@ -78,7 +78,11 @@ func TestSASLSSLCluster(t *testing.T) {
 	if err := produceOne(t, bob, "orders", "plain"); err != nil {
 		t.Fatalf("PLAIN over TLS: %v", err)
 	}
-	c.WaitHighWatermark("orders", 0, 2)
+	bob256 := securedClient(t, c, c.TLSConfig(), scram.Auth{User: "bob", Pass: "bob-secret"}.AsSha256Mechanism())
+	if err := produceOne(t, bob256, "orders", "scram-256"); err != nil {
+		t.Fatalf("SCRAM-SHA-256 over TLS: %v", err)
+	}
+	c.WaitHighWatermark("orders", 0, 3)
 
 	for name, mech := range map[string]sasl.Mechanism{
 		"SCRAM": scram.Auth{User: "alice", Pass: "wrong"}.AsSha512Mechanism(),
@@ -108,7 +112,7 @@ func TestSASLSSLCluster(t *testing.T) {
 	if err := produceOne(t, alice, "orders", "on the restarted broker"); err != nil {
 		t.Fatalf("produce to restarted leader %d: %v", leader, err)
 	}
-	c.WaitHighWatermark("orders", 0, 4)
+	c.WaitHighWatermark("orders", 0, 5)
 }
 
 // TestTLSClientAuthWithACLs: client certificates required and the authorizer on. A
