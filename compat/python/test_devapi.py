@@ -20,7 +20,8 @@ import urllib.request
 import pytest
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 from kafka.admin import NewTopic
-from kafka.errors import KafkaConnectionError, KafkaTimeoutError, NotEnoughReplicasError, SaslAuthenticationFailedError
+from kafka.errors import (KafkaConnectionError, KafkaTimeoutError, NotEnoughReplicasError, RequestTimedOutError,
+                          SaslAuthenticationFailedError)
 from kafka.structs import OffsetAndMetadata, TopicPartition
 
 TOPIC = "orders"
@@ -314,6 +315,32 @@ def test_fault_delay_and_drop(dev):
     finally:
         p.close()
     dev.call("DELETE", "/v1/faults", want=200)
+
+
+def test_link_delay_and_cut(dev):
+    """A delay on the link between the clients and the leader holds the producer's
+    request and answer 800 ms each; a one-way cut from the clients to it makes a
+    producer that does not retry time out; healed, it writes again."""
+    leader = dev.partition()["leader"]
+    p = producer(dev, retries=0)
+    try:
+        p.send(TOPIC, b"before").get(timeout=60)
+        dev.call("POST", "/v1/links/delay", {"from": "clients", "to": leader, "delay_ms": 800}, want=200)
+        links = dev.call("GET", "/v1/links", want=200)["links"]
+        assert any(l["delay_ms"] == 800 and l["from"] == "clients" and l["to"] == leader for l in links), links
+        start = time.monotonic()
+        p.send(TOPIC, b"delayed").get(timeout=60)
+        took = time.monotonic() - start
+        assert took >= 1.6, "a produce over a link delayed 800 ms each way answered after %.2fs" % took
+        dev.call("POST", "/v1/links/heal", want=200)
+        dev.call("POST", "/v1/links/cut", {"from": "clients", "to": leader, "one_way": True}, want=200)
+        with pytest.raises((RequestTimedOutError, KafkaTimeoutError)):
+            p.send(TOPIC, b"cut").get(timeout=60)
+        dev.call("POST", "/v1/links/heal", want=200)
+        assert dev.call("GET", "/v1/links", want=200)["links"] == []
+        p.send(TOPIC, b"healed").get(timeout=60)
+    finally:
+        p.close()
 
 
 def test_shuffle_shutdown_elect_preferred(dev):
