@@ -194,3 +194,22 @@ func TestRefusedSecurityOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestSecuredSeparateControllers: ACLs with separate controllers (the controller-only
+// node logs in with the brokers' own user on its CONTROLLER listener) and a PLAIN
+// super user on SASL_PLAINTEXT; a restarted broker rejoins the ISR.
+func TestSecuredSeparateControllers(t *testing.T) {
+	t.Parallel()
+	c := kafkatest.NewCluster(t, kafkatest.WithBrokers(2), kafkatest.WithSeparateControllers(1), kafkatest.WithTopic("t", 1, 2),
+		kafkatest.WithSASL(kafkatest.PLAIN), kafkatest.WithUser("admin", "pw"), kafkatest.WithACLs("User:admin"))
+	admin := securedClient(t, c, nil, plain.Auth{User: "admin", Pass: "pw"}.AsMechanism())
+	if err := produceOne(t, admin, "t", "first"); err != nil {
+		t.Fatal(err)
+	}
+	c.Restart(1)
+	c.WaitISR("t", 0, 0, 1)
+	if err := produceOne(t, admin, "t", "second"); err != nil {
+		t.Fatal(err)
+	}
+	c.WaitHighWatermark("t", 0, 2)
+}
