@@ -37,6 +37,14 @@ func devPytestSuite() Suite {
 		{"test_kill_restart_follower", "kill and restart a follower: same port, caught up, back in the ISR"},
 		{"test_move_leader", "move the leader to a follower: the producer's next acks=all write goes to it"},
 		{"test_group_members", "a consumer group's member, its assignment and committed offset in /v1/groups"},
+		{"test_isolate_leader", "isolate the leader: acks=all fails over to the new leader, heal, back in the ISR"},
+		{"test_fault_delay_and_drop", "Produce delay and drop faults: the send held 1.5 s, then KafkaConnectionError, each fired once"},
+		{"test_link_delay_and_cut", "delay the clients' link to the leader (the send held), cut it one way (timeout), heal"},
+		{"test_shuffle_shutdown_elect_preferred", "shuffle leaders, controlled shutdown, restart, elect-preferred: the producer follows each move"},
+		{"test_shrink_isr", "shrink the ISR by a follower held back by a Fetch fault: acks=all without it, rejoins after"},
+		{"test_open_transaction", "a transactional producer's open transaction in /v1/transactions, gone once committed"},
+		{"test_status_page", "isolate a follower: the leader's status page, JSON and metrics show it under-replicated"},
+		{"test_secured_dev", "gokafkad dev --tls --sasl-users: SASL_SSL/SCRAM login with the CA file, wrong password refused, kill/restart"},
 	}
 	return devSuite("gokafkad dev (pytest)", cases, func(x *X) string { return x.pythonErr },
 		func(x *X, report string) (Cmd, error) {
@@ -51,6 +59,15 @@ func devJUnitSuite() Suite {
 		{"pauseFollower()", "pause a follower: acks=all waits until the ISR shrinks, resume rejoins"},
 		{"produceFault()", "Produce fault: NotEnoughReplicasException seen by the client, counted, deleted"},
 		{"killRestartFollower()", "kill and restart a follower: same port, caught up, back in the ISR"},
+		{"isolateFollower()", "isolate a follower: acks=all waits until the ISR shrinks, the links show the cut, heal rejoins"},
+		{"produceErrorInCallback()", "Produce error fault: the send callback sees InvalidRecordException (code 87), fired once"},
+		{"delayAndDropFaults()", "Produce delay and drop faults: the send held 1.5 s, a dropped connection retried (record-retry-total)"},
+		{"linkDelay()", "delay the clients' link to the leader: the send held both ways, /v1/links shows it, heal"},
+		{"moveLeaderShutdownElectPreferred()", "move-leader, controlled shutdown, restart, elect-preferred: the producer's metadata follows"},
+		{"shrinkIsr()", "shrink the ISR by a follower held back by a Fetch fault: acks=all without it, rejoins after"},
+		{"groupsAndTransactions()", "a consumer group's member in /v1/groups, an open transaction in /v1/transactions until committed"},
+		{"statusPage()", "isolate a follower: the leader's status page, JSON and metrics show it under-replicated"},
+		{"securedDev()", "gokafkad dev --tls --sasl-users: SASL_SSL/SCRAM-SHA-256 with the CA file, SaslAuthenticationException, kill/restart"},
 	}
 	return devSuite("gokafkad dev (JUnit)", cases, func(x *X) string {
 		if x.javaErr != nil {

@@ -5,7 +5,8 @@
 // written in any language. Everything is under /v1/ and answers JSON; an error is
 // {"error": "..."} with a 4xx or 5xx status:
 //
-//	GET    /v1/cluster                     nodes, addresses, roles, running / paused / fenced, links, active controller
+//	GET    /v1/cluster                     nodes, addresses, roles, running / paused / fenced, links, active controller,
+//	                                       security protocol, SASL mechanisms, CA file
 //	POST   /v1/brokers/{id}/{action}       kill | shutdown | restart | pause | resume | isolate | heal
 //	                                       (/v1/nodes/{id}/... is the same; id may be a controller's, or "clients" for isolate / heal)
 //	GET    /v1/links                       cut and delayed links
@@ -62,6 +63,9 @@ type API struct {
 	// register, and two of them at once on one node would both start it.
 	life sync.Mutex
 
+	// caFile is WithCAFile's path ("" when not given).
+	caFile string
+
 	mu struct {
 		sync.Mutex
 		// faults are every fault added through the API and not deleted, by id;
@@ -70,9 +74,19 @@ type API struct {
 	}
 }
 
+// Option configures New.
+type Option func(*API)
+
+// WithCAFile names the file that holds the cluster's CA certificate
+// (kafkatest.Cluster.CACertPEM), reported by GET /v1/cluster as ca_file.
+func WithCAFile(path string) Option { return func(a *API) { a.caFile = path } }
+
 // New returns the API of cluster c.
-func New(c *kafkatest.Cluster) *API {
+func New(c *kafkatest.Cluster, opts ...Option) *API {
 	a := &API{c: c, k: c.Controls(), mux: http.NewServeMux()}
+	for _, o := range opts {
+		o(a)
+	}
 	a.mu.faults = map[int64]*fault{}
 	m := a.mux
 	m.HandleFunc("GET /{$}", a.index)
@@ -265,8 +279,16 @@ type Node struct {
 
 // Cluster is GET /v1/cluster.
 type Cluster struct {
-	ClusterID        string   `json:"cluster_id"`
-	BootstrapServers string   `json:"bootstrap_servers"`
+	ClusterID        string `json:"cluster_id"`
+	BootstrapServers string `json:"bootstrap_servers"`
+	// SecurityProtocol is the client listener's: PLAINTEXT, SSL, SASL_PLAINTEXT or
+	// SASL_SSL (a client's security.protocol).
+	SecurityProtocol string `json:"security_protocol"`
+	// SASLMechanisms are the mechanisms clients may log in with ([] without SASL).
+	SASLMechanisms []string `json:"sasl_mechanisms"`
+	// CAFile is the PEM file of the CA that signed the brokers' certificates (with
+	// TLS, when the API was told it: WithCAFile).
+	CAFile           string   `json:"ca_file,omitempty"`
 	Brokers          []int32  `json:"brokers"`
 	Controllers      []int32  `json:"controllers"`
 	ActiveController int32    `json:"active_controller"`
@@ -327,12 +349,16 @@ func (a *API) links() []Link {
 func (a *API) getCluster(w http.ResponseWriter, r *http.Request) {
 	cl := Cluster{
 		BootstrapServers: strings.Join(a.c.Addrs(), ","),
-		Brokers:          a.c.BrokerIDs(), Controllers: a.c.ControllerIDs(),
+		SecurityProtocol: a.c.SecurityProtocol(), SASLMechanisms: a.c.SASLMechanisms(), CAFile: a.caFile,
+		Brokers: a.c.BrokerIDs(), Controllers: a.c.ControllerIDs(),
 		ActiveController: a.c.ActiveController(),
 		Nodes:            a.nodes(), Links: a.links(), Paused: a.k.Paused(), Faults: a.faultList(),
 	}
 	if cl.Paused == nil {
 		cl.Paused = []int32{}
+	}
+	if cl.SASLMechanisms == nil {
+		cl.SASLMechanisms = []string{}
 	}
 	if img := a.c.Image(); img != nil {
 		cl.ClusterID = img.ClusterID

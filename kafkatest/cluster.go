@@ -128,6 +128,14 @@ type options struct {
 	wait         time.Duration
 	// memory is WithMemoryLogs' (memlogs.go).
 	memory bool
+	// The security options (security.go): WithTLS, WithTLSClientAuth, WithSASL,
+	// WithUser, WithACLs; sec is the layout check makes of them (nil: PLAINTEXT only).
+	tls, clientAuth bool
+	mechanisms      []string
+	users           map[string]string
+	acls            bool
+	superUsers      []string
+	sec             *security
 }
 
 type topicSpec struct {
@@ -229,9 +237,10 @@ type node struct {
 	b *server.Broker
 	// addr is the broker's client address, fixed by its first start.
 	addr string
-	// prebound is a voter's controller listener from start until the node's first
-	// start takes it (listen).
-	prebound net.Listener
+	// prebound are the listeners start bound before any node started (a voter's
+	// CONTROLLER, a secured broker's BROKER), by listener name, until the node's
+	// first start takes them (listen).
+	prebound map[string]net.Listener
 }
 
 func (n *node) running() *server.Broker {
@@ -263,6 +272,9 @@ func NewCluster(t TB, opts ...Option) *Cluster {
 		if c, err = start(t, o); err == nil {
 			t.Cleanup(c.close)
 			if err = c.createTopics(); err != nil {
+				t.Fatalf("kafkatest: %v", err)
+			}
+			if err = c.createUsers(); err != nil {
 				t.Fatalf("kafkatest: %v", err)
 			}
 			return c
@@ -321,7 +333,7 @@ func (o *options) check() error {
 			return fmt.Errorf("WithTopic(%q, %d, %d): needs a name, at least 1 partition and 1 <= rf <= %d brokers", tp.name, tp.partitions, tp.rf, o.brokers)
 		}
 	}
-	return nil
+	return o.checkSecurity()
 }
 
 // start lays out the nodes in a fresh data dir and starts them: separate controllers
@@ -339,16 +351,30 @@ func start(t TB, o options) (*Cluster, error) {
 	}
 	for i := 0; i < o.brokers; i++ {
 		c.ids = append(c.ids, int32(i))
-		c.nodes[int32(i)] = &node{id: int32(i), net: c.net, broker: true, voter: o.controllers == 0 && i < o.voters}
+		c.nodes[int32(i)] = &node{id: int32(i), net: c.net, broker: true, voter: o.controllers == 0 && i < o.voters, prebound: map[string]net.Listener{}}
 	}
 	for i := 0; i < o.controllers; i++ {
 		id := int32(SeparateControllerIDBase + i)
 		c.ids = append(c.ids, id)
-		c.nodes[id] = &node{id: id, net: c.net, voter: true}
+		c.nodes[id] = &node{id: id, net: c.net, voter: true, prebound: map[string]net.Listener{}}
 	}
 	ports := map[int32]int{}
+	brokerPorts := map[int32]int{}
 	var voters []string
 	for _, id := range c.ids {
+		if n := c.nodes[id]; n.broker && o.sec != nil {
+			// A secured broker's BROKER listener: bound now, as a voter's
+			// CONTROLLER below, so that its port is in its listeners (and the same
+			// at every restart) without a search for a free one.
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				c.closePrebound()
+				return nil, err
+			}
+			n.prebound[BrokerListener] = ln
+			brokerPorts[id] = ln.Addr().(*net.TCPAddr).Port
+			c.net.addAddr(ln.Addr().String(), id)
+		}
 		if n := c.nodes[id]; n.voter {
 			// Bound now and handed to the node at its start (Hooks.Listen), so every
 			// voter can reach every other from its first Raft message on, whichever
@@ -359,7 +385,7 @@ func start(t TB, o options) (*Cluster, error) {
 				c.closePrebound()
 				return nil, err
 			}
-			n.prebound = ln
+			n.prebound["CONTROLLER"] = ln
 			p := ln.Addr().(*net.TCPAddr).Port
 			ports[id] = p
 			voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", id, p))
@@ -367,18 +393,37 @@ func start(t TB, o options) (*Cluster, error) {
 		}
 	}
 	allProps := map[int32]map[string]string{}
+	client, internal := "PLAINTEXT", "PLAINTEXT"
+	if o.sec != nil {
+		client, internal = o.sec.protocol, o.sec.internal
+	}
 	for _, id := range c.ids {
 		n := c.nodes[id]
 		props := maps.Clone(testDefaults)
+		if o.sec != nil {
+			maps.Copy(props, o.sec.defaults)
+		}
 		maps.Copy(props, o.props)
+		if o.sec != nil {
+			maps.Copy(props, o.sec.props)
+		}
 		props["node.id"] = strconv.Itoa(int(id))
 		props["controller.quorum.voters"] = strings.Join(voters, ",")
 		props["controller.listener.names"] = "CONTROLLER"
-		props["listener.security.protocol.map"] = "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
+		props["listener.security.protocol.map"] = client + ":" + client + ",CONTROLLER:" + internal
 		props["log.dirs"] = filepath.Join(dir, fmt.Sprintf("node-%d", id))
+		if o.sec != nil {
+			props["listener.security.protocol.map"] += "," + BrokerListener + ":" + internal
+		}
 		var roles, listeners []string
 		if n.broker {
-			roles, listeners = append(roles, "broker"), append(listeners, "PLAINTEXT://127.0.0.1:0")
+			// The client listener first: Config.Listen (random or WithBrokerPorts)
+			// binds it, and Addr is its address.
+			roles, listeners = append(roles, "broker"), append(listeners, client+"://127.0.0.1:0")
+			if o.sec != nil {
+				listeners = append(listeners, fmt.Sprintf("%s://127.0.0.1:%d", BrokerListener, brokerPorts[id]))
+				props["inter.broker.listener.name"] = BrokerListener
+			}
 		}
 		if n.voter {
 			roles, listeners = append(roles, "controller"), append(listeners, fmt.Sprintf("CONTROLLER://127.0.0.1:%d", ports[id]))
@@ -448,13 +493,13 @@ func parseConfigs(ids []int32, props map[int32]map[string]string) (map[int32]*co
 	return out, errors.Join(errs...)
 }
 
-// listen is the node's Hooks.Listen: its controller listener, bound by start, the
+// listen is the node's Hooks.Listen: the listener start bound for it (prebound) the
 // first time; a new listener on the same address after that (Restart).
 func (n *node) listen(name, addr string) (net.Listener, error) {
 	n.mu.Lock()
-	ln := n.prebound
-	if ln != nil && name == "CONTROLLER" && ln.Addr().String() == addr {
-		n.prebound = nil
+	ln := n.prebound[name]
+	if ln != nil && ln.Addr().String() == addr {
+		delete(n.prebound, name)
 		n.mu.Unlock()
 		return ln, nil
 	}
@@ -466,9 +511,9 @@ func (n *node) listen(name, addr string) (net.Listener, error) {
 func (c *Cluster) closePrebound() {
 	for _, n := range c.nodes {
 		n.mu.Lock()
-		if n.prebound != nil {
-			n.prebound.Close()
-			n.prebound = nil
+		for name, ln := range n.prebound {
+			ln.Close()
+			delete(n.prebound, name)
 		}
 		n.mu.Unlock()
 	}
@@ -653,6 +698,16 @@ func (c *Cluster) runningNodes() []*server.Broker {
 // ctx returns a context bounded by the wait timeout.
 func (c *Cluster) ctx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), c.opts.wait)
+}
+
+// anyBroker returns the first running broker (nil when none runs).
+func (c *Cluster) anyBroker() *server.Broker {
+	for _, id := range c.BrokerIDs() {
+		if b := c.nodes[id].running(); b != nil {
+			return b
+		}
+	}
+	return nil
 }
 
 // ids returns a sorted copy of ids.

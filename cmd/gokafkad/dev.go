@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -31,6 +32,7 @@ import (
 )
 
 const devUsage = `usage: gokafkad dev [--brokers N] [--controllers N] [--port P] [--http ADDR] [--data DIR] [--override key=value ...]
+                    [--tls] [--sasl-users user:pass,...] [--sasl-mechanism M,...] [--super-users User:a,...]
 
 Starts a whole cluster in this process: brokers 0..N-1 on 127.0.0.1:P, P+1, ...;
 the HTTP/JSON control API, the status pages and the metrics on ADDR. Ctrl-C or
@@ -47,6 +49,12 @@ type devOptions struct {
 	data        string
 	asVersion   string
 	overrides   map[string]string
+	// The client listener's security: TLS (certificates made at start, the CA
+	// written to ca.pem in the data dir), SASL users and mechanisms, ACLs.
+	tls        bool
+	users      map[string]string
+	mechanisms []string
+	superUsers []string
 }
 
 // parseDevFlags reads gokafkad dev's command line; an unknown flag or an argument
@@ -68,6 +76,34 @@ func parseDevFlags(args []string) (devOptions, error) {
 		o.overrides[k] = v
 		return nil
 	})
+	fs.BoolVar(&o.tls, "tls", false, "serve clients over TLS (SSL, or SASL_SSL with --sasl-users), with a CA and broker certificates made at start; the CA is written to ca.pem in the data directory")
+	fs.Func("sasl-users", "SASL users as user:password,... (SASL_PLAINTEXT, or SASL_SSL with --tls)", func(s string) error {
+		if o.users == nil {
+			o.users = map[string]string{}
+		}
+		for _, up := range strings.Split(s, ",") {
+			u, p, ok := strings.Cut(up, ":")
+			if !ok || u == "" {
+				return fmt.Errorf("%q is not user:password", up)
+			}
+			o.users[u] = p
+		}
+		return nil
+	})
+	fs.Func("sasl-mechanism", "the SASL mechanisms, comma-separated, of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (default: all three)", func(s string) error {
+		for _, m := range strings.Split(s, ",") {
+			m = strings.ToUpper(strings.TrimSpace(m))
+			if m != kafkatest.PLAIN && m != kafkatest.SCRAMSHA256 && m != kafkatest.SCRAMSHA512 {
+				return fmt.Errorf("%q: gokafkad dev serves PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512", m)
+			}
+			o.mechanisms = append(o.mechanisms, m)
+		}
+		return nil
+	})
+	fs.Func("super-users", "turn the StandardAuthorizer on with these super users (User:admin,...); everyone else needs ACLs", func(s string) error {
+		o.superUsers = append(o.superUsers, strings.Split(s, ",")...)
+		return nil
+	})
 	fs.StringVar(&o.asVersion, "as-version", "", "pretend to be this Apache Kafka release (2.8, 3.0 to 4.4): list and accept only the API versions its broker served (gokafkad.as.version)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -77,6 +113,12 @@ func parseDevFlags(args []string) (devOptions, error) {
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("dev: unexpected argument %q\n%s", fs.Arg(0), devUsage)
+	}
+	if len(o.mechanisms) > 0 && len(o.users) == 0 {
+		return o, fmt.Errorf("dev: --sasl-mechanism without --sasl-users: nobody could log in")
+	}
+	if len(o.users) > 0 && len(o.mechanisms) == 0 {
+		o.mechanisms = []string{kafkatest.PLAIN, kafkatest.SCRAMSHA256, kafkatest.SCRAMSHA512}
 	}
 	if _, ok := o.overrides[config.HTTPListenerKey]; ok {
 		return o, fmt.Errorf("dev: --override %s: gokafkad dev gives every node its own HTTP listener, served under --http at /nodes/{id}/", config.HTTPListenerKey)
@@ -140,6 +182,15 @@ func dev(ctx context.Context, args []string, out io.Writer, logger zerolog.Logge
 	if o.controllers != 0 {
 		opts = append(opts, kafkatest.WithSeparateControllers(o.controllers))
 	}
+	if o.tls {
+		opts = append(opts, kafkatest.WithTLS())
+	}
+	if len(o.users) > 0 {
+		opts = append(opts, kafkatest.WithSASL(o.mechanisms...), kafkatest.WithUsers(o.users))
+	}
+	if len(o.superUsers) > 0 {
+		opts = append(opts, kafkatest.WithACLs(o.superUsers...))
+	}
 	tb := &devTB{data: o.data}
 	defer tb.cleanup()
 	t0 := time.Now()
@@ -147,7 +198,20 @@ func dev(ctx context.Context, args []string, out io.Writer, logger zerolog.Logge
 	if err != nil {
 		return fmt.Errorf("dev: %w", err)
 	}
-	srv := &http.Server{Handler: devapi.New(c), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10}
+	dataDir := o.data
+	if dataDir == "" && len(tb.temp) > 0 {
+		dataDir = tb.temp[len(tb.temp)-1] // the one the cluster started on
+	}
+	var apiOpts []devapi.Option
+	caFile := ""
+	if pem := c.CACertPEM(); pem != nil {
+		caFile = filepath.Join(dataDir, "ca.pem")
+		if err := os.WriteFile(caFile, pem, 0o644); err != nil {
+			return fmt.Errorf("dev: writing the CA: %w", err)
+		}
+		apiOpts = append(apiOpts, devapi.WithCAFile(caFile))
+	}
+	srv := &http.Server{Handler: devapi.New(c, apiOpts...), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 
@@ -158,6 +222,19 @@ func dev(ctx context.Context, args []string, out io.Writer, logger zerolog.Logge
 	}
 	fmt.Fprintf(out, "gokafkad dev: %d brokers %v, %s, in this process; ready in %v\n", len(c.BrokerIDs()), c.BrokerIDs(), roles, time.Since(t0).Round(time.Millisecond))
 	fmt.Fprintf(out, "bootstrap servers: %s\n", strings.Join(c.Addrs(), ","))
+	if p := c.SecurityProtocol(); p != "PLAINTEXT" || len(o.superUsers) > 0 {
+		sec := "security protocol: " + p
+		if m := c.SASLMechanisms(); len(m) > 0 {
+			sec += " (SASL " + strings.Join(m, ", ") + ")"
+		}
+		if len(o.superUsers) > 0 {
+			sec += ", ACLs on, super users " + strings.Join(o.superUsers, ", ")
+		}
+		fmt.Fprintln(out, sec)
+	}
+	if caFile != "" {
+		fmt.Fprintf(out, "CA: %s\n", caFile)
+	}
 	fmt.Fprintf(out, "control API: %s/v1/cluster\n", url)
 	fmt.Fprintf(out, "status pages: %s/\n", url)
 	if o.data != "" {
