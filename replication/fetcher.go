@@ -192,6 +192,9 @@ type fetcher struct {
 	// storage error is sticky; each is retried every backoff): the first, then one
 	// per 10 s with a count (issue 15).
 	appendFailures lograte.Limiter
+	// refusals bounds the lines of whole fetches the leader refuses (an injected
+	// fault, an authorization error): one per backoff otherwise.
+	refusals lograte.Limiter
 }
 
 func newFetcher(m *FetcherManager, leader int32, id int) *fetcher {
@@ -370,10 +373,16 @@ func (f *fetcher) processResponse(ep *LeaderEndpoint, resp *kmsg.FetchResponse) 
 		case kerr.FetchSessionIDNotFound.Code, kerr.InvalidFetchSessionEpoch.Code:
 			f.log.Info().Str("error", kerr.ErrorForCode(resp.ErrorCode).Error()).Msg("fetch session lost on the leader; starting a new one")
 		default:
-			f.log.Warn().Str("error", kerr.ErrorForCode(resp.ErrorCode).Error()).Msg("fetch refused by the leader")
+			if ok, n := f.refusals.Fail(time.Now()); ok {
+				f.log.Warn().Str("error", kerr.ErrorForCode(resp.ErrorCode).Error()).
+					Int("refusals_not_logged", n).Msg("fetch refused by the leader")
+			}
 			f.sleep(time.Duration(f.m.cfg.BackoffMs) * time.Millisecond)
 		}
 		return
+	}
+	if ended, n := f.refusals.OK(); ended {
+		f.log.Info().Int("refusals", n).Msg("the leader answers fetches again")
 	}
 	var outOfRange []*fetchState
 	f.mu.Lock()
