@@ -92,6 +92,9 @@ func main() {
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	go func() {
 		<-sigs
+		if err := restoreClock(); err != nil {
+			log.Print(err)
+		}
 		if cfg.netns {
 			(&network{tag: fmt.Sprintf("gkc%d", tag), bridge: fmt.Sprintf("gkc%dbr", tag)}).teardown()
 		}
@@ -122,6 +125,9 @@ func main() {
 		if !ok || !found || err != nil {
 			log.Fatalf("-replay %q: want fault:seed with a known fault", *replay)
 		}
+		if why := cannotRun(f, cfg.netns); why != "" {
+			log.Fatalf("-replay %s: %s", name, why)
+		}
 		plan = append(plan, planned{f, n})
 		cfg.runs = 1
 	default:
@@ -137,7 +143,8 @@ func main() {
 			if re != nil && !re.MatchString(f.name) {
 				continue
 			}
-			if (f.netns && !cfg.netns) || (f.root && os.Geteuid() != 0) {
+			if why := cannotRun(f, cfg.netns); why != "" {
+				log.Printf("chaos: skipping %s: %s", f.name, why)
 				skipped = append(skipped, f.name)
 				continue
 			}
@@ -152,6 +159,13 @@ func main() {
 	}
 	log.Printf("chaos: %d runs (%d controllers, %s); campaign seed %d", len(plan), cfg.controllers, netDesc, base)
 
+	// However the campaign ends (a panic included), the wall clock goes back to the
+	// true time; the signal handler does the same on SIGINT/SIGTERM.
+	defer func() {
+		if err := restoreClock(); err != nil {
+			log.Print(err)
+		}
+	}()
 	started := time.Now()
 	var results []result
 	for i, p := range plan {
@@ -187,7 +201,8 @@ func main() {
 	})
 	if *out != "" {
 		if err := os.WriteFile(*out, []byte(rep), 0o644); err != nil {
-			log.Fatal(err)
+			log.Print(err)
+			exit(1)
 		}
 		log.Printf("wrote %s", *out)
 	} else {
@@ -195,9 +210,32 @@ func main() {
 	}
 	for _, r := range results {
 		if r.f.total() > 0 {
-			os.Exit(1)
+			exit(1)
 		}
 	}
+}
+
+// exit restores the wall clock (os.Exit runs no deferred call) and exits.
+func exit(code int) {
+	if err := restoreClock(); err != nil {
+		log.Print(err)
+	}
+	os.Exit(code)
+}
+
+// cannotRun says why fault f cannot run here, or "".
+func cannotRun(f fault, netns bool) string {
+	switch {
+	case f.netns && !netns:
+		return "it needs network namespaces (root, or -net netns)"
+	case f.root && os.Geteuid() != 0:
+		return "it mounts a file system (needs root)"
+	case f.clock:
+		if err := canStepClock(); err != nil {
+			return err.Error()
+		}
+	}
+	return ""
 }
 
 // shortFaults is the short campaign's two fault kinds: a leader killed (a crash:

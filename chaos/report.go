@@ -103,7 +103,7 @@ func report(results []result, in reportInfo) string {
 		"timeout, the session timeout at the controller — and a connection that lived through a partition resumes at " +
 		"its next TCP retransmission after the heal, which is why recovery after a partition takes seconds.\n")
 	if len(in.skipped) > 0 {
-		p("\nNot run (they need network namespaces or a mount, i.e. root): %s.\n", strings.Join(in.skipped, ", "))
+		p("\nNot run here (they need network namespaces, a mount or CAP_SYS_TIME, i.e. root): %s.\n", strings.Join(in.skipped, ", "))
 	}
 
 	p("\n## What each fault does\n\n")
@@ -125,6 +125,8 @@ func report(results []result, in reportInfo) string {
 		{partialTxn, "a transaction whose commit was not confirmed, with some but not all of its records visible"},
 		{nonmonotonic, "a consumer's offsets in a partition going back (group consumers: within one assignment; a rebalance may rewind to the committed offset)"},
 		{pollSkip, "an assigned consumer jumping over a record the final read at its isolation level shows between two it read"},
+		{wrongTimestamp, "a record of the final read whose timestamp is not the CreateTime its producer gave it (the topics use CreateTime)"},
+		{timestampLookup, "ListOffsets by timestamp (read_uncommitted, to each partition's leader, for timestamps of random records, one millisecond either side, the ends and MAX_TIMESTAMP) answering other than the final log: the earliest offset whose record's timestamp is at or after the one asked for, however the timestamps are ordered (a clock stepped back makes them go back), or a record with the largest timestamp"},
 		{replicaDivergence, "two brokers' segment files differing in a record batch below the high watermark, or a replica ending below it"},
 		{crash, "a gokafkad process found dead that the fault had not killed (checked by the faults that could make one die, and for every node before the final stop), with its last log lines"},
 		{harness, "the run could not be finished (the cluster did not heal within 60 s, a final read stalled); the run counts as failed"},
