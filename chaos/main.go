@@ -167,6 +167,7 @@ func main() {
 		}
 	}()
 	started := time.Now()
+	commit, date := gitCommit(), started.UTC().Format("2006-01-02")
 	var results []result
 	for i, p := range plan {
 		res := runOne(cfg, p.f, p.seed, tag)
@@ -198,6 +199,7 @@ func main() {
 	rep := report(results, reportInfo{
 		base: base, runs: cfg.runs, controllers: cfg.controllers, net: netDesc, short: *short,
 		skipped: skipped, took: time.Since(started), phases: cfg.phases, replay: *replay != "",
+		commit: commit, date: date,
 	})
 	if *out != "" {
 		if err := os.WriteFile(*out, []byte(rep), 0o644); err != nil {
