@@ -57,8 +57,26 @@ func main() {
 		keep        = flag.Bool("keep", false, "keep the data dirs and logs of runs that found anomalies")
 		keepAll     = flag.Bool("keep-all", false, "keep the data dirs and logs of every run")
 		verbose     = flag.Bool("v", false, "log each run's fault as it happens")
+		merges      []string
 	)
+	flag.Func("merge", "a report this tool wrote (repeatable): write one report of its fault kinds' rows and this campaign's, a later report's or this campaign's kind replacing an earlier one's; with no -faults, -replay or -short nothing runs", func(s string) error {
+		merges = append(merges, s)
+		return nil
+	})
 	flag.Parse()
+	var merged []*doc
+	for _, name := range merges {
+		text, err := os.ReadFile(name)
+		if err != nil {
+			log.Fatal(err)
+		}
+		d, err := parseReport(string(text))
+		if err != nil {
+			log.Fatalf("-merge %s: %v", name, err)
+		}
+		merged = append(merged, d)
+	}
+	mergeOnly := len(merges) > 0 && *only == "" && *replay == "" && !*short
 	log.SetFlags(log.Ltime)
 
 	cfg := config{runs: *runs, controllers: *controllers, keep: *keep || *keepAll, keepAll: *keepAll, verbose: *verbose,
@@ -118,6 +136,7 @@ func main() {
 		cfg.phases = phases{warmup: 2 * time.Second, recovery: 4 * time.Second}
 	}
 	switch {
+	case mergeOnly:
 	case *replay != "":
 		name, s, ok := strings.Cut(*replay, ":")
 		f, found := faultNamed(name)
@@ -157,7 +176,11 @@ func main() {
 	if cfg.netns {
 		netDesc = "a network namespace per node"
 	}
-	log.Printf("chaos: %d runs (%d controllers, %s); campaign seed %d", len(plan), cfg.controllers, netDesc, base)
+	if mergeOnly {
+		log.Printf("chaos: merging %d reports, running nothing", len(merges))
+	} else {
+		log.Printf("chaos: %d runs (%d controllers, %s); campaign seed %d", len(plan), cfg.controllers, netDesc, base)
+	}
 
 	// However the campaign ends (a panic included), the wall clock goes back to the
 	// true time; the signal handler does the same on SIGINT/SIGTERM.
@@ -196,11 +219,21 @@ func main() {
 		os.RemoveAll(cfg.workDir)
 	}
 
-	rep := report(results, reportInfo{
+	d := docOf(results, reportInfo{
 		base: base, runs: cfg.runs, controllers: cfg.controllers, net: netDesc, short: *short,
 		skipped: skipped, took: time.Since(started), phases: cfg.phases, replay: *replay != "",
 		commit: commit, date: date,
 	})
+	if len(merged) > 0 {
+		if len(d.kinds) > 0 {
+			merged = append(merged, d)
+		}
+		if d, err = mergeDocs(commit, date, merged...); err != nil {
+			log.Print(err)
+			exit(1)
+		}
+	}
+	rep := render(d)
 	if *out != "" {
 		if err := os.WriteFile(*out, []byte(rep), 0o644); err != nil {
 			log.Print(err)
