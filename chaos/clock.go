@@ -32,6 +32,8 @@ var wallClock struct {
 	// base is time.Now() just before the first step (its monotonic reading is what
 	// restore counts from); zero while the clock is not stepped.
 	base time.Time
+	// closed: the campaign is ending (restoreClockForGood); no more steps.
+	closed bool
 }
 
 // canStepClock says whether this process holds CAP_SYS_TIME.
@@ -61,6 +63,9 @@ func stepClock(d time.Duration) error {
 	}
 	wallClock.mu.Lock()
 	defer wallClock.mu.Unlock()
+	if wallClock.closed {
+		return errors.New("the campaign is ending: the clock stays where it is")
+	}
 	if wallClock.base.IsZero() {
 		wallClock.base = time.Now()
 	}
@@ -90,6 +95,15 @@ func restoreClock() error {
 	}
 	wallClock.base = time.Time{}
 	return nil
+}
+
+// restoreClockForGood restores the clock and refuses any later step: for the exits
+// (a signal's handler runs while the run's goroutine may still be stepping).
+func restoreClockForGood() error {
+	wallClock.mu.Lock()
+	wallClock.closed = true
+	wallClock.mu.Unlock()
+	return restoreClock()
 }
 
 // clockOffset is how far the wall clock is now from the true time (zero when this

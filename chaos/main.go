@@ -110,7 +110,7 @@ func main() {
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	go func() {
 		<-sigs
-		if err := restoreClock(); err != nil {
+		if err := restoreClockForGood(); err != nil {
 			log.Print(err)
 		}
 		if cfg.netns {
@@ -185,7 +185,7 @@ func main() {
 	// However the campaign ends (a panic included), the wall clock goes back to the
 	// true time; the signal handler does the same on SIGINT/SIGTERM.
 	defer func() {
-		if err := restoreClock(); err != nil {
+		if err := restoreClockForGood(); err != nil {
 			log.Print(err)
 		}
 	}()
@@ -252,7 +252,7 @@ func main() {
 
 // exit restores the wall clock (os.Exit runs no deferred call) and exits.
 func exit(code int) {
-	if err := restoreClock(); err != nil {
+	if err := restoreClockForGood(); err != nil {
 		log.Print(err)
 	}
 	os.Exit(code)

@@ -167,3 +167,20 @@ func firstDiff(a, b string) string {
 	}
 	return "one is a prefix of the other"
 }
+
+// The format before "ran at" (what the tool at dace435 writes), with anomalies: one
+// more blank line before the runs, no campaign column.
+func TestParseV1Anomalies(t *testing.T) {
+	v2 := report(fakeResults("kill-leader"), fakeInfo(42, "abc1234"))
+	v1 := strings.Replace(v2, summaryV2, summaryV1, 1)
+	v1 = strings.Replace(v1, "|---|---|---:|", "|---|---:|", 1)
+	v1 = strings.ReplaceAll(v1, " | abc1234, 2026-12-02 | ", " | ")
+	v1 = strings.Replace(v1, "\n## Runs", "\n\n## Runs", 1)
+	d, err := parseReport(v1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := render(d); got != v2 {
+		t.Fatalf("v1 report renders otherwise than its v2 form:\n%s", firstDiff(v2, got))
+	}
+}
