@@ -94,6 +94,7 @@ type doc struct {
 	kinds       []*kindRows
 	skipped     []string  // fault kinds this campaign could not run here
 	merged      *campaign // set on a merged report: when and where the merge was made
+	own         *campaign // the campaign that made the doc (docOf), named even when it ran nothing
 }
 
 // docOf turns a campaign's results into a doc.
@@ -107,7 +108,7 @@ func docOf(results []result, in reportInfo) *doc {
 	}
 	camp := &campaign{date: in.date, commit: in.commit, mode: mode, seed: in.base, took: in.took.Round(time.Second).String(),
 		checks: slices.Clone(anomalyKinds)}
-	d := &doc{controllers: in.controllers, net: in.net, phases: in.phases, short: in.short, replay: in.replay, skipped: in.skipped}
+	d := &doc{controllers: in.controllers, net: in.net, phases: in.phases, short: in.short, replay: in.replay, skipped: in.skipped, own: camp}
 	byFault := map[string]*kindRows{}
 	type sums struct {
 		before, during, after float64
@@ -258,9 +259,12 @@ func render(d *doc) string {
 	camps := d.campaigns()
 	p("# Reliability: the fault campaign\n\n")
 	if d.merged == nil {
-		c := &campaign{}
+		c := d.own
 		if len(camps) > 0 {
 			c = camps[0]
+		}
+		if c == nil {
+			c = &campaign{}
 		}
 		p("%s %s.\n\n", generatedBy, campaignLine(c))
 	} else {
