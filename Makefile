@@ -65,9 +65,9 @@ compat:
 
 ## chaos: the fault campaign — real processes, one fault kind per run (kill -9, SIGSTOP,
 ## network partitions and controller splits in network namespaces and full disks on
-## tmpfs when run as root, torn segment tails), Jepsen's Kafka checks afterwards; writes
-## RELIABILITY.md (CHAOSARGS=-runs=20 for the full campaign, -faults=REGEXP,
-## -replay=fault:seed)
+## tmpfs and wall-clock steps when run as root, torn segment tails), Jepsen's Kafka
+## checks afterwards; writes RELIABILITY.md (CHAOSARGS=-runs=20 for the full campaign,
+## -faults=REGEXP, -replay=fault:seed, -merge=REPORT to keep an earlier report's rows)
 chaos: build
 	$(GO) run ./chaos -bin bin/gokafkad -out RELIABILITY.md $(CHAOSARGS)
 

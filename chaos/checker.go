@@ -21,13 +21,15 @@ const (
 	nonmonotonic      = "nonmonotonic-poll"    // a consumer's offsets went back within an assignment
 	pollSkip          = "poll-skip"            // an assigned consumer jumped over a visible record
 	replicaDivergence = "replica-divergence"   // replicas differ below the high watermark
+	wrongTimestamp    = "wrong-timestamp"      // a record's timestamp is not the CreateTime its producer gave it
+	timestampLookup   = "timestamp-lookup"     // ListOffsets by timestamp disagrees with the final log
 	crash             = "crash"                // a process died that no fault killed
 	harness           = "harness"              // the run could not finish (final read stalled, cluster never healed)
 )
 
 // anomalyKinds orders the kinds in reports.
 var anomalyKinds = []string{lostWrite, lostCommitted, duplicate, inconsistent, readLost, phantom, abortedRead,
-	partialTxn, nonmonotonic, pollSkip, replicaDivergence, crash, harness}
+	partialTxn, nonmonotonic, pollSkip, wrongTimestamp, timestampLookup, replicaDivergence, crash, harness}
 
 // findings collects anomalies: a count per kind and a few examples each.
 type findings struct {
@@ -128,6 +130,11 @@ func check(h *history, ru, rc map[tp][]logRec, f *findings) {
 			f.add(inconsistent, "%q acknowledged at %s offset %d is at offset %v", w.value, t, w.offset, offs)
 		case w.txn < 0 && !visibleRC[w.value]:
 			f.add(lostWrite, "%q acknowledged at %s offset %d is invisible to read_committed", w.value, t, w.offset)
+		default:
+			// The topics use CreateTime: the broker keeps the producer's timestamp.
+			if got := logAt[t][w.offset]; got.ts != w.ts {
+				f.add(wrongTimestamp, "%q at %s offset %d has timestamp %d; its producer gave it %d", w.value, t, w.offset, got.ts, w.ts)
+			}
 		}
 	}
 

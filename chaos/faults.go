@@ -23,6 +23,9 @@ type fault struct {
 	about string // for the report
 	netns bool   // needs the namespaced network
 	root  bool   // needs root (it mounts file systems)
+	clock bool   // steps the system clock (needs CAP_SYS_TIME)
+	// topicConfigs are set on the workload's topics beyond min.insync.replicas.
+	topicConfigs map[string]string
 	// setup, when set, runs on the run's nodes before they start.
 	setup func(t *runT, c *integration.Cluster)
 	do    func(r *runCtx) string

@@ -27,6 +27,7 @@ func (t tp) String() string { return fmt.Sprintf("%s/%d", t.topic, t.partition) 
 // kept so that the read knows it reached the end.
 type logRec struct {
 	offset  int64
+	ts      int64 // the record's timestamp (ms)
 	value   string
 	control bool
 	commit  bool // a control record's type: COMMIT (else ABORT)
@@ -115,7 +116,7 @@ func finalRead(seeds []string, committed bool, ends map[tp]int64, d time.Duratio
 		cancel()
 		fs.EachRecord(func(r *kgo.Record) {
 			t := tp{r.Topic, r.Partition}
-			lr := logRec{offset: r.Offset, value: string(r.Value), control: r.Attrs.IsControl(), pid: r.ProducerID, epoch: r.ProducerEpoch}
+			lr := logRec{offset: r.Offset, ts: r.Timestamp.UnixMilli(), value: string(r.Value), control: r.Attrs.IsControl(), pid: r.ProducerID, epoch: r.ProducerEpoch}
 			// A control record's key is version int16, type int16 (0 ABORT, 1 COMMIT).
 			lr.commit = lr.control && len(r.Key) >= 4 && binary.BigEndian.Uint16(r.Key[2:4]) == 1
 			out[t] = append(out[t], lr)

@@ -57,8 +57,26 @@ func main() {
 		keep        = flag.Bool("keep", false, "keep the data dirs and logs of runs that found anomalies")
 		keepAll     = flag.Bool("keep-all", false, "keep the data dirs and logs of every run")
 		verbose     = flag.Bool("v", false, "log each run's fault as it happens")
+		merges      []string
 	)
+	flag.Func("merge", "a report this tool wrote (repeatable): write one report of its fault kinds' rows and this campaign's, a later report's or this campaign's kind replacing an earlier one's; with no -faults, -replay or -short nothing runs", func(s string) error {
+		merges = append(merges, s)
+		return nil
+	})
 	flag.Parse()
+	var merged []*doc
+	for _, name := range merges {
+		text, err := os.ReadFile(name)
+		if err != nil {
+			log.Fatal(err)
+		}
+		d, err := parseReport(string(text))
+		if err != nil {
+			log.Fatalf("-merge %s: %v", name, err)
+		}
+		merged = append(merged, d)
+	}
+	mergeOnly := len(merges) > 0 && *only == "" && *replay == "" && !*short
 	log.SetFlags(log.Ltime)
 
 	cfg := config{runs: *runs, controllers: *controllers, keep: *keep || *keepAll, keepAll: *keepAll, verbose: *verbose,
@@ -92,6 +110,9 @@ func main() {
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	go func() {
 		<-sigs
+		if err := restoreClockForGood(); err != nil {
+			log.Print(err)
+		}
 		if cfg.netns {
 			(&network{tag: fmt.Sprintf("gkc%d", tag), bridge: fmt.Sprintf("gkc%dbr", tag)}).teardown()
 		}
@@ -115,12 +136,16 @@ func main() {
 		cfg.phases = phases{warmup: 2 * time.Second, recovery: 4 * time.Second}
 	}
 	switch {
+	case mergeOnly:
 	case *replay != "":
 		name, s, ok := strings.Cut(*replay, ":")
 		f, found := faultNamed(name)
 		n, err := strconv.ParseUint(s, 10, 64)
 		if !ok || !found || err != nil {
 			log.Fatalf("-replay %q: want fault:seed with a known fault", *replay)
+		}
+		if why := cannotRun(f, cfg.netns); why != "" {
+			log.Fatalf("-replay %s: %s", name, why)
 		}
 		plan = append(plan, planned{f, n})
 		cfg.runs = 1
@@ -137,7 +162,8 @@ func main() {
 			if re != nil && !re.MatchString(f.name) {
 				continue
 			}
-			if (f.netns && !cfg.netns) || (f.root && os.Geteuid() != 0) {
+			if why := cannotRun(f, cfg.netns); why != "" {
+				log.Printf("chaos: skipping %s: %s", f.name, why)
 				skipped = append(skipped, f.name)
 				continue
 			}
@@ -150,9 +176,21 @@ func main() {
 	if cfg.netns {
 		netDesc = "a network namespace per node"
 	}
-	log.Printf("chaos: %d runs (%d controllers, %s); campaign seed %d", len(plan), cfg.controllers, netDesc, base)
+	if mergeOnly {
+		log.Printf("chaos: merging %d reports, running nothing", len(merges))
+	} else {
+		log.Printf("chaos: %d runs (%d controllers, %s); campaign seed %d", len(plan), cfg.controllers, netDesc, base)
+	}
 
+	// However the campaign ends (a panic included), the wall clock goes back to the
+	// true time; the signal handler does the same on SIGINT/SIGTERM.
+	defer func() {
+		if err := restoreClockForGood(); err != nil {
+			log.Print(err)
+		}
+	}()
 	started := time.Now()
+	commit, date := gitCommit(), started.UTC().Format("2006-01-02")
 	var results []result
 	for i, p := range plan {
 		res := runOne(cfg, p.f, p.seed, tag)
@@ -181,13 +219,25 @@ func main() {
 		os.RemoveAll(cfg.workDir)
 	}
 
-	rep := report(results, reportInfo{
+	d := docOf(results, reportInfo{
 		base: base, runs: cfg.runs, controllers: cfg.controllers, net: netDesc, short: *short,
 		skipped: skipped, took: time.Since(started), phases: cfg.phases, replay: *replay != "",
+		commit: commit, date: date,
 	})
+	if len(merged) > 0 {
+		if len(d.kinds) > 0 {
+			merged = append(merged, d)
+		}
+		if d, err = mergeDocs(commit, date, merged...); err != nil {
+			log.Print(err)
+			exit(1)
+		}
+	}
+	rep := render(d)
 	if *out != "" {
 		if err := os.WriteFile(*out, []byte(rep), 0o644); err != nil {
-			log.Fatal(err)
+			log.Print(err)
+			exit(1)
 		}
 		log.Printf("wrote %s", *out)
 	} else {
@@ -195,9 +245,32 @@ func main() {
 	}
 	for _, r := range results {
 		if r.f.total() > 0 {
-			os.Exit(1)
+			exit(1)
 		}
 	}
+}
+
+// exit restores the wall clock (os.Exit runs no deferred call) and exits.
+func exit(code int) {
+	if err := restoreClockForGood(); err != nil {
+		log.Print(err)
+	}
+	os.Exit(code)
+}
+
+// cannotRun says why fault f cannot run here, or "".
+func cannotRun(f fault, netns bool) string {
+	switch {
+	case f.netns && !netns:
+		return "it needs network namespaces (root, or -net netns)"
+	case f.root && os.Geteuid() != 0:
+		return "it mounts a file system (needs root)"
+	case f.clock:
+		if err := canStepClock(); err != nil {
+			return err.Error()
+		}
+	}
+	return ""
 }
 
 // shortFaults is the short campaign's two fault kinds: a leader killed (a crash:

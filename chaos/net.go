@@ -113,6 +113,20 @@ func (n *network) teardown() {
 			_ = ipCmd("netns", "del", f[0])
 		}
 	}
+	// A namespace's interfaces go when the kernel frees it, which it does
+	// asynchronously once its last process has exited: delete the host ends of the
+	// veth pairs now (that deletes both ends), or the next run's may still exist.
+	out, _ = exec.Command("ip", "-o", "link", "show").Output()
+	for _, line := range strings.Split(string(out), "\n") {
+		// "12: gkc64v1@if2: <BROADCAST,…"
+		f := strings.Fields(line)
+		if len(f) > 1 {
+			name, _, _ := strings.Cut(strings.TrimSuffix(f[1], ":"), "@")
+			if strings.HasPrefix(name, n.tag+"v") {
+				_ = exec.Command("ip", "link", "del", name).Run()
+			}
+		}
+	}
 	_ = exec.Command("ip", "link", "del", n.bridge).Run()
 }
 

@@ -85,8 +85,12 @@ func runOne(cfg config, flt fault, seed uint64, tag int) (res result) {
 	clusterOf = c
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	minISR := "2"
+	configs := map[string]*string{"min.insync.replicas": &minISR}
+	for k, v := range flt.topicConfigs {
+		configs[k] = &v
+	}
 	for _, topic := range topics {
-		if _, err := c.admin.CreateTopic(ctx, partitions, 3, map[string]*string{"min.insync.replicas": &minISR}, topic); err != nil {
+		if _, err := c.admin.CreateTopic(ctx, partitions, 3, configs, topic); err != nil {
 			cancel()
 			rt.Fatalf("create %s: %v", topic, err)
 		}
@@ -166,6 +170,7 @@ func runOne(cfg config, flt fault, seed uint64, tag int) (res result) {
 		rt.Fatalf("read_committed: %v", err)
 	}
 	check(h, ru, rc, res.f)
+	checkTimestamps(c.raw, ru, rng, res.f)
 
 	// Followers have caught up (three in sync, nothing produced since); stop every
 	// broker cleanly and compare their segment files below the high watermark.

@@ -43,6 +43,7 @@ type write struct {
 	txn       int // index into history.txns, -1 for an idempotent write
 	acked     time.Time
 	offset    int64 // the acknowledged offset; -1 unless acked
+	ts        int64 // the record's CreateTime (ms) as its producer set it; set with an ack
 	err       error // the producer's error, for a write not acknowledged
 	done      bool
 }
@@ -85,11 +86,11 @@ func (h *history) addWrite(w *write) {
 	h.mu.Unlock()
 }
 
-func (h *history) ack(w *write, offset int64, err error) {
+func (h *history) ack(w *write, r *kgo.Record, err error) {
 	h.mu.Lock()
 	w.done = true
 	if err == nil {
-		w.offset, w.acked = offset, time.Now()
+		w.offset, w.acked, w.ts = r.Offset, time.Now(), r.Timestamp.UnixMilli()
 	} else {
 		w.err = err
 		h.errs[errKind(err)]++
@@ -215,7 +216,7 @@ func (w *workload) idempotent(i int) {
 		w.hist.addWrite(wr)
 		cl.Produce(context.Background(), &kgo.Record{Topic: wr.topic, Partition: wr.partition, Value: []byte(wr.value)},
 			func(r *kgo.Record, err error) {
-				w.hist.ack(wr, r.Offset, err)
+				w.hist.ack(wr, r, err)
 				<-sems[p]
 			})
 	}
@@ -270,7 +271,7 @@ func (w *workload) transactional(i int, rng *rand.Rand) {
 		res := cl.ProduceSync(ctx, recs...)
 		cancel()
 		for _, r := range res { // in the order the answers came, not the records'
-			w.hist.ack(writeOf[r.Record], r.Record.Offset, r.Err)
+			w.hist.ack(writeOf[r.Record], r.Record, r.Err)
 		}
 		commit := wantCommit && res.FirstErr() == nil
 		ctx, cancel = context.WithTimeout(context.Background(), 20*time.Second)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/binary"
 	"errors"
+	"github.com/gokafkad/gokafkad/internal/monotime"
 	"io"
 	"net"
 	"sync/atomic"
@@ -53,7 +54,9 @@ type conn struct {
 	rdl, wdl time.Time
 	// inflight counts requests read and not yet answered on the wire.
 	inflight atomic.Int32
-	// lastActive is when a frame was last read or a response last written (unix ns).
+	// lastActive is when a frame was last read or a response last written (a
+	// monotime reading: a step of the wall clock must not make a busy connection
+	// look idle, nor an idle one busy).
 	lastActive atomic.Int64
 	// parked are this connection's operations waiting in the purgatory.
 	parked parkedOps
@@ -64,7 +67,8 @@ type conn struct {
 	// BrokerHeartbeats it carries (controller listener; controller_liveness.go).
 	id         uint64
 	heartbeats heartbeatOwner
-	// mutedUntil is when a client-quota throttle ends (unix ns; 0: not muted): the
+	// mutedUntil is when a client-quota throttle ends (a monotime reading, so that a
+	// step of the wall clock neither lengthens nor cuts it; 0: not muted): the
 	// read loop reads nothing before (quotas.go).
 	mutedUntil atomic.Int64
 }
@@ -167,7 +171,7 @@ func newConn(b *Broker, nc net.Conn, apis *apiTable, s session) *conn {
 		broken:  make(chan struct{}),
 		session: s,
 	}
-	c.lastActive.Store(time.Now().UnixNano())
+	c.lastActive.Store(monotime.Now())
 	return c
 }
 

@@ -9,6 +9,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"github.com/gokafkad/gokafkad/internal/monotime"
 	"net"
 	"os"
 	"path/filepath"
@@ -55,7 +56,7 @@ func (b *Broker) selfControllerAddr() string {
 // at most once a second, and connect to those it lacks. SetPeers replaces them when
 // the observer's own configuration arrives.
 func (t *raftTransport) discoverPeers() {
-	now := time.Now().UnixNano()
+	now := monotime.Now()
 	if len(t.bootstrap) == 0 || now-t.lastDiscovery.Load() < int64(time.Second) || !t.discovering.CompareAndSwap(false, true) {
 		return
 	}

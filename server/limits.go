@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/gokafkad/gokafkad/internal/monotime"
 	"io"
 	"net"
 	"os"
@@ -210,7 +211,7 @@ func (c *conn) readFrame() ([]byte, error) {
 	idle := c.b.limits.idle
 	if idle > 0 {
 		for {
-			deadline := time.Unix(0, c.lastActive.Load()).Add(idle)
+			deadline := monotime.Time(c.lastActive.Load()).Add(idle)
 			if c.inflight.Load() > 0 {
 				deadline = time.Now().Add(idle)
 			}
@@ -222,7 +223,7 @@ func (c *conn) readFrame() ([]byte, error) {
 			if !errors.Is(err, os.ErrDeadlineExceeded) {
 				return nil, err
 			}
-			if c.inflight.Load() == 0 && time.Since(time.Unix(0, c.lastActive.Load())) >= idle {
+			if c.inflight.Load() == 0 && time.Since(monotime.Time(c.lastActive.Load())) >= idle {
 				return nil, errIdle
 			}
 		}
@@ -233,7 +234,7 @@ func (c *conn) readFrame() ([]byte, error) {
 	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
 		err = errIdle
 	}
-	c.lastActive.Store(time.Now().UnixNano())
+	c.lastActive.Store(monotime.Now())
 	return frame, err
 }
 
@@ -363,7 +364,7 @@ func (c *conn) setWriteDeadline() {
 }
 
 // wrote records that responses went out: the connection is active.
-func (c *conn) wrote() { c.lastActive.Store(time.Now().UnixNano()) }
+func (c *conn) wrote() { c.lastActive.Store(monotime.Now()) }
 
 // writers are the connections' 64 KiB write buffers, held only while responses are
 // being sent: 400 connections that never get an answer hold none.

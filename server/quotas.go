@@ -33,6 +33,7 @@ package server
 // is reading the image's ClientQuotas pointer, nil.
 
 import (
+	"github.com/gokafkad/gokafkad/internal/monotime"
 	"net"
 	"strings"
 	"sync"
@@ -257,7 +258,7 @@ func (c *conn) throttle(resp *response, ms int64, now time.Time) {
 			break
 		}
 	}
-	until := now.Add(time.Duration(ms) * time.Millisecond).UnixNano()
+	until := monotime.Of(now.Add(time.Duration(ms) * time.Millisecond))
 	for {
 		cur := c.mutedUntil.Load()
 		if cur >= until || c.mutedUntil.CompareAndSwap(cur, until) {
@@ -276,7 +277,7 @@ func (c *conn) waitMuted() error {
 	if until == 0 {
 		return nil
 	}
-	d := time.Until(time.Unix(0, until))
+	d := time.Until(monotime.Time(until))
 	if d <= 0 {
 		c.mutedUntil.CompareAndSwap(until, 0)
 		return nil
@@ -298,7 +299,7 @@ func (c *conn) waitMuted() error {
 	}
 	c.mutedUntil.CompareAndSwap(until, 0)
 	// Mute time is not idleness: the idle clock starts again now.
-	c.lastActive.Store(time.Now().UnixNano())
+	c.lastActive.Store(monotime.Now())
 	return nil
 }
 

@@ -36,7 +36,7 @@ type raftTransport struct {
 	// observer looks up the voters it must answer (discoverPeers, dynamic_quorum.go).
 	bootstrap     []string
 	discovering   atomic.Bool
-	lastDiscovery atomic.Int64 // unix ns of the last round
+	lastDiscovery atomic.Int64 // monotime reading of the last round
 }
 
 type raftPeer struct {
