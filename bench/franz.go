@@ -65,6 +65,42 @@ func createTopicN(ctx context.Context, c *cluster, topic string, n int, rf int16
 	}
 }
 
+// waitReplicaLogs waits until every broker of c reports (DescribeLogDirs) a log for
+// each of its replicas of topic — n partitions of rf replicas in all: leaders in
+// metadata come first, and followers may still be creating logs long after (at 10,000
+// partitions, through most of a produce that started then).
+func waitReplicaLogs(ctx context.Context, c *cluster, topic string, n, rf int) error {
+	cl, err := kgo.NewClient(c.clientOpts()...)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	want := kadm.TopicsSet{}
+	for p := range n {
+		want.Add(topic, int32(p))
+	}
+	have := 0
+	for {
+		ds, err := adm.DescribeAllLogDirs(ctx, want)
+		if err == nil {
+			have = 0
+			ds.Each(func(d kadm.DescribedLogDir) {
+				if d.Err == nil {
+					have += len(d.Topics[topic])
+				}
+			})
+			if have >= n*rf {
+				return nil
+			}
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("%s on %s: %d of %d replica logs created: %v", topic, c.kind, have, n*rf, ctx.Err())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
 // deleteTopic deletes a measured topic (errors only logged: the next run uses another).
 func deleteTopic(c *cluster, topic string) {
 	cl, err := kgo.NewClient(c.clientOpts()...)

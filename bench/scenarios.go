@@ -301,7 +301,8 @@ func logBytes(c *cluster, topic string) int64 {
 // partitions with replication factor 3 until every partition has a leader, then in
 // each of -rounds rounds franz-go's peak produce to it and the brokers' CPU time per
 // GB, per broker the resident memory (peak while producing) and the open files after
-// it, and consuming the topic's first records from the start.
+// it, and consuming the topic's first records from the start. The rounds start once
+// every replica's log exists (timed too), not when the leaders do.
 func (b *bench) partitionCounts(counts []int) error {
 	name := func(what string, n int) string { return fmt.Sprintf("%s partitions: %s", commas(float64(n)), what) }
 	// Rows by measure, then count.
@@ -315,6 +316,7 @@ func (b *bench) partitionCounts(counts []int) error {
 		{"broker CPU time per GB produced", "s", true, metricCPU},
 		{"consume from the start", "MB/s", false, ""},
 		{"topic created → every partition has a leader", "ms", true, ""},
+		{"topic created → every replica's log exists (DescribeLogDirs)", "ms", true, ""},
 		{"resident memory per broker under load (largest peak)", "MB", true, ""},
 		{"open files per broker after the produce (largest)", "files", true, ""},
 	}
@@ -375,6 +377,11 @@ func (b *bench) partitionRounds(c *cluster, n int, set func(what string, v float
 		return err
 	}
 	set("topic created → every partition has a leader", ms(time.Since(start)))
+	// The rounds measure the topic in use, not its followers still creating logs.
+	if err := waitReplicaLogs(ctx, c, topic, n, 3); err != nil {
+		return err
+	}
+	set("topic created → every replica's log exists (DescribeLogDirs)", ms(time.Since(start)))
 	b.rep.startTracking()
 	for r := 1; r <= *rounds; r++ {
 		b.round = r
