@@ -446,7 +446,13 @@ func openFiles(pid int) int {
 
 // cpuSeconds is the CPU time (user and system, all threads) the processes have used.
 func cpuSeconds(pids []int) float64 {
-	total := 0.0
+	u, s := cpuTimes(pids)
+	return u + s
+}
+
+// cpuTimes is the user and the system (kernel) CPU time, all threads, the processes
+// have used.
+func cpuTimes(pids []int) (user, system float64) {
 	for _, pid := range pids {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 		if err != nil {
@@ -459,9 +465,10 @@ func cpuSeconds(pids []int) float64 {
 		}
 		ut, _ := strconv.ParseFloat(f[11], 64)
 		st, _ := strconv.ParseFloat(f[12], 64)
-		total += (ut + st) / clockTicks
+		user += ut / clockTicks
+		system += st / clockTicks
 	}
-	return total
+	return user, system
 }
 
 // clockTicks is USER_HZ, the unit of /proc/<pid>/stat times (100 on Linux).

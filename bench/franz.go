@@ -65,6 +65,42 @@ func createTopicN(ctx context.Context, c *cluster, topic string, n int, rf int16
 	}
 }
 
+// waitReplicaLogs waits until every broker of c reports (DescribeLogDirs) a log for
+// each of its replicas of topic — n partitions of rf replicas in all: leaders in
+// metadata come first, and followers may still be creating logs long after (at 10,000
+// partitions, through most of a produce that started then).
+func waitReplicaLogs(ctx context.Context, c *cluster, topic string, n, rf int) error {
+	cl, err := kgo.NewClient(c.clientOpts()...)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	want := kadm.TopicsSet{}
+	for p := range n {
+		want.Add(topic, int32(p))
+	}
+	have := 0
+	for {
+		ds, err := adm.DescribeAllLogDirs(ctx, want)
+		if err == nil {
+			have = 0
+			ds.Each(func(d kadm.DescribedLogDir) {
+				if d.Err == nil {
+					have += len(d.Topics[topic])
+				}
+			})
+			if have >= n*rf {
+				return nil
+			}
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("%s on %s: %d of %d replica logs created: %v", topic, c.kind, have, n*rf, ctx.Err())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
 // deleteTopic deletes a measured topic (errors only logged: the next run uses another).
 func deleteTopic(c *cluster, topic string) {
 	cl, err := kgo.NewClient(c.clientOpts()...)
@@ -347,4 +383,66 @@ func franzConsume(c *cluster, topic string, n int) (float64, error) {
 		fs.EachRecord(func(r *kgo.Record) { got++; bytes += len(r.Value) })
 	}
 	return float64(bytes) / time.Since(start).Seconds() / 1e6, nil
+}
+
+// franzGroupConsume starts consumers franz-go consumers at once, member i in group
+// i mod groups, each group reading topic from its start, and returns the MB/s all of
+// them received from the first client's creation until every group had read n
+// records (records a rebalance delivers twice count twice).
+func franzGroupConsume(c *cluster, topic string, groups, consumers, n int) (float64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	got := make([]atomic.Int64, groups)
+	var bytes atomic.Int64
+	var left atomic.Int64 // groups still reading
+	left.Store(int64(groups))
+	allRead := make(chan struct{})
+	errc := make(chan error, consumers)
+	start := time.Now()
+	cls := make([]*kgo.Client, 0, consumers)
+	defer func() {
+		var wg sync.WaitGroup
+		for _, cl := range cls {
+			wg.Add(1)
+			go func() { defer wg.Done(); cl.Close() }()
+		}
+		wg.Wait()
+	}()
+	for i := 0; i < consumers; i++ {
+		g := i % groups
+		cl, err := kgo.NewClient(c.clientOpts(kgo.ConsumeTopics(topic), kgo.ConsumerGroup(fmt.Sprintf("%s-g%d", topic, g)),
+			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))...)
+		if err != nil {
+			return 0, err
+		}
+		cls = append(cls, cl)
+		go func() {
+			for ctx.Err() == nil {
+				fs := cl.PollFetches(ctx)
+				if ctx.Err() != nil {
+					return
+				}
+				if errs := fs.Errors(); len(errs) > 0 {
+					errc <- errs[0].Err
+					return
+				}
+				var recs, b int64
+				fs.EachRecord(func(r *kgo.Record) { recs++; b += int64(len(r.Value)) })
+				bytes.Add(b)
+				if before := got[g].Add(recs) - recs; before < int64(n) && before+recs >= int64(n) && left.Add(-1) == 0 {
+					close(allRead)
+				}
+			}
+		}()
+	}
+	select {
+	case <-allRead:
+	case err := <-errc:
+		return 0, err
+	case <-ctx.Done():
+		return 0, fmt.Errorf("not every group read %d records: %v", n, ctx.Err())
+	}
+	mbps := float64(bytes.Load()) / time.Since(start).Seconds() / 1e6
+	cancel()
+	return mbps, nil
 }

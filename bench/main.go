@@ -20,6 +20,8 @@
 //	connections   three brokers, as many franz-go producers at once as each of -connections
 //	record-sizes  three brokers, values of each of -record-sizes bytes
 //	partitions    three brokers, one topic of each of -partition-counts partitions
+//	consumer-groups three brokers, -group-consumers franz-go consumers in each of -groups
+//	              groups reading one topic from the start
 //	test-clusters in-process kafkatest clusters (1 and 3 brokers) beside kfake, and
 //	              gokafkad dev --brokers 3 to its first acks=all produce beside Kafka's
 //	              three brokers (measured by the three scenario)
@@ -70,6 +72,9 @@ var (
 	codecsFlag   = flag.String("codecs", "lz4,zstd", "franz-go batch codecs of the compression scenario (gzip, snappy, lz4, zstd)")
 	countsFlag   = flag.String("partition-counts", "10,100,1000", "partition counts of the partitions scenario")
 	connsFlag    = flag.String("connections", "1,4,16,64", "producer clients at once of the connections scenario")
+	groupsFlag   = flag.String("groups", "1,100", "consumer group counts of the consumer-groups scenario (its consumers spread evenly over them)")
+	groupCons    = flag.Int("group-consumers", 100, "franz-go consumers at once of the consumer-groups scenario (and the partitions of its topic)")
+	groupRecords = flag.Int("group-records", 20000, "records of -size bytes the consumer-groups scenario's topic holds (every group reads them all)")
 	sizesFlag    = flag.String("record-sizes", "100,1024,10240,102400", "value sizes in bytes of the record-sizes scenario")
 	rounds       = flag.Int("rounds", 3, "rounds of every measurement (the report gives their median and spread)")
 	runTime      = flag.Duration("run-time", 10*time.Second, "longest a franz-go peak produce run sends")
@@ -126,6 +131,15 @@ func run() error {
 	conns, err := parseInts("-connections", *connsFlag)
 	if err != nil {
 		return err
+	}
+	groups, err := parseInts("-groups", *groupsFlag)
+	if err != nil {
+		return err
+	}
+	for _, g := range groups {
+		if g > *groupCons {
+			return fmt.Errorf("-groups %d: more groups than -group-consumers (%d)", g, *groupCons)
+		}
 	}
 	sizes, err := parseInts("-record-sizes", *sizesFlag)
 	if err != nil {
@@ -235,7 +249,7 @@ func run() error {
 		}
 		scenarioTime("test-clusters", t0)
 	}
-	if scenarios["three"] || scenarios["compression"] || scenarios["connections"] || scenarios["record-sizes"] {
+	if scenarios["three"] || scenarios["compression"] || scenarios["connections"] || scenarios["record-sizes"] || scenarios["consumer-groups"] {
 		t0 := time.Now()
 		if !scenarios["compression"] {
 			codecs = nil
@@ -246,7 +260,10 @@ func run() error {
 		if !scenarios["record-sizes"] {
 			sizes = nil
 		}
-		if err := b.three(scenarios["three"], codecs, conns, sizes); err != nil {
+		if !scenarios["consumer-groups"] {
+			groups = nil
+		}
+		if err := b.three(scenarios["three"], codecs, conns, sizes, groups); err != nil {
 			return err
 		}
 		scenarioTime("three-broker scenarios", t0)
@@ -299,6 +316,9 @@ type bench struct {
 	profiling   bool
 	windowFiles []string
 	windowTime  time.Duration
+
+	// peakSystem is the system (kernel) share of the CPU time the last peak returned.
+	peakSystem float64
 }
 
 func (b *bench) launcher(kind, scenario string) launcher {
@@ -513,6 +533,10 @@ func (b *bench) throughputAndLatency(group string, cs map[string]*cluster, rss l
 		b.keep(franzPeak, c.kind, r.recsPerSec)
 		b.rep.set(group, prefix+", franz-go", "MB/s", false, headline, c.kind, r.mbps)
 		b.rep.set(group, prefix+", franz-go: broker CPU time per GB produced", "s", true, false, c.kind, cpu/r.gb())
+		// The kernel's share: mostly the copy of every replica's bytes into the page
+		// cache, which grows with the host's memory state for both brokers (DESIGN.md,
+		// Performance shape).
+		b.rep.set(group, prefix+", franz-go: of which system (kernel) time", "s", true, false, c.kind, b.peakSystem/r.gb())
 		return nil
 	})
 	if err != nil {
@@ -627,7 +651,7 @@ func (b *bench) single() error {
 // rows), the compression scenario (for each of codecs), the connections scenario (for
 // each of conns) and the record-sizes scenario (for each of sizes); the leader-election
 // measurement, which kills a broker, comes last.
-func (b *bench) three(rows bool, codecs []codec, conns, sizes []int) error {
+func (b *bench) three(rows bool, codecs []codec, conns, sizes, groups []int) error {
 	cs, err := b.startAll("three", startThree)
 	if err != nil {
 		return err
@@ -646,7 +670,10 @@ func (b *bench) three(rows bool, codecs []codec, conns, sizes []int) error {
 		if err := b.connections(cs, conns); err != nil {
 			return err
 		}
-		return b.recordSizes(cs, sizes)
+		if err := b.recordSizes(cs, sizes); err != nil {
+			return err
+		}
+		return b.consumerGroups(cs, groups)
 	}
 	idle := map[string]float64{}
 	for _, kind := range b.kinds {
@@ -672,6 +699,9 @@ func (b *bench) three(rows bool, codecs []codec, conns, sizes []int) error {
 		return err
 	}
 	if err := b.recordSizes(cs, sizes); err != nil {
+		return err
+	}
+	if err := b.consumerGroups(cs, groups); err != nil {
 		return err
 	}
 	for _, kind := range b.kinds {
@@ -713,9 +743,10 @@ func (b *bench) peak(c *cluster, produce func() (produceResult, error)) (produce
 	var r produceResult
 	var cpu float64
 	err := b.window(c, func() (err error) {
-		cpu0 := cpuSeconds(c.pids())
+		u0, s0 := cpuTimes(c.pids())
 		r, err = produce()
-		cpu = cpuSeconds(c.pids()) - cpu0
+		u1, s1 := cpuTimes(c.pids())
+		cpu, b.peakSystem = u1-u0+s1-s0, s1-s0
 		return err
 	})
 	return r, cpu, err

@@ -18,20 +18,34 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 )
 
-// A plotted dimension: the figures of one group that carry it, drawn as two panels
-// (produce throughput, broker CPU time per GB) against the scaled quantity.
+// A plotted dimension: the figures of one group that carry it, drawn as panels (by
+// default produce throughput and broker CPU time per GB) against the scaled quantity.
 type dimension struct {
 	name, group, title, xLabel string
 	tick                       func(x float64) string
+	panels                     []panelMetric // nil: producePanels
+}
+
+// panelMetric is one panel of a dimension's plot: the figures of that metric.
+type panelMetric struct{ metric, title, unit string }
+
+var producePanels = []panelMetric{
+	{metricProduce, "produce throughput (higher is better)", "MB/s"},
+	{metricCPU, "broker CPU time per GB produced (lower is better)", "CPU-s per GB"},
 }
 
 var dimensions = []dimension{
 	{dimPartitions, groupPartitions, "Three brokers, RF 3, acks=all: one topic of N partitions",
-		"partitions (log scale)", func(x float64) string { return commas(x) }},
+		"partitions (log scale)", func(x float64) string { return commas(x) }, nil},
 	{dimConnections, groupConnections, "Three brokers, RF 3, acks=all: N producers at once",
-		"producer clients (log scale)", func(x float64) string { return commas(x) }},
+		"producer clients (log scale)", func(x float64) string { return commas(x) }, nil},
 	{dimSizes, groupSizes, "Three brokers, RF 3, acks=all: records of N bytes",
-		"record size (log scale)", func(x float64) string { return fmtBytes(int(x)) }},
+		"record size (log scale)", func(x float64) string { return fmtBytes(int(x)) }, nil},
+	{dimGroups, groupGroups, "Three brokers, RF 3: the same consumers in N groups, each group reading the topic",
+		"consumer groups (log scale)", func(x float64) string { return commas(x) }, []panelMetric{
+			{metricConsume, "consume throughput, all groups together (higher is better)", "MB/s"},
+			{metricRSS, "broker resident memory, largest peak (lower is better)", "MB"},
+		}},
 }
 
 var brokerColors = map[string]color.Color{
@@ -45,16 +59,19 @@ func (r *report) plots(dir, link string) (map[string]string, error) {
 	out := map[string]string{}
 	for _, d := range dimensions {
 		var panels []*plot.Plot
-		for _, m := range []struct{ metric, title, unit string }{
-			{metricProduce, "produce throughput (higher is better)", "MB/s"},
-			{metricCPU, "broker CPU time per GB produced (lower is better)", "CPU-s per GB"},
-		} {
+		var shown []string
+		metrics := d.panels
+		if metrics == nil {
+			metrics = producePanels
+		}
+		for _, m := range metrics {
 			p, ok, err := r.panel(d, m.metric, m.title, m.unit)
 			if err != nil {
 				return nil, err
 			}
 			if ok {
 				panels = append(panels, p)
+				shown = append(shown, m.title[:strings.Index(m.title, " (")])
 			}
 		}
 		if len(panels) == 0 {
@@ -84,7 +101,7 @@ func (r *report) plots(dir, link string) (map[string]string, error) {
 		if err := f.Close(); err != nil {
 			return nil, err
 		}
-		out[d.group] = fmt.Sprintf("![%s: produce throughput and broker CPU time per GB, gokafkad and Apache Kafka](%s/%s)", d.title, link, name)
+		out[d.group] = fmt.Sprintf("![%s: %s, gokafkad and Apache Kafka](%s/%s)", d.title, strings.Join(shown, " and "), link, name)
 	}
 	return out, nil
 }

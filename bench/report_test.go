@@ -100,3 +100,26 @@ func TestReportPlots(t *testing.T) {
 		t.Errorf("plot is %v", b)
 	}
 }
+
+// TestReportGroupsPlot: the consumer-groups dimension draws its own panels (consume
+// throughput and memory), named in the link's text.
+func TestReportGroupsPlot(t *testing.T) {
+	r := &report{}
+	for _, g := range []float64{1, 100} {
+		for _, m := range []string{metricConsume, metricRSS} {
+			f := r.get(groupGroups, m+commas(g), "MB/s", false, false)
+			f.dim, f.metric, f.x = dimGroups, m, g
+			rounds3(r, groupGroups, f.name, "MB/s", false, []float64{g, g + 1, g + 2}, []float64{g / 2, g / 3, g / 4})
+		}
+	}
+	links, err := r.plots(t.TempDir(), "bench/results")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := links[groupGroups]
+	for _, want := range []string{"consume throughput, all groups together and broker resident memory, largest peak", "(bench/results/consumer-groups.png)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("link %q lacks %q", got, want)
+		}
+	}
+}

@@ -16,7 +16,7 @@ import (
 )
 
 // The scenarios -only selects from.
-var scenarioNames = []string{"startup", "single", "test-clusters", "three", "tls", "compression", "connections", "record-sizes", "partitions"}
+var scenarioNames = []string{"startup", "single", "test-clusters", "three", "tls", "compression", "connections", "record-sizes", "partitions", "consumer-groups"}
 
 // parseOnly is the set of scenarios -only names (every one when empty).
 func parseOnly(s string) (map[string]bool, error) {
@@ -84,6 +84,7 @@ const (
 	groupPartitions  = "Partitions (three brokers, replication factor 3, min.insync.replicas=2, acks=all, one topic, franz-go)"
 	groupConnections = "Producer connections (three brokers, replication factor 3, min.insync.replicas=2, acks=all, franz-go, one client per producer)"
 	groupSizes       = "Record size (three brokers, replication factor 3, min.insync.replicas=2, acks=all, franz-go, the same bytes per run)"
+	groupGroups      = "Consumer groups (three brokers, replication factor 3, franz-go consumers reading one topic from the start)"
 )
 
 // The plotted dimensions, and the metrics of each plot.
@@ -91,9 +92,12 @@ const (
 	dimPartitions  = "partitions"
 	dimConnections = "connections"
 	dimSizes       = "record-sizes"
+	dimGroups      = "consumer-groups"
 
 	metricProduce = "produce"
 	metricCPU     = "cpu"
+	metricConsume = "consume"
+	metricRSS     = "rss"
 )
 
 // latencyRecords is how many records a latency run at rate sends: about -latency-time's
@@ -297,7 +301,8 @@ func logBytes(c *cluster, topic string) int64 {
 // partitions with replication factor 3 until every partition has a leader, then in
 // each of -rounds rounds franz-go's peak produce to it and the brokers' CPU time per
 // GB, per broker the resident memory (peak while producing) and the open files after
-// it, and consuming the topic's first records from the start.
+// it, and consuming the topic's first records from the start. The rounds start once
+// every replica's log exists (timed too), not when the leaders do.
 func (b *bench) partitionCounts(counts []int) error {
 	name := func(what string, n int) string { return fmt.Sprintf("%s partitions: %s", commas(float64(n)), what) }
 	// Rows by measure, then count.
@@ -311,6 +316,7 @@ func (b *bench) partitionCounts(counts []int) error {
 		{"broker CPU time per GB produced", "s", true, metricCPU},
 		{"consume from the start", "MB/s", false, ""},
 		{"topic created → every partition has a leader", "ms", true, ""},
+		{"topic created → every replica's log exists (DescribeLogDirs)", "ms", true, ""},
 		{"resident memory per broker under load (largest peak)", "MB", true, ""},
 		{"open files per broker after the produce (largest)", "files", true, ""},
 	}
@@ -371,6 +377,11 @@ func (b *bench) partitionRounds(c *cluster, n int, set func(what string, v float
 		return err
 	}
 	set("topic created → every partition has a leader", ms(time.Since(start)))
+	// The rounds measure the topic in use, not its followers still creating logs.
+	if err := waitReplicaLogs(ctx, c, topic, n, 3); err != nil {
+		return err
+	}
+	set("topic created → every replica's log exists (DescribeLogDirs)", ms(time.Since(start)))
 	b.rep.startTracking()
 	for r := 1; r <= *rounds; r++ {
 		b.round = r
@@ -507,4 +518,65 @@ func fmtBytes(n int) string {
 	default:
 		return fmt.Sprintf("%s B", commas(float64(n)))
 	}
+}
+
+// consumerGroups runs, on the running three-broker deployments, for each count of
+// groups, -group-consumers franz-go consumers at once (one client each) spread evenly
+// over that many groups, every group reading the whole of a topic of -group-consumers
+// partitions filled beforehand with -group-records records of -size bytes: the bytes
+// all consumers received over the time from the first client's creation to the last
+// group's last record (joins and rebalances included), and the largest broker's
+// resident memory meanwhile.
+func (b *bench) consumerGroups(cs map[string]*cluster, groups []int) error {
+	labels := map[int]string{}
+	for _, g := range groups {
+		labels[g] = fmt.Sprintf("%s consumers in %s groups", commas(float64(*groupCons)), commas(float64(g)))
+		if g == 1 {
+			labels[g] = fmt.Sprintf("%s consumers in 1 group", commas(float64(*groupCons)))
+		}
+	}
+	consumeName := func(g int) string { return labels[g] + ": consume, all groups together" }
+	rssName := func(g int) string { return labels[g] + ": resident memory per broker under load (largest peak)" }
+	for _, g := range groups { // rows by measure, then count
+		f := b.rep.get(groupGroups, consumeName(g), "MB/s", false, false)
+		f.dim, f.metric, f.x = dimGroups, metricConsume, float64(g)
+	}
+	for _, g := range groups {
+		f := b.rep.get(groupGroups, rssName(g), "MB", true, false)
+		f.dim, f.metric, f.x = dimGroups, metricRSS, float64(g)
+	}
+	values := randomValues()
+	for _, g := range groups {
+		for r := 1; r <= *rounds; r++ {
+			b.round = r
+			for _, kind := range b.kinds {
+				c := cs[kind]
+				t := fmt.Sprintf("groups-%d-%d", g, b.seq)
+				b.seq++
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+				err := createTopicN(ctx, c, t, *groupCons, 3)
+				cancel()
+				if err == nil {
+					_, err = franzProduceValues(c, t, kgo.AllISRAcks(), *groupRecords, 0, values, kgo.NoCompression())
+				}
+				var mbps float64
+				rss := loadRSS{}
+				if err == nil {
+					err = rss.during(c, func() (err error) {
+						mbps, err = franzGroupConsume(c, t, g, *groupCons, *groupRecords)
+						return err
+					})
+				}
+				if err != nil {
+					return fmt.Errorf("%s %s: %w", kind, labels[g], err)
+				}
+				raw("%s %s: %.1f MB/s, largest broker RSS %.1f MB", kind, labels[g], mbps, rss[kind])
+				b.rep.set(groupGroups, consumeName(g), "MB/s", false, false, kind, mbps)
+				b.rep.set(groupGroups, rssName(g), "MB", true, false, kind, rss[kind])
+				deleteTopic(c, t)
+			}
+		}
+		b.round = 0
+	}
+	return nil
 }
