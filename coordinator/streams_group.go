@@ -443,10 +443,11 @@ func (g *StreamsGroup) Heartbeat(now time.Time, req *kmsg.StreamsGroupHeartbeatR
 
 // FinishResponse fills the endpoint information once the plan is committed: the
 // placement of every member with an endpoint, sent when the member's
-// EndpointInformationEpoch is behind the group's.
+// EndpointInformationEpoch is not the group's (the group's counts from 0 again after
+// a reload, so a member ahead of it is sent the placement too).
 func (g *StreamsGroup) FinishResponse(req *kmsg.StreamsGroupHeartbeatRequest, resp *kmsg.StreamsGroupHeartbeatResponse) {
 	resp.EndpointInformationEpoch = g.endpointEpoch
-	if req.EndpointInformationEpoch >= g.endpointEpoch || g.Topology == nil || g.configured == nil {
+	if req.EndpointInformationEpoch == g.endpointEpoch || g.Topology == nil || g.configured == nil {
 		return
 	}
 	resp.PartitionsByUserEndpoint = []kmsg.StreamsGroupHeartbeatResponsePartitionsByUserEndpoint{}

@@ -20,7 +20,7 @@ package server
 // TOPIC_AUTHORIZATION_FAILED (DESCRIBE on the topology's topics), NOT_COORDINATOR,
 // COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE. v1 answers
 // TopologyDescriptionRequired false: no topology description plugin is configured.
-// Served only with Hooks.StreamsGroups (streams_apis.go).
+// At streams.version 0 every heartbeat is UNSUPPORTED_VERSION, as Kafka.
 
 import (
 	"slices"
@@ -32,6 +32,7 @@ import (
 
 	"github.com/gokafkad/gokafkad/acl"
 	"github.com/gokafkad/gokafkad/config"
+	"github.com/gokafkad/gokafkad/controller"
 	"github.com/gokafkad/gokafkad/coordinator"
 )
 
@@ -39,6 +40,11 @@ func handleStreamsGroupHeartbeat(c *conn, r *request) error {
 	req := r.req.(*kmsg.StreamsGroupHeartbeatRequest)
 	var resp *kmsg.StreamsGroupHeartbeatResponse
 	switch {
+	case c.b.ctl.Image().FeatureLevel(controller.FeatureStreams) < 1:
+		// streams.version 0: the streams protocol is off, as Kafka's
+		// KafkaApis.isStreamsGroupProtocolEnabled.
+		resp = kmsg.NewPtrStreamsGroupHeartbeatResponse()
+		resp.ErrorCode, resp.ErrorMessage = kerr.UnsupportedVersion.Code, kmsg.StringPtr(kerr.UnsupportedVersion.Description)
 	case !c.mayReadGroup(req.Group):
 		resp = kmsg.NewPtrStreamsGroupHeartbeatResponse()
 		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code

@@ -9,7 +9,7 @@ package server
 // GROUP_ID_NOT_FOUND for unknown groups and other kinds of group, INVALID_GROUP_ID
 // for "", GROUP_AUTHORIZATION_FAILED without DESCRIBE on the group. v1's topology
 // description is NOT_STORED when asked for (no topology description plugin), else
-// NOT_REQUESTED. Served only with Hooks.StreamsGroups (streams_apis.go).
+// NOT_REQUESTED.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"

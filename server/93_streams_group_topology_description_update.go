@@ -6,8 +6,7 @@ package server
 // to store. gokafkad configures no such plugin, so, as Kafka 4.4 without one, every
 // request is UNSUPPORTED_VERSION "The broker has no streams group topology
 // description plugin configured." (after GROUP_AUTHORIZATION_FAILED without READ on
-// the group), and StreamsGroupHeartbeat v1 never asks for a description. Served
-// only with Hooks.StreamsGroups (streams_apis.go).
+// the group), and StreamsGroupHeartbeat v1 never asks for a description.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"

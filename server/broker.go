@@ -445,9 +445,6 @@ func (b *Broker) startBroker(ctx context.Context) error {
 	if cfg.Hooks != nil && cfg.Hooks.ShareGroups {
 		clientAPIs = withShareAPIs(clientAPIs) // share_apis.go
 	}
-	if cfg.Hooks != nil && cfg.Hooks.StreamsGroups {
-		clientAPIs = withStreamsAPIs(clientAPIs) // streams_apis.go
-	}
 	bls, err := b.bindListeners(ls, cfg.Listen, clientAPIs)
 	if err != nil {
 		return err

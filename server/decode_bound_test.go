@@ -105,7 +105,7 @@ func TestDecodeAllocationBound(t *testing.T) {
 		alloc, cost  float64 // per body byte
 	}
 	var all []worst
-	for _, table := range []*apiTable{brokerAPIs, controllerAPIs, newAPITable(shareAPIs), newAPITable(streamsAPIs)} { // share/streamsAPIs: Hooks
+	for _, table := range []*apiTable{brokerAPIs, controllerAPIs, newAPITable(shareAPIs)} { // shareAPIs: Hooks.ShareGroups
 		for _, api := range table.list {
 			for _, v := range []int16{api.min, api.max} {
 				w := worst{key: api.key, version: v}

@@ -45,10 +45,6 @@ type Hooks struct {
 	// ShareGroups, when set, serves the share-group APIs (76-79), which are not
 	// complete yet and so are advertised nowhere else (share_apis.go).
 	ShareGroups bool
-	// StreamsGroups, when set, serves the streams-group APIs (88, 89, 93), which are
-	// advertised nowhere else until a stock Kafka Streams client runs on them
-	// (streams_apis.go).
-	StreamsGroups bool
 }
 
 // HookedRequest is a request as Hooks.Request sees it.

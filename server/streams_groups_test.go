@@ -123,7 +123,6 @@ func streamsCoordinatorReady(t *testing.T, cl *kgo.Client, group string) {
 func startStreamsBroker(t *testing.T, dir string) (*Broker, Config) {
 	t.Helper()
 	cfg := DefaultConfig(dir)
-	cfg.Hooks = &Hooks{StreamsGroups: true}
 	b, err := Start(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -365,4 +364,30 @@ func TestStreamsGroupMissingSourceTopic(t *testing.T) {
 		r.ErrorMessage == nil || *r.ErrorMessage != "RebalanceTimeoutMs must be provided in first request." {
 		t.Fatalf("invalid join: %v %v", kerr.ErrorForCode(r.ErrorCode), r.ErrorMessage)
 	}
+}
+
+// TestStreamsGroupProtocolOff: at streams.version 0 every StreamsGroupHeartbeat is
+// UNSUPPORTED_VERSION, as Kafka with the streams protocol off.
+func TestStreamsGroupProtocolOff(t *testing.T) {
+	b, _ := startStreamsBroker(t, t.TempDir())
+	defer b.Close()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	streamsCoordinatorReady(t, cl, "off")
+	uf := kmsg.NewPtrUpdateFeaturesRequest()
+	uf.Version = 1
+	u := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
+	u.Feature, u.MaxVersionLevel, u.UpgradeType = "streams.version", 0, 2 // safe downgrade
+	uf.FeatureUpdates = append(uf.FeatureUpdates, u)
+	if r := streamsReq[*kmsg.UpdateFeaturesResponse](t, cl, uf); r.ErrorCode != 0 {
+		t.Fatalf("downgrade streams.version: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	m := &streamsMember{t: t, cl: cl, group: "off", id: "m", process: "p"}
+	waitFor(t, 10*time.Second, "UNSUPPORTED_VERSION at streams.version 0", func() bool {
+		m.epoch = 0
+		return m.heartbeat().ErrorCode == kerr.UnsupportedVersion.Code
+	})
 }
