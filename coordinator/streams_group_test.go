@@ -413,3 +413,36 @@ func TestStreamsRecordsRoundTrip(t *testing.T) {
 		t.Errorf("key bytes %s", got)
 	}
 }
+
+// TestStreamsGroupStaticMember: a static member that leaves with epoch -2 keeps its
+// tasks for its successor under the same instance id, without a rebalance.
+func TestStreamsGroupStaticMember(t *testing.T) {
+	h := newSGHarness(t, map[string]int32{"input": 2, "app-counts-repartition": 2, "app-counts-changelog": 2})
+	j := sgJoin("a", "p1")
+	j.InstanceID = kmsg.StringPtr("i1")
+	r := h.hb(j)
+	if taskCount(r.ActiveTasks) != 4 {
+		t.Fatalf("a: %v", r.ActiveTasks)
+	}
+	epoch := h.g.Epoch
+	leave := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+	leave.Group, leave.MemberID, leave.MemberEpoch, leave.InstanceID = "app", "a", -2, kmsg.StringPtr("i1")
+	if r := h.hb(leave); r.ErrorCode != 0 || r.MemberEpoch != -2 {
+		t.Fatalf("static leave: %+v", r)
+	}
+	// Another member cannot take the instance id while a holds it.
+	j2 := sgJoin("a2", "p1")
+	j2.InstanceID = kmsg.StringPtr("i1")
+	r = h.hb(j2)
+	if r.ErrorCode != 0 || taskCount(r.ActiveTasks) != 4 || h.g.Epoch != epoch {
+		t.Fatalf("successor: %v %v, epoch %d (was %d)", kerr.ErrorForCode(r.ErrorCode), r.ActiveTasks, h.g.Epoch, epoch)
+	}
+	if _, ok := h.g.Members["a"]; ok {
+		t.Fatal("the old static member is still there")
+	}
+	j3 := sgJoin("a3", "p1")
+	j3.InstanceID = kmsg.StringPtr("i1")
+	if p := h.g.Heartbeat(h.now, j3, "c", "h", h.md); p.Resp.ErrorCode != kerr.UnreleasedInstanceID.Code {
+		t.Fatalf("a third member with the same instance id: %v", kerr.ErrorForCode(p.Resp.ErrorCode))
+	}
+}
