@@ -27,7 +27,7 @@ func suites() []Suite {
 	for _, c := range secClients() {
 		all = append(all, secMatrixSuite(c))
 	}
-	return append(all, kcatSecuritySuite(), kgoSASLSuite(), reassignSuite(), logDirsSuite(), quorumSuite(), behaviourSuite(), devPytestSuite(), devJUnitSuite())
+	return append(all, kcatSecuritySuite(), kgoSASLSuite(), reassignSuite(), logDirsSuite(), quorumSuite(), behaviourSuite(), devPytestSuite(), devJUnitSuite(), streamsSuite())
 }
 
 // cliSuite drives Apache Kafka's own command-line tools, in the order an operator

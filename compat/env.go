@@ -96,8 +96,12 @@ func (e *Env) fetchJars(ctx context.Context) error {
 	dir := filepath.Join(e.Cache, "kafka-"+e.KafkaVersion)
 	e.Lib = filepath.Join(dir, "lib")
 	marker := filepath.Join(e.Lib, ".complete")
+	streamsJar := filepath.Join(e.Lib, "kafka-streams-"+e.KafkaVersion+".jar")
 	if _, err := os.Stat(marker); err == nil {
-		return nil
+		if _, err := os.Stat(streamsJar); err == nil {
+			return nil
+		}
+		// A cache from before kafka-streams was in the pom: fetch again.
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -542,6 +546,7 @@ var toolClasses = map[string]string{
 	"console-producer":    "org.apache.kafka.tools.ConsoleProducer",
 	"console-consumer":    "org.apache.kafka.tools.consumer.ConsoleConsumer",
 	"consumer-groups":     "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
+	"streams-groups":      "org.apache.kafka.tools.streams.StreamsGroupCommand",
 	"producer-perf-test":  "org.apache.kafka.tools.ProducerPerformance",
 	"consumer-perf-test":  "org.apache.kafka.tools.ConsumerPerformance",
 	"get-offsets":         "org.apache.kafka.tools.GetOffsetShell",

@@ -168,6 +168,16 @@ type Broker struct {
 	ConsumerGroupMaxSize                int32
 	ConsumerGroupAssignors              []string
 
+	StreamsGroupSessionTimeoutMs       int32
+	StreamsGroupMinSessionTimeoutMs    int32
+	StreamsGroupMaxSessionTimeoutMs    int32
+	StreamsGroupHeartbeatIntervalMs    int32
+	StreamsGroupMinHeartbeatIntervalMs int32
+	StreamsGroupMaxHeartbeatIntervalMs int32
+	StreamsGroupMaxSize                int32
+	StreamsGroupNumStandbyReplicas     int32
+	StreamsGroupMaxStandbyReplicas     int32
+
 	ShareGroupSessionTimeoutMs        int32
 	ShareGroupMinSessionTimeoutMs     int32
 	ShareGroupMaxSessionTimeoutMs     int32
@@ -653,6 +663,15 @@ func (b *Broker) fill(v map[string]any) error {
 	b.ConsumerGroupMaxHeartbeatIntervalMs = i32("group.consumer.max.heartbeat.interval.ms")
 	b.ConsumerGroupMaxSize = i32("group.consumer.max.size")
 	b.ConsumerGroupAssignors = list("group.consumer.assignors")
+	b.StreamsGroupSessionTimeoutMs = i32("group.streams.session.timeout.ms")
+	b.StreamsGroupMinSessionTimeoutMs = i32("group.streams.min.session.timeout.ms")
+	b.StreamsGroupMaxSessionTimeoutMs = i32("group.streams.max.session.timeout.ms")
+	b.StreamsGroupHeartbeatIntervalMs = i32("group.streams.heartbeat.interval.ms")
+	b.StreamsGroupMinHeartbeatIntervalMs = i32("group.streams.min.heartbeat.interval.ms")
+	b.StreamsGroupMaxHeartbeatIntervalMs = i32("group.streams.max.heartbeat.interval.ms")
+	b.StreamsGroupMaxSize = i32("group.streams.max.size")
+	b.StreamsGroupNumStandbyReplicas = i32("group.streams.num.standby.replicas")
+	b.StreamsGroupMaxStandbyReplicas = i32("group.streams.max.standby.replicas")
 	b.ShareGroupSessionTimeoutMs = i32("group.share.session.timeout.ms")
 	b.ShareGroupMinSessionTimeoutMs = i32("group.share.min.session.timeout.ms")
 	b.ShareGroupMaxSessionTimeoutMs = i32("group.share.max.session.timeout.ms")
@@ -956,6 +975,9 @@ func (b *Broker) check() error {
 	if err := b.checkConsumerGroup(fail); err != nil {
 		return err
 	}
+	if err := b.checkStreamsGroup(fail); err != nil {
+		return err
+	}
 	return b.checkShareGroup(fail)
 }
 
@@ -1001,6 +1023,20 @@ func (b *Broker) checkConsumerGroup(fail func(key, format string, args ...any) e
 	return checkGroupTimeouts("group.consumer.", fail,
 		b.ConsumerGroupHeartbeatIntervalMs, b.ConsumerGroupMinHeartbeatIntervalMs, b.ConsumerGroupMaxHeartbeatIntervalMs,
 		b.ConsumerGroupSessionTimeoutMs, b.ConsumerGroupMinSessionTimeoutMs, b.ConsumerGroupMaxSessionTimeoutMs)
+}
+
+// checkStreamsGroup is GroupCoordinatorConfig's cross-checks of the
+// group.streams.* keys.
+func (b *Broker) checkStreamsGroup(fail func(key, format string, args ...any) error) error {
+	if err := checkGroupTimeouts("group.streams.", fail,
+		b.StreamsGroupHeartbeatIntervalMs, b.StreamsGroupMinHeartbeatIntervalMs, b.StreamsGroupMaxHeartbeatIntervalMs,
+		b.StreamsGroupSessionTimeoutMs, b.StreamsGroupMinSessionTimeoutMs, b.StreamsGroupMaxSessionTimeoutMs); err != nil {
+		return err
+	}
+	if b.StreamsGroupNumStandbyReplicas > b.StreamsGroupMaxStandbyReplicas {
+		return fail("group.streams.num.standby.replicas", "must be less than or equal to group.streams.max.standby.replicas (%d)", b.StreamsGroupMaxStandbyReplicas)
+	}
+	return nil
 }
 
 // checkShareGroup checks the group.share.* bounds against each other, as Kafka's

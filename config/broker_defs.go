@@ -322,6 +322,26 @@ var brokerDefs = append([]Def{
 	{Name: "group.consumer.assignors", Type: TypeList, Default: "uniform,range", Importance: Medium, Valid: custom("[uniform, range]", validAssignors),
 		Doc: "The server-side assignors, builtin names (uniform, range) or their Kafka class names; the first is used when a member names none."},
 
+	// Streams groups (KIP-1071), as Kafka's GroupCoordinatorConfig.
+	{Name: "group.streams.session.timeout.ms", Type: TypeInt, Default: "45000", Importance: Medium, Valid: atLeast(1),
+		Doc: "How long a streams group member may go without a heartbeat before it is fenced."},
+	{Name: "group.streams.min.session.timeout.ms", Type: TypeInt, Default: "45000", Importance: Medium, Valid: atLeast(1),
+		Doc: "Lower bound of group.streams.session.timeout.ms."},
+	{Name: "group.streams.max.session.timeout.ms", Type: TypeInt, Default: "60000", Importance: Medium, Valid: atLeast(1),
+		Doc: "Upper bound of group.streams.session.timeout.ms."},
+	{Name: "group.streams.heartbeat.interval.ms", Type: TypeInt, Default: "5000", Importance: Medium, Valid: atLeast(1),
+		Doc: "How often streams group members are told to heartbeat."},
+	{Name: "group.streams.min.heartbeat.interval.ms", Type: TypeInt, Default: "5000", Importance: Medium, Valid: atLeast(1),
+		Doc: "Lower bound of group.streams.heartbeat.interval.ms."},
+	{Name: "group.streams.max.heartbeat.interval.ms", Type: TypeInt, Default: "15000", Importance: Medium, Valid: atLeast(1),
+		Doc: "Upper bound of group.streams.heartbeat.interval.ms."},
+	{Name: "group.streams.max.size", Type: TypeInt, Default: maxInt, Importance: Medium, Valid: atLeast(1),
+		Doc: "Most members a streams group may have."},
+	{Name: "group.streams.num.standby.replicas", Type: TypeInt, Default: "0", Importance: Medium, Valid: atLeast(0),
+		Doc: "How many standby copies of each task the streams task assignor places (on other processes than the active)."},
+	{Name: "group.streams.max.standby.replicas", Type: TypeInt, Default: "2", Importance: Medium, Valid: atLeast(0),
+		Doc: "Upper bound of group.streams.num.standby.replicas."},
+
 	// Share groups (KIP-932), as Kafka's ShareGroupConfig and GroupCoordinatorConfig.
 	{Name: "group.share.session.timeout.ms", Type: TypeInt, Default: "45000", Importance: Medium, Valid: atLeast(1),
 		Doc: "How long a share group member may go without a heartbeat before it is fenced."},

@@ -309,7 +309,7 @@ func TestBrokerFeatureSupport(t *testing.T) {
 	}
 	// One that supports everything finalized registers, and then limits UpdateFeatures.
 	if r := reg(3, feature(FeatureMetadataVersion, 33, 33), feature(FeatureELR, 0, 1), feature(FeatureGroup, 0, 1),
-		feature(FeatureTransaction, 0, 2)); r.ErrorCode != 0 {
+		feature(FeatureTransaction, 0, 2), feature(FeatureStreams, 0, 1)); r.ErrorCode != 0 {
 		t.Fatalf("register 3: %v", kerr.ErrorForCode(r.ErrorCode))
 	}
 	req := kmsg.NewPtrUpdateFeaturesRequest()

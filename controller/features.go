@@ -16,7 +16,8 @@ package controller
 // UpdateFeatures), transaction.version 0-2 as
 // Kafka's, a new cluster at 2 (TransactionVersion.LATEST_PRODUCTION), group.version 0-1 (KIP-848 is served; at 0 ConsumerGroupHeartbeat is
 // refused as Kafka refuses it), eligible.leader.replicas.version 0-1 (elr.go),
-// share.version and streams.version 0 (no share or streams groups).
+// share.version 0 (no share groups), streams.version 0-1 as Kafka's, a new cluster at 1
+// (KIP-1071 streams groups are served; at 0 StreamsGroupHeartbeat is refused).
 //
 // UpdateFeatures follows FeatureControlManager.updateFeatures: every update is
 // checked before any is written, and the first one that fails fails the request with
@@ -69,7 +70,7 @@ var SupportedFeatures = []FeatureRange{
 	{Name: FeatureKRaftVersion, Min: 0, Max: 1, Default: 0},
 	{Name: FeatureMetadataVersion, Min: MetadataVersion44IV2, Max: MetadataVersion44IV2, Default: MetadataVersion44IV2},
 	{Name: FeatureShare, Min: 0, Max: 0, Default: 0},
-	{Name: FeatureStreams, Min: 0, Max: 0, Default: 0},
+	{Name: FeatureStreams, Min: 0, Max: 1, Default: 1},
 	{Name: FeatureTransaction, Min: 0, Max: 2, Default: 2},
 }
 

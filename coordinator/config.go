@@ -55,6 +55,8 @@ type Config struct {
 	Consumer ConsumerGroupConfig
 	// Share holds the group.share.* membership settings of KIP-932 share groups.
 	Share ShareGroupConfig
+	// Streams holds the group.streams.* settings of KIP-1071 streams groups.
+	Streams StreamsGroupConfig
 }
 
 // DefaultConfig returns Kafka's defaults.
@@ -72,5 +74,6 @@ func DefaultConfig() Config {
 		NewMemberJoinTimeout:          5 * time.Minute,
 		Consumer:                      DefaultConsumerGroupConfig(),
 		Share:                         DefaultShareGroupConfig(),
+		Streams:                       DefaultStreamsGroupConfig(),
 	}
 }

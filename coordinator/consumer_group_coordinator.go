@@ -100,7 +100,7 @@ func (c *GroupCoordinator) ConsumerGroupHeartbeat(req *kmsg.ConsumerGroupHeartbe
 	case g.Consumer == nil:
 		// An empty classic group (perhaps only offsets) becomes a consumer group
 		// keeping its offsets; one with members stays classic.
-		if req.MemberEpoch != 0 || g.State != Empty || !g.IsEmpty() {
+		if req.MemberEpoch != 0 || g.Streams != nil || g.State != Empty || !g.IsEmpty() {
 			return fail(kerr.GroupIDNotFound.Code, "Group "+req.Group+" is not a consumer group.")
 		}
 		g.Consumer = NewConsumerGroup(req.Group, &c.cfg.Consumer)
@@ -278,6 +278,9 @@ func (c *GroupCoordinator) validateOffsetFetch(group string, memberID *string, e
 	}
 	defer s.mu.Unlock()
 	g := s.groups[group]
+	if g != nil && g.Streams != nil {
+		return g.Streams.validateOffsetFetch(memberID, epoch)
+	}
 	if g == nil || g.Consumer == nil {
 		return 0
 	}
@@ -336,6 +339,9 @@ func (g *Group) consumerTombstones() []Record {
 func (g *Group) listing() (state, typ, protocolType string) {
 	if g.Consumer != nil {
 		return g.Consumer.State(), "consumer", ConsumerProtocolType
+	}
+	if g.Streams != nil {
+		return g.Streams.State(), "streams", StreamsProtocolType
 	}
 	return g.State.String(), "classic", g.ProtocolType
 }

@@ -257,6 +257,8 @@ func (c *GroupCoordinator) load(s *shard) {
 				g.Offsets[tp] = om
 			case d.Consumer != nil:
 				replayConsumerRecord(get(d.Consumer.Group), d.Consumer, &c.cfg)
+			case d.Streams != nil:
+				replayStreamsRecord(get(d.Streams.Group), d.Streams, &c.cfg)
 			case d.GroupKey != nil:
 				old := groups[d.GroupKey.Group]
 				g := NewGroup(d.GroupKey.Group, &c.cfg, start)
@@ -264,7 +266,7 @@ func (c *GroupCoordinator) load(s *shard) {
 					g.Offsets = old.Offsets
 					g.PendingTxnOffsets = old.PendingTxnOffsets
 					if d.GroupValue == nil {
-						g.Consumer = old.Consumer
+						g.Consumer, g.Streams = old.Consumer, old.Streams
 					}
 				}
 				groups[g.ID] = g
@@ -290,8 +292,9 @@ func (c *GroupCoordinator) load(s *shard) {
 		return
 	}
 	finishConsumerGroupsLoad(groups, start, &c.cfg)
+	finishStreamsGroupsLoad(groups, start, &c.cfg)
 	for id, g := range groups {
-		if g.Consumer == nil && g.State == Empty && g.ProtocolType == "" && g.Generation == 0 && len(g.Offsets) == 0 && len(g.PendingTxnOffsets) == 0 {
+		if g.Consumer == nil && g.Streams == nil && g.State == Empty && g.ProtocolType == "" && g.Generation == 0 && len(g.Offsets) == 0 && len(g.PendingTxnOffsets) == 0 {
 			delete(groups, id) // only tombstones were left
 		}
 	}
@@ -444,6 +447,8 @@ func errorReply(m kmsg.Response, code int16) kmsg.Response {
 func (c *GroupCoordinator) scheduleLocked(s *shard, g *Group) {
 	if g.Consumer != nil {
 		c.logConsumerGroupLocked(g)
+	} else if g.Streams != nil {
+		c.logStreamsGroupLocked(g)
 	} else if v := (groupView{g.State, g.Generation, len(g.Members)}); s.seen[g.ID] != v {
 		s.seen[g.ID] = v
 		c.logger.Info().Str("group", g.ID).Str("state", g.State.String()).Int32("generation", g.Generation).
@@ -531,6 +536,12 @@ func (c *GroupCoordinator) JoinGroup(req *kmsg.JoinGroupRequest, clientID, clien
 		g = NewGroup(req.Group, &c.cfg, now)
 		s.groups[req.Group] = g
 	}
+	if g.Streams != nil {
+		if code := c.classicJoinStreamsGroupLocked(s, g); code != 0 {
+			w(joinError(req.MemberID, code))
+			return
+		}
+	}
 	if g.Consumer != nil {
 		if code := c.classicJoinConsumerGroupLocked(s, g); code != 0 {
 			w(joinError(req.MemberID, code))
@@ -559,7 +570,7 @@ func (c *GroupCoordinator) JoinGroup(req *kmsg.JoinGroupRequest, clientID, clien
 // existed in the log (created by a join that failed, or whose only member was told
 // MEMBER_ID_REQUIRED and never came back).
 func (c *GroupCoordinator) scheduleOrForgetLocked(s *shard, g *Group) {
-	if g.Consumer == nil && g.State == Empty && g.IsEmpty() && g.Generation == 0 && len(g.Offsets) == 0 && len(g.PendingTxnOffsets) == 0 {
+	if g.Consumer == nil && g.Streams == nil && g.State == Empty && g.IsEmpty() && g.Generation == 0 && len(g.Offsets) == 0 && len(g.PendingTxnOffsets) == 0 {
 		c.removeGroupLocked(s, g)
 		return
 	}
@@ -677,7 +688,7 @@ func (c *GroupCoordinator) DescribeGroups(groups []string, version int16) []kmsg
 		func() {
 			defer s.mu.Unlock()
 			g := s.groups[id]
-			if g != nil && g.Consumer == nil {
+			if g != nil && g.Consumer == nil && g.Streams == nil {
 				d = g.Describe()
 			} else {
 				d.State = Dead.String()

@@ -192,6 +192,10 @@ type Group struct {
 	// Consumer is set when this is a KIP-848 consumer group (consumer_group.go);
 	// the classic fields above then stay Empty and unused.
 	Consumer *ConsumerGroup
+	// Streams is set when this is a KIP-1071 streams group (streams_group.go); the
+	// classic fields then stay Empty and unused. At most one of Consumer and Streams
+	// is set.
+	Streams *StreamsGroup
 
 	cfg *Config
 }
@@ -937,6 +941,9 @@ func (g *Group) NextDeadline() time.Time {
 	if g.Consumer != nil {
 		return g.Consumer.NextDeadline()
 	}
+	if g.Streams != nil {
+		return g.Streams.NextDeadline()
+	}
 	var next time.Time
 	min := func(t time.Time) {
 		if !t.IsZero() && (next.IsZero() || t.Before(next)) {
@@ -974,6 +981,10 @@ func (g *Group) Tick(now time.Time) Effects {
 	}
 	if g.Consumer != nil {
 		e.Records = g.Consumer.Tick(now)
+		return e
+	}
+	if g.Streams != nil {
+		e.Records = g.Streams.Tick(now)
 		return e
 	}
 	for id, d := range g.pendingMembers {
@@ -1096,6 +1107,9 @@ func (g *Group) IsEmpty() bool {
 	if g.Consumer != nil {
 		return len(g.Consumer.Members) == 0
 	}
+	if g.Streams != nil {
+		return len(g.Streams.Members) == 0
+	}
 	return len(g.Members) == 0 && len(g.pendingMembers) == 0
 }
 
@@ -1109,6 +1123,8 @@ func (g *Group) Delete(now time.Time) Effects {
 	}
 	if g.Consumer != nil {
 		e.Records = append(e.Records, g.consumerTombstones()...)
+	} else if g.Streams != nil {
+		e.Records = append(e.Records, g.streamsTombstones()...)
 	} else {
 		e.Records = append(e.Records, GroupTombstone(g.ID))
 	}
@@ -1147,6 +1163,9 @@ func (g *Group) IsSubscribedToTopic(topic string) bool {
 	if g.Consumer != nil {
 		return g.Consumer.subscribes(topic)
 	}
+	if g.Streams != nil {
+		return g.Streams.subscribes(topic)
+	}
 	topics, ok := g.SubscribedTopics()
 	if !ok {
 		return g.ProtocolType == ConsumerProtocolType
@@ -1169,6 +1188,12 @@ func (g *Group) ExpiredOffsets(now time.Time, retention time.Duration) []TopicPa
 		// subscribes to (all of them once the group is empty).
 		base = func(tp TopicPartition, om OffsetAndMetadata) (int64, bool) {
 			return om.CommitTimestamp, !g.Consumer.subscribes(tp.Topic)
+		}
+	case g.Streams != nil:
+		// As StreamsGroup: retention after the commit, for topics the topology no
+		// longer reads (all of them once the group is empty).
+		base = func(tp TopicPartition, om OffsetAndMetadata) (int64, bool) {
+			return om.CommitTimestamp, !g.Streams.subscribes(tp.Topic)
 		}
 	case g.ProtocolType == "":
 		base = func(_ TopicPartition, om OffsetAndMetadata) (int64, bool) { return om.CommitTimestamp, true }

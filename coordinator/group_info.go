@@ -12,7 +12,8 @@ import (
 // (kafkatest's Groups, the control API): a copy, safe to keep.
 type GroupInfo struct {
 	ID string
-	// Type is "classic" or "consumer" (KIP-848), as ListGroups' group type.
+	// Type is "classic", "consumer" (KIP-848) or "streams" (KIP-1071), as ListGroups'
+	// group type.
 	Type string
 	// ProtocolType is a classic group's ("consumer", "connect", …; "" for a group
 	// that only commits offsets); "consumer" for a consumer group.
@@ -97,6 +98,14 @@ func (g *Group) info(md Metadata) GroupInfo {
 				}
 			}
 			gi.Members = append(gi.Members, mi)
+		}
+		return gi
+	}
+	if sg := g.Streams; sg != nil {
+		gi.Protocol, gi.Generation, gi.AssignmentEpoch = StreamsAssignorName, sg.Epoch, sg.AssignmentEpoch
+		for _, m := range sg.sortedMembers() {
+			gi.Members = append(gi.Members, GroupMemberInfo{ID: m.ID, InstanceID: cloneStr(m.InstanceID), ClientID: m.ClientID,
+				ClientHost: m.ClientHost, MemberEpoch: m.MemberEpoch, Assignment: map[string][]int32{}})
 		}
 		return gi
 	}

@@ -61,6 +61,11 @@ func (c *GroupCoordinator) OffsetCommit(req *kmsg.OffsetCommitRequest) *kmsg.Off
 			return g.Consumer.ValidateOffsetCommit(member, epoch, req.Version)
 		}
 	}
+	if g.Streams != nil {
+		validate = func(member string, _ *string, epoch int32) int16 {
+			return g.Streams.ValidateOffsetCommit(member, epoch, req.Version)
+		}
+	}
 	if code := validate(req.MemberID, req.InstanceID, req.Generation); code != 0 {
 		if created {
 			c.removeGroupLocked(s, g)

@@ -123,6 +123,8 @@ type DecodedRecord struct {
 	GroupValue  *kmsg.GroupMetadataValue
 	// Consumer is a KIP-848 consumer group record (consumer_group_records.go).
 	Consumer *cgRecord
+	// Streams is a KIP-1071 streams group record (streams_group_records.go).
+	Streams *sgRecord
 }
 
 // DecodeRecord decodes one record's key and value.
@@ -168,6 +170,13 @@ func DecodeRecord(key, value []byte) (DecodedRecord, error) {
 			return d, err
 		}
 		d.Consumer = cr
+	case sgMetadataType, sgPartitionMetadataType, sgMemberMetadataType, sgTargetAssignmentMetadataType,
+		sgTargetAssignmentMemberType, sgCurrentMemberAssignmentType, sgTopologyType:
+		sr, err := decodeStreamsRecord(ver, key, value)
+		if err != nil {
+			return d, err
+		}
+		d.Streams = sr
 	default:
 		if ver < 0 {
 			return d, fmt.Errorf("%w: key version %d", ErrCorruptRecord, ver)

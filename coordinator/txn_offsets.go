@@ -116,6 +116,16 @@ func (c *GroupCoordinator) TxnOffsetCommit(req *kmsg.TxnOffsetCommitRequest, ver
 			return code
 		}
 	}
+	if g.Streams != nil {
+		// As for a consumer group: the generation is the member epoch.
+		validate = func(member string, _ *string, epoch int32) int16 {
+			code := g.Streams.ValidateOffsetCommit(member, epoch, 9)
+			if code == kerr.StaleMemberEpoch.Code && req.Version < 6 {
+				code = kerr.IllegalGeneration.Code
+			}
+			return code
+		}
+	}
 	if code := validate(req.MemberID, req.InstanceID, req.Generation); code != 0 {
 		if created {
 			c.removeGroupLocked(s, g)

@@ -42,12 +42,9 @@ var apiGaps = []apiGap{
 	{key: 85, absent: true, reason: "share-group state RPCs not built: #14"},
 	{key: 86, absent: true, reason: "share-group state RPCs not built: #14"},
 	{key: 87, absent: true, reason: "share-group state RPCs not built: #14"},
-	{key: 88, absent: true, reason: "streams groups (KIP-1071) not built: #14"},
-	{key: 89, absent: true, reason: "streams groups (KIP-1071) not built: #14"},
 	{key: 90, absent: true, reason: "share groups not built: #14"},
 	{key: 91, absent: true, reason: "share groups not built: #14"},
 	{key: 92, absent: true, reason: "share groups not built: #14"},
-	{key: 93, absent: true, reason: "streams groups (KIP-1071) not built: #14"},
 	{key: 94, absent: true, reason: "UnregisterController not built: gokafkad has no controller registrations (ControllerRegistrationRecord) to remove: #14"},
 }
 

@@ -118,6 +118,9 @@ func init() {
 		{key: 75, min: 0, max: 0, handle: handleDescribeTopicPartitions},
 		{key: 80, min: 0, max: 1, handle: handleRaftVoterForward},
 		{key: 81, min: 0, max: 0, handle: handleRaftVoterForward},
+		{key: 88, min: 0, max: 1, handle: handleStreamsGroupHeartbeat},
+		{key: 89, min: 0, max: 1, handle: handleStreamsGroupDescribe},
+		{key: 93, min: 0, max: 0, handle: handleStreamsGroupTopologyDescriptionUpdate},
 	})
 }
 

@@ -229,6 +229,9 @@ var brokerAuthz = map[int16]authzRule{
 	75: inHandler("DESCRIBE on each topic"),
 	80: clusterOp(acl.OpAlter),
 	81: clusterOp(acl.OpAlter),
+	88: inHandler("READ on the group, DESCRIBE on each topic of the topology"),
+	89: inHandler("DESCRIBE on each group"),
+	93: inHandler("READ on the group"),
 }
 
 // controllerAuthz is the rule of every API of controllerAPIs, after ControllerApis.

@@ -163,6 +163,7 @@ func groupConfig(b *config.Broker) coordinator.Config {
 	c.OffsetsRetentionCheckInterval = time.Duration(b.OffsetsRetentionCheckIntervalMs) * time.Millisecond
 	c.Consumer = consumerGroupConfig(b)
 	c.Share = shareGroupConfig(b)
+	c.Streams = streamsGroupConfig(b)
 	return c
 }
 
@@ -182,7 +183,14 @@ type Broker struct {
 	localCtl *controller.Controller
 	raftT    *raftTransport
 	// ctl is the broker's view of the metadata and its way to the active controller.
-	ctl           *brokerMeta
+	ctl *brokerMeta
+	// streamsTopics are the streams internal topics being created
+	// (88_streams_group_heartbeat.go), so a heartbeat arriving meanwhile does not ask
+	// the controller again.
+	streamsTopics struct {
+		sync.Mutex
+		creating map[string]bool
+	}
 	pub           metadataPublisher
 	lifecycle     *brokerLifecycle
 	metaDone      chan struct{} // closed when the metadata loop ends (broker-only)

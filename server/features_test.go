@@ -49,7 +49,7 @@ func TestApiVersionsFeatures(t *testing.T) {
 	}
 	want := map[string][2]int16{
 		"metadata.version": {33, 33}, "kraft.version": {0, 1}, "transaction.version": {0, 2},
-		"group.version": {0, 1}, "eligible.leader.replicas.version": {0, 1}, "share.version": {0, 0}, "streams.version": {0, 0},
+		"group.version": {0, 1}, "eligible.leader.replicas.version": {0, 1}, "share.version": {0, 0}, "streams.version": {0, 1},
 	}
 	if len(supported) != len(want) {
 		t.Errorf("supported features %v, want %v", supported, want)
@@ -66,18 +66,19 @@ func TestApiVersionsFeatures(t *testing.T) {
 		}
 		finalized[f.Name] = f.MaxVersionLevel
 	}
-	// A new cluster starts at transaction.version 2, as Kafka 4.4 formats one.
-	if len(finalized) != 4 || finalized["metadata.version"] != 33 || finalized["group.version"] != 1 ||
-		finalized["eligible.leader.replicas.version"] != 1 || finalized["transaction.version"] != 2 {
-		t.Errorf("finalized %v, want metadata.version 33, group.version 1, eligible.leader.replicas.version 1, transaction.version 2", finalized)
+	// A new cluster starts at transaction.version 2 and streams.version 1, as Kafka 4.4
+	// formats one.
+	if len(finalized) != 5 || finalized["metadata.version"] != 33 || finalized["group.version"] != 1 ||
+		finalized["eligible.leader.replicas.version"] != 1 || finalized["transaction.version"] != 2 || finalized["streams.version"] != 1 {
+		t.Errorf("finalized %v, want metadata.version 33, group.version 1, eligible.leader.replicas.version 1, transaction.version 2, streams.version 1", finalized)
 	}
 	if resp.FinalizedFeaturesEpoch <= 0 {
 		t.Errorf("finalized features epoch %d", resp.FinalizedFeaturesEpoch)
 	}
 	// v3 cannot carry a range starting at 0: only metadata.version, as Kafka 4.4.
 	old := apiVersionsFeatures(t, b, 3)
-	if len(old.SupportedFeatures) != 1 || old.SupportedFeatures[0].Name != "metadata.version" || len(old.FinalizedFeatures) != 4 {
-		t.Errorf("v3 supported %+v finalized %+v, want metadata.version alone and the 4 finalized", old.SupportedFeatures, old.FinalizedFeatures)
+	if len(old.SupportedFeatures) != 1 || old.SupportedFeatures[0].Name != "metadata.version" || len(old.FinalizedFeatures) != 5 {
+		t.Errorf("v3 supported %+v finalized %+v, want metadata.version alone and the 5 finalized", old.SupportedFeatures, old.FinalizedFeatures)
 	}
 }
 
