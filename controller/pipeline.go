@@ -11,9 +11,8 @@ import "sync"
 // them: under the write lock such a request computes its records on the view left by
 // the pipelined requests still waiting for their commit (their records applied to a
 // scratch copy of the committed image), proposes them as an entry of its own, extends
-// the view with them, and waits for its commit after releasing the lock. Raft appends
-// the entries proposed meanwhile together (one write of the metadata log, one message
-// to each follower).
+// the view with them, and waits for its commit after releasing the lock: its entry is
+// replicated while the ones before it are still in flight.
 //
 // What keeps each request's answer the one it would have had alone:
 //   - An entry is appended only in the term of the entries its view holds, after them
