@@ -465,6 +465,22 @@ func (c *Controller) Step(ctx context.Context, m raftpb.Message) error {
 	}
 }
 
+// StepWithin is Step waiting at most d for room in the queue: a message is handed
+// over without a context or a timer when there is room, as there nearly always is.
+func (c *Controller) StepWithin(m raftpb.Message, d time.Duration) error {
+	if m.To != c.raftID || !c.isPeer(m.From) || c.closed.Load() {
+		return c.Step(context.Background(), m) // its error
+	}
+	select {
+	case c.recvc <- &m:
+		return nil
+	default:
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	return c.Step(ctx, m)
+}
+
 // report queues a delivery report for the Ready loop without blocking.
 func (c *Controller) report(id uint64, unreachable bool, snap *raft.SnapshotStatus) {
 	c.reportMu.Lock()
