@@ -159,6 +159,10 @@ type Controller struct {
 	reportKick chan struct{}
 
 	guard raftGuard
+	// guardVoters are the static voters' Raft ids, sorted, and decoded the entries the
+	// guard decoded, by index, until applied (keepDecoded). Ready loop only.
+	guardVoters []uint64
+	decoded     map[uint64]decodedEntry
 
 	raftID uint64
 	// leaderID is the Raft leader's node id (-1 when unknown); term its term.
@@ -766,8 +770,8 @@ func (c *Controller) applyEntries(ents []raftpb.Entry) error {
 			if len(e.Data) == 0 {
 				break // a new leader's empty entry
 			}
-			var d entryData
-			if err := json.Unmarshal(e.Data, &d); err != nil {
+			d, err := c.decodedEntry(&e)
+			if err != nil {
 				// Never written by us; skip rather than stop the quorum.
 				c.log.Error().Err(err).Uint64("index", e.Index).Msg("undecodable metadata entry skipped")
 				break
