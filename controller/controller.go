@@ -161,8 +161,9 @@ type Controller struct {
 	guard raftGuard
 	// guardVoters are the static voters' Raft ids, sorted, and decoded the entries the
 	// guard decoded, by index, until applied (keepDecoded). Ready loop only.
-	guardVoters []uint64
-	decoded     map[uint64]decodedEntry
+	guardVoters   []uint64
+	decoded       map[uint64]decodedEntry
+	keepDecodedFn func(*raftpb.Entry, entryData)
 
 	raftID uint64
 	// leaderID is the Raft leader's node id (-1 when unknown); term its term.

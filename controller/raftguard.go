@@ -284,6 +284,9 @@ func (c *Controller) view() raftView {
 	bs := c.rn.BasicStatus()
 	first, _ := c.ms.FirstIndex()
 	last, _ := c.ms.LastIndex()
+	if c.keepDecodedFn == nil {
+		c.keepDecodedFn = c.keepDecoded // a method value allocates: made once
+	}
 	if c.guardVoters == nil {
 		c.guardVoters = make([]uint64, 0, len(c.cfg.Voters))
 		for _, vt := range c.cfg.Voters {
@@ -294,7 +297,7 @@ func (c *Controller) view() raftView {
 	return raftView{
 		self: c.raftID, term: bs.Term, commit: bs.Commit, first: first, last: last,
 		termAt: c.ms.Term, voters: c.guardVoters, clusterID: c.Image().ClusterID, dynamic: c.cfg.Dynamic,
-		decoded: c.keepDecoded,
+		decoded: c.keepDecodedFn,
 	}
 }
 
