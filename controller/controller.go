@@ -240,10 +240,11 @@ type proposal struct {
 	err  chan proposeResult
 }
 
-// proposeResult is Raft's answer to a proposal and the term it was appended in.
+// proposeResult is Raft's answer to a proposal, and the term and index it was
+// appended at.
 type proposeResult struct {
-	term uint64
-	err  error
+	term, index uint64
+	err         error
 }
 
 // commitResult is what a write's waiter learns: its entry's index, once applied and
@@ -637,7 +638,10 @@ func (c *Controller) run() {
 				if p.term != 0 && p.term != term {
 					p.err <- proposeResult{err: raft.ErrProposalDropped}
 				} else {
-					p.err <- proposeResult{term: term, err: c.rn.Propose(p.data)}
+					// Between events Raft holds no unstable entries (run's
+					// invariant): the entry goes right after ms's last one.
+					last, _ := c.ms.LastIndex()
+					p.err <- proposeResult{term: term, index: last + 1, err: c.rn.Propose(p.data)}
 				}
 			case <-c.reportKick:
 				c.deliverReports()
@@ -882,7 +886,7 @@ func (c *Controller) commit(recs []Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	wait, _, _, err := c.proposeRecords(c.Image(), recs, 0)
+	wait, _, _, _, err := c.proposeRecords(c.Image(), recs, 0)
 	if err != nil {
 		return err
 	}
@@ -892,14 +896,14 @@ func (c *Controller) commit(recs []Record) error {
 
 // proposeRecords proposes recs, computed on img, as one entry (in term when term is
 // not 0) and returns what waits until that entry is applied and published (its index,
-// or why not), the term it was appended in and the records proposed (recs finished
-// by finishELR).
-func (c *Controller) proposeRecords(img *MetadataImage, recs []Record, term uint64) (wait func() (uint64, error), appended uint64, proposed []Record, err error) {
+// or why not), the term and index it was appended at and the records proposed (recs
+// finished by finishELR).
+func (c *Controller) proposeRecords(img *MetadataImage, recs []Record, term uint64) (wait func() (uint64, error), appended, index uint64, proposed []Record, err error) {
 	if c.closed.Load() {
-		return nil, 0, nil, ErrClosed
+		return nil, 0, 0, nil, ErrClosed
 	}
 	if !c.IsActive() {
-		return nil, 0, nil, ErrNotController
+		return nil, 0, 0, nil, ErrNotController
 	}
 	recs = c.finishELR(img, recs) // elr.go
 	var idb [8]byte
@@ -907,18 +911,18 @@ func (c *Controller) proposeRecords(img *MetadataImage, recs []Record, term uint
 	id := binary.BigEndian.Uint64(idb[:])
 	data, err := json.Marshal(entryData{ID: id, Records: recs})
 	if err != nil {
-		return nil, 0, nil, err
+		return nil, 0, 0, nil, err
 	}
 	ch := make(chan commitResult, 1)
 	c.waitMu.Lock()
 	c.waiters[id] = ch
 	c.waitMu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
-	appended, err = c.propose(ctx, data, term)
+	appended, index, err = c.propose(ctx, data, term)
 	if err != nil {
 		cancel()
 		c.dropWaiter(id)
-		return nil, 0, nil, fmt.Errorf("%w: %v", ErrNotController, err)
+		return nil, 0, 0, nil, fmt.Errorf("%w: %v", ErrNotController, err)
 	}
 	return func() (uint64, error) {
 		defer cancel()
@@ -932,21 +936,21 @@ func (c *Controller) proposeRecords(img *MetadataImage, recs []Record, term uint
 			c.dropWaiter(id)
 			return 0, ErrClosed
 		}
-	}, appended, recs, nil
+	}, appended, index, recs, nil
 }
 
 // propose hands data to Raft on the Ready loop and returns its answer and the term
-// the entry was appended in.
-func (c *Controller) propose(ctx context.Context, data []byte, term uint64) (uint64, error) {
+// and index the entry was appended at.
+func (c *Controller) propose(ctx context.Context, data []byte, term uint64) (uint64, uint64, error) {
 	p := proposal{data: data, term: term, err: make(chan proposeResult, 1)}
 	select {
 	case c.propc <- p:
 		r := <-p.err
-		return r.term, r.err
+		return r.term, r.index, r.err
 	case <-c.loopDone:
-		return 0, ErrClosed
+		return 0, 0, ErrClosed
 	case <-ctx.Done():
-		return 0, ctx.Err()
+		return 0, 0, ctx.Err()
 	}
 }
 

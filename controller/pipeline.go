@@ -19,10 +19,14 @@ import "sync"
 //     (the proposals are made in order, under the lock; the Ready loop refuses one
 //     whose term is not the current one): it is committed only if they are, and lost
 //     with them.
+//   - The view is the image those entries will make: each request's records are
+//     applied to it at the index its entry was appended at (the Ready loop answers
+//     the proposal with it), so a registration's broker epoch in the view is the one
+//     the committed image will hold, which a later heartbeat is checked against.
 //   - A request of a broker that already has one pending, or arriving after a pending
 //     one failed, waits for the pending ones to be answered and computes on the
-//     committed image (a broker's epoch is the offset of its registration, which the
-//     view does not know; a failed one's records must not be built on).
+//     committed image (a broker's requests are computed one after the other; a
+//     failed one's records must not be built on).
 //   - An answer only reads the requesting broker's state, which no other pipelined
 //     request changes; a registration's epoch is its entry's index, as when it is read
 //     from the committed image.
@@ -98,11 +102,13 @@ func (c *Controller) commitPipelined(view *MetadataImage, term uint64, broker in
 	if len(recs) == 0 {
 		return func() (uint64, error) { return 0, nil }, view, nil
 	}
-	w, appended, recs, err := c.proposeRecords(view, recs, term)
+	w, appended, index, recs, err := c.proposeRecords(view, recs, term)
 	if err != nil {
 		return nil, nil, err
 	}
-	after = applyBatch(view, view.Offset, recs)
+	// At the entry's index, as its apply will be: a registration's broker epoch is
+	// that offset, and the next requests read it from the view.
+	after = applyBatch(view, int64(index), recs)
 	p := &c.mu.pipe
 	p.view, p.term = after, appended
 	p.mu.Lock()

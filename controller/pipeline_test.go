@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"maps"
 	"testing"
 	"time"
 
@@ -78,6 +79,10 @@ func TestPipelinedRegistrationsAndUnfencing(t *testing.T) {
 		go func() { regs <- c.HandleBrokerRegistration(req) }()
 		waitPending(t, c, int(id))
 	}
+	// The view holds both registrations at the epochs the committed image will.
+	c.mu.Mutex.Lock()
+	viewBrokers := maps.Clone(c.mu.pipe.view.Brokers)
+	c.mu.Mutex.Unlock()
 	free()
 	epochs := map[int64]bool{}
 	for range 2 {
@@ -96,6 +101,11 @@ func TestPipelinedRegistrationsAndUnfencing(t *testing.T) {
 	}
 	if len(epochs) != 2 {
 		t.Fatalf("answered epochs %v, want two", epochs)
+	}
+	for id := int32(1); id <= 2; id++ {
+		if v, b := viewBrokers[id], img.Brokers[id]; v.Epoch != b.Epoch || v.Fenced != b.Fenced {
+			t.Fatalf("broker %d in the pipeline's view %+v, committed %+v", id, v, b)
+		}
 	}
 
 	free = release()
