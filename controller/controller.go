@@ -159,6 +159,11 @@ type Controller struct {
 	reportKick chan struct{}
 
 	guard raftGuard
+	// guardVoters are the static voters' Raft ids, sorted, and decoded the entries the
+	// guard decoded, by index, until applied (keepDecoded). Ready loop only.
+	guardVoters   []uint64
+	decoded       map[uint64]decodedEntry
+	keepDecodedFn func(*raftpb.Entry, entryData)
 
 	raftID uint64
 	// leaderID is the Raft leader's node id (-1 when unknown); term its term.
@@ -186,7 +191,7 @@ type Controller struct {
 	pubDone chan struct{}
 
 	waitMu  sync.Mutex
-	waiters map[uint64]chan error
+	waiters map[uint64]chan commitResult
 
 	clusterIDProposed atomic.Bool
 	// featuresProposed is set while the bootstrap feature levels of a metadata log
@@ -219,23 +224,43 @@ type Controller struct {
 	// fenceKick wakes the fence loop (a closed broker connection's grace ended).
 	fenceKick chan struct{}
 
-	mu struct {
-		sync.Mutex // the write lock: held across an operation and its commit
-	}
+	// mu is the write lock: held across an operation and its commit, except by the
+	// pipelined ones (pipeline.go), which hold it while they compute and propose.
+	mu          writeLock
 	subMu       sync.Mutex
 	subscribers []func(prev, next *MetadataImage)
 }
 
-// proposal is an entry handed to the Ready loop; err receives Raft's answer.
+// proposal is an entry handed to the Ready loop; err receives Raft's answer. A
+// proposal with a term is appended only in that term (pipeline.go): its records were
+// computed on entries of that term not yet committed.
 type proposal struct {
 	data []byte
-	err  chan error
+	term uint64
+	err  chan proposeResult
+}
+
+// proposeResult is Raft's answer to a proposal, and the term and index it was
+// appended at.
+type proposeResult struct {
+	term, index uint64
+	err         error
+}
+
+// commitResult is what a write's waiter learns: its entry's index, once applied and
+// published, or why it will not be.
+type commitResult struct {
+	index uint64
+	err   error
 }
 
 type pubItem struct {
 	prev, next *MetadataImage
-	ids        []uint64
+	applied    []appliedEntry
 }
+
+// appliedEntry is the id and index of an applied entry of records.
+type appliedEntry struct{ id, index uint64 }
 
 // Open replays the metadata log under cfg.Dir and starts this node's Raft member. A
 // controller alone in its quorum elects itself at once and Open returns once it is
@@ -274,7 +299,7 @@ func Open(cfg Config) (*Controller, error) {
 	c := &Controller{
 		cfg: cfg, log: cfg.Logger, ms: ms, wal: wal, raftID: raftID(cfg.NodeID),
 		notify: make(chan struct{}), pub: make(chan pubItem, 256), pubDone: make(chan struct{}),
-		waiters: map[uint64]chan error{}, stop: make(chan struct{}), loopDone: make(chan struct{}),
+		waiters: map[uint64]chan commitResult{}, stop: make(chan struct{}), loopDone: make(chan struct{}),
 		recvc: make(chan *raftpb.Message, 1024), propc: make(chan proposal), reportKick: make(chan struct{}, 1),
 		loopc: make(chan func()), fenceKick: make(chan struct{}, 1),
 	}
@@ -446,6 +471,22 @@ func (c *Controller) Step(ctx context.Context, m raftpb.Message) error {
 	}
 }
 
+// StepWithin is Step waiting at most d for room in the queue: a message is handed
+// over without a context or a timer when there is room, as there nearly always is.
+func (c *Controller) StepWithin(m raftpb.Message, d time.Duration) error {
+	if m.To != c.raftID || !c.isPeer(m.From) || c.closed.Load() {
+		return c.Step(context.Background(), m) // its error
+	}
+	select {
+	case c.recvc <- &m:
+		return nil
+	default:
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	return c.Step(ctx, m)
+}
+
 // report queues a delivery report for the Ready loop without blocking.
 func (c *Controller) report(id uint64, unreachable bool, snap *raft.SnapshotStatus) {
 	c.reportMu.Lock()
@@ -593,7 +634,15 @@ func (c *Controller) run() {
 					return
 				}
 			case p := <-c.propc:
-				p.err <- c.rn.Propose(p.data)
+				term := c.rn.BasicStatus().Term
+				if p.term != 0 && p.term != term {
+					p.err <- proposeResult{err: raft.ErrProposalDropped}
+				} else {
+					// Between events Raft holds no unstable entries (run's
+					// invariant): the entry goes right after ms's last one.
+					last, _ := c.ms.LastIndex()
+					p.err <- proposeResult{term: term, index: last + 1, err: c.rn.Propose(p.data)}
+				}
 			case <-c.reportKick:
 				c.deliverReports()
 			case fn := <-c.loopc:
@@ -705,7 +754,7 @@ func (c *Controller) handleReady(rd raft.Ready) error {
 func (c *Controller) applyEntries(ents []raftpb.Entry) error {
 	prev := c.image.Load()
 	next := prev
-	var ids []uint64
+	var ids []appliedEntry
 	for _, e := range ents {
 		if e.Index <= c.applied.Load() {
 			continue
@@ -726,14 +775,14 @@ func (c *Controller) applyEntries(ents []raftpb.Entry) error {
 			if len(e.Data) == 0 {
 				break // a new leader's empty entry
 			}
-			var d entryData
-			if err := json.Unmarshal(e.Data, &d); err != nil {
+			d, err := c.decodedEntry(&e)
+			if err != nil {
 				// Never written by us; skip rather than stop the quorum.
 				c.log.Error().Err(err).Uint64("index", e.Index).Msg("undecodable metadata entry skipped")
 				break
 			}
 			next = applyBatch(next, int64(e.Index), d.Records)
-			ids = append(ids, d.ID)
+			ids = append(ids, appliedEntry{id: d.ID, index: e.Index})
 		}
 		c.applied.Store(e.Index)
 	}
@@ -742,7 +791,7 @@ func (c *Controller) applyEntries(ents []raftpb.Entry) error {
 	}
 	c.refreshMembers(next)
 	if next != prev || len(ids) > 0 {
-		c.pub <- pubItem{prev: prev, next: next, ids: ids}
+		c.pub <- pubItem{prev: prev, next: next, applied: ids}
 	}
 	if c.IsActive() && next.ClusterID == "" && !c.clusterIDProposed.Swap(true) {
 		// The first active controller of a new quorum fixes the cluster id (or imports
@@ -809,10 +858,10 @@ func (c *Controller) publishLoop() {
 			}
 		}
 		c.waitMu.Lock()
-		for _, id := range it.ids {
-			if ch := c.waiters[id]; ch != nil {
-				ch <- nil
-				delete(c.waiters, id)
+		for _, e := range it.applied {
+			if ch := c.waiters[e.id]; ch != nil {
+				ch <- commitResult{index: e.index}
+				delete(c.waiters, e.id)
 			}
 		}
 		c.waitMu.Unlock()
@@ -823,7 +872,7 @@ func (c *Controller) failWaiters(err error) {
 	c.waitMu.Lock()
 	defer c.waitMu.Unlock()
 	for id, ch := range c.waiters {
-		ch <- err
+		ch <- commitResult{err: err}
 		delete(c.waiters, id)
 	}
 }
@@ -837,52 +886,71 @@ func (c *Controller) commit(recs []Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
+	wait, _, _, _, err := c.proposeRecords(c.Image(), recs, 0)
+	if err != nil {
+		return err
+	}
+	_, err = wait()
+	return err
+}
+
+// proposeRecords proposes recs, computed on img, as one entry (in term when term is
+// not 0) and returns what waits until that entry is applied and published (its index,
+// or why not), the term and index it was appended at and the records proposed (recs
+// finished by finishELR).
+func (c *Controller) proposeRecords(img *MetadataImage, recs []Record, term uint64) (wait func() (uint64, error), appended, index uint64, proposed []Record, err error) {
 	if c.closed.Load() {
-		return ErrClosed
+		return nil, 0, 0, nil, ErrClosed
 	}
 	if !c.IsActive() {
-		return ErrNotController
+		return nil, 0, 0, nil, ErrNotController
 	}
-	recs = c.finishELR(c.Image(), recs) // elr.go
+	recs = c.finishELR(img, recs) // elr.go
 	var idb [8]byte
 	_, _ = rand.Read(idb[:])
 	id := binary.BigEndian.Uint64(idb[:])
 	data, err := json.Marshal(entryData{ID: id, Records: recs})
 	if err != nil {
-		return err
+		return nil, 0, 0, nil, err
 	}
-	ch := make(chan error, 1)
+	ch := make(chan commitResult, 1)
 	c.waitMu.Lock()
 	c.waiters[id] = ch
 	c.waitMu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
-	defer cancel()
-	if err := c.propose(ctx, data); err != nil {
+	appended, index, err = c.propose(ctx, data, term)
+	if err != nil {
+		cancel()
 		c.dropWaiter(id)
-		return fmt.Errorf("%w: %v", ErrNotController, err)
+		return nil, 0, 0, nil, fmt.Errorf("%w: %v", ErrNotController, err)
 	}
-	select {
-	case err := <-ch:
-		return err
-	case <-ctx.Done():
-		c.dropWaiter(id)
-		return fmt.Errorf("%w: commit timed out", ErrNotController)
-	case <-c.stop:
-		c.dropWaiter(id)
-		return ErrClosed
-	}
+	return func() (uint64, error) {
+		defer cancel()
+		select {
+		case r := <-ch:
+			return r.index, r.err
+		case <-ctx.Done():
+			c.dropWaiter(id)
+			return 0, fmt.Errorf("%w: commit timed out", ErrNotController)
+		case <-c.stop:
+			c.dropWaiter(id)
+			return 0, ErrClosed
+		}
+	}, appended, index, recs, nil
 }
 
-// propose hands data to Raft on the Ready loop and returns its answer.
-func (c *Controller) propose(ctx context.Context, data []byte) error {
-	p := proposal{data: data, err: make(chan error, 1)}
+// propose hands data to Raft on the Ready loop and returns its answer and the term
+// and index the entry was appended at.
+func (c *Controller) propose(ctx context.Context, data []byte, term uint64) (uint64, uint64, error) {
+	p := proposal{data: data, term: term, err: make(chan proposeResult, 1)}
 	select {
 	case c.propc <- p:
-		return <-p.err
+		r := <-p.err
+		return r.term, r.index, r.err
 	case <-c.loopDone:
-		return ErrClosed
+		return 0, 0, ErrClosed
 	case <-ctx.Done():
-		return ctx.Err()
+		return 0, 0, ctx.Err()
 	}
 }
 

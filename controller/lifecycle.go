@@ -151,9 +151,16 @@ func isActiveBroker(img *MetadataImage, id int32) bool {
 // INCONSISTENT_CLUSTER_ID for another cluster's broker, DUPLICATE_BROKER_REGISTRATION
 // while another process with the same id still has a live session; otherwise a
 // RegisterBrokerRecord, fenced, whose offset is the new broker epoch.
+// It is pipelined (pipeline.go): computed on the records of the registrations and
+// heartbeats still waiting for their commit.
 func (c *Controller) HandleBrokerRegistration(req *kmsg.BrokerRegistrationRequest) *kmsg.BrokerRegistrationResponse {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.mu.lockPipelined()
+	locked := true
+	defer func() {
+		if locked {
+			c.mu.Unlock()
+		}
+	}()
 	resp := kmsg.NewPtrBrokerRegistrationResponse()
 	resp.SetVersion(req.Version)
 	resp.BrokerEpoch = -1
@@ -161,7 +168,7 @@ func (c *Controller) HandleBrokerRegistration(req *kmsg.BrokerRegistrationReques
 		resp.ErrorCode = kerr.NotController.Code
 		return resp
 	}
-	img := c.Image()
+	img, term := c.pipelineView(req.BrokerID)
 	now := c.cfg.Now()
 	if req.ClusterID != "" && req.ClusterID != img.ClusterID {
 		resp.ErrorCode = kerr.InconsistentClusterID.Code
@@ -197,12 +204,19 @@ func (c *Controller) HandleBrokerRegistration(req *kmsg.BrokerRegistrationReques
 	if uncleanShutdown {
 		recs = append(recs, uncleanShutdownRecords(img, req.BrokerID)...) // elr.go
 	}
-	if err := c.commit(recs); err != nil {
+	wait, _, err := c.commitPipelined(img, term, req.BrokerID, recs)
+	c.mu.Unlock()
+	locked = false
+	var index uint64
+	if err == nil {
+		index, err = wait()
+	}
+	if err != nil {
 		resp.ErrorCode = commitErrorCode(err)
 		return resp
 	}
 	c.heartbeats.touch(req.BrokerID, now)
-	resp.BrokerEpoch = c.Image().Brokers[req.BrokerID].Epoch
+	resp.BrokerEpoch = int64(index) // the registration's offset (applyTo)
 	c.log.Info().Int32("broker", req.BrokerID).Int64("broker_epoch", resp.BrokerEpoch).Msg("broker registered")
 	if uncleanShutdown && len(recs) > 1 {
 		c.log.Info().Int32("broker", req.BrokerID).Int64("previous_broker_epoch", req.PreviousBrokerEpoch).
@@ -218,7 +232,12 @@ func (c *Controller) HandleBrokerRegistration(req *kmsg.BrokerRegistrationReques
 // moves on: unfenced once its metadata offset reached its registration (and it does
 // not want to stay fenced), fenced when it asks to be, and on want_shut_down taken out
 // of every ISR and leadership and then told to shut down (and fenced).
+//
+// Without want_shut_down it is pipelined (pipeline.go), as registrations are.
 func (c *Controller) HandleBrokerHeartbeat(req *kmsg.BrokerHeartbeatRequest) *kmsg.BrokerHeartbeatResponse {
+	if !req.WantShutdown {
+		return c.brokerHeartbeatPipelined(req)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	resp := kmsg.NewPtrBrokerHeartbeatResponse()
@@ -277,6 +296,58 @@ func (c *Controller) HandleBrokerHeartbeat(req *kmsg.BrokerHeartbeatRequest) *km
 	}
 	resp.IsCaughtUp = caughtUp
 	resp.IsFenced = b.Fenced
+	return resp
+}
+
+// brokerHeartbeatPipelined is HandleBrokerHeartbeat without want_shut_down,
+// computed on the pipeline's view.
+func (c *Controller) brokerHeartbeatPipelined(req *kmsg.BrokerHeartbeatRequest) *kmsg.BrokerHeartbeatResponse {
+	c.mu.lockPipelined()
+	locked := true
+	defer func() {
+		if locked {
+			c.mu.Unlock()
+		}
+	}()
+	resp := kmsg.NewPtrBrokerHeartbeatResponse()
+	resp.SetVersion(req.Version)
+	resp.IsFenced = true
+	if !c.IsActive() {
+		resp.ErrorCode = kerr.NotController.Code
+		return resp
+	}
+	img, term := c.pipelineView(req.BrokerID)
+	b, ok := img.Brokers[req.BrokerID]
+	if !ok || b.Epoch != req.BrokerEpoch {
+		resp.ErrorCode = kerr.StaleBrokerEpoch.Code
+		return resp
+	}
+	c.heartbeats.touch(req.BrokerID, c.cfg.Now())
+	c.heartbeats.mu.Lock()
+	c.heartbeats.offset[req.BrokerID] = req.CurrentMetadataOffset
+	c.heartbeats.mu.Unlock()
+	caughtUp := req.CurrentMetadataOffset >= b.Epoch
+
+	var recs []Record
+	switch {
+	case b.Fenced && caughtUp && !req.WantFence:
+		recs = unfenceRecords(img, b, c.uncleanEnabled)
+	case !b.Fenced && req.WantFence:
+		recs = fenceRecords(img, b, c.uncleanEnabled)
+	}
+	wait, after, err := c.commitPipelined(img, term, req.BrokerID, recs)
+	c.mu.Unlock()
+	locked = false
+	if err == nil {
+		_, err = wait()
+	}
+	if err != nil {
+		resp.ErrorCode = commitErrorCode(err)
+		return resp
+	}
+	c.logUncleanElections(img, recs)
+	resp.IsCaughtUp = caughtUp
+	resp.IsFenced = after.Brokers[req.BrokerID].Fenced
 	return resp
 }
 

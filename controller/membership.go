@@ -184,9 +184,29 @@ func (c *Controller) applyConfChangeEntry(img *MetadataImage, data []byte) (*Met
 	return img, nil
 }
 
+// sameMembers reports whether m's voters and learners are those of cs.
+func sameMembers(m *membership, cs *raftpb.ConfState) bool {
+	in := func(sorted []int32, ids []uint64) bool {
+		if len(sorted) != len(ids) {
+			return false
+		}
+		for _, id := range ids {
+			if _, ok := slices.BinarySearch(sorted, NodeIDOfRaft(id)); !ok {
+				return false
+			}
+		}
+		return true
+	}
+	return in(m.voters, cs.Voters) && in(m.learners, cs.Learners)
+}
+
 // refreshMembers publishes the applied configuration and hands the transport its
 // peers. Ready loop only.
 func (c *Controller) refreshMembers(img *MetadataImage) {
+	if old := c.members.Load(); old != nil && sameMembers(old, &c.confState) &&
+		maps.EqualFunc(c.lastNodes, img.QuorumNodes, func(a, b Voter) bool { return a == b }) {
+		return // every applied entry calls it: nothing allocated when nothing changed
+	}
 	m := &membership{}
 	for _, id := range c.confState.Voters {
 		m.voters = append(m.voters, NodeIDOfRaft(id))

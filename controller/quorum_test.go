@@ -17,6 +17,8 @@ type memNetwork struct {
 	mu    sync.Mutex
 	nodes map[int32]*Controller
 	down  map[int32]bool
+	// hold, when set, holds every message until it is closed.
+	hold chan struct{}
 }
 
 type memTransport struct {
@@ -30,11 +32,15 @@ func (t memTransport) Send(msgs []raftpb.Message) {
 		t.net.mu.Lock()
 		c := t.net.nodes[to]
 		cut := t.net.down[to] || t.net.down[t.from]
+		hold := t.net.hold
 		t.net.mu.Unlock()
 		if c == nil || cut {
 			continue
 		}
 		go func(m raftpb.Message) {
+			if hold != nil {
+				<-hold
+			}
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
 			_ = c.Step(ctx, m)

@@ -21,6 +21,7 @@ package controller
 // discarding whatever the panicking Step had changed in memory.
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -49,6 +50,11 @@ const (
 )
 
 // raftView is what a message is checked against: the local Raft state and log.
+type decodedEntry struct {
+	data []byte
+	d    entryData
+}
+
 type raftView struct {
 	self        uint64
 	term        uint64 // current term
@@ -58,6 +64,8 @@ type raftView struct {
 	voters      []uint64 // sorted Raft ids of the quorum
 	clusterID   string   // "" before the first cluster id record applied
 	dynamic     bool     // voters change (controller.quorum.bootstrap.servers)
+	// decoded, when set, is given each metadata entry the check decoded.
+	decoded func(e *raftpb.Entry, d entryData)
 }
 
 // checkRaftMessage returns nil for a message Raft may step, else why it is refused.
@@ -114,8 +122,14 @@ func checkRaftMessage(m *raftpb.Message, v *raftView) error {
 			} else if e.Type != raftpb.EntryNormal {
 				// Joint configurations (ConfChangeV2) are never written.
 				return refuse("entry %d changes the configuration jointly", e.Index)
-			} else if err := checkEntryData(e.Data); err != nil {
-				return refuse("entry %d: %v", e.Index, err)
+			} else if len(e.Data) > 0 {
+				d, err := decodeEntryData(e.Data)
+				if err != nil {
+					return refuse("entry %d: %v", e.Index, err)
+				}
+				if v.decoded != nil {
+					v.decoded(e, d)
+				}
 			}
 			prevIndex, prevTerm = e.Index, e.Term
 		}
@@ -189,16 +203,8 @@ func checkSnapshot(m *raftpb.Message, v *raftView) error {
 	return nil
 }
 
-// checkEntryData checks a metadata entry's payload: empty (a new leader's entry) or
-// one operation's records, each of one known kind.
-func checkEntryData(data []byte) error {
-	if len(data) == 0 {
-		return nil
-	}
-	_, err := decodeEntryData(data)
-	return err
-}
-
+// decodeEntryData decodes and checks a metadata entry's payload (not empty: a new
+// leader's entry): one operation's records, each of one known kind.
 func decodeEntryData(data []byte) (entryData, error) {
 	var d entryData
 	if err := json.Unmarshal(data, &d); err != nil {
@@ -278,15 +284,48 @@ func (c *Controller) view() raftView {
 	bs := c.rn.BasicStatus()
 	first, _ := c.ms.FirstIndex()
 	last, _ := c.ms.LastIndex()
-	voters := make([]uint64, 0, len(c.cfg.Voters))
-	for _, vt := range c.cfg.Voters {
-		voters = append(voters, raftID(vt.ID))
+	if c.keepDecodedFn == nil {
+		c.keepDecodedFn = c.keepDecoded // a method value allocates: made once
 	}
-	slices.Sort(voters)
+	if c.guardVoters == nil {
+		c.guardVoters = make([]uint64, 0, len(c.cfg.Voters))
+		for _, vt := range c.cfg.Voters {
+			c.guardVoters = append(c.guardVoters, raftID(vt.ID))
+		}
+		slices.Sort(c.guardVoters)
+	}
 	return raftView{
 		self: c.raftID, term: bs.Term, commit: bs.Commit, first: first, last: last,
-		termAt: c.ms.Term, voters: voters, clusterID: c.Image().ClusterID, dynamic: c.cfg.Dynamic,
+		termAt: c.ms.Term, voters: c.guardVoters, clusterID: c.Image().ClusterID, dynamic: c.cfg.Dynamic,
+		decoded: c.keepDecodedFn,
 	}
+}
+
+// maxDecoded bounds the entries kept decoded for their apply (entries Raft drops,
+// never applied here, are forgotten when it is reached).
+const maxDecoded = 1024
+
+// keepDecoded keeps the records the guard decoded from entry e for its apply
+// (decodedEntry), so a voter decodes each entry from the leader once. Ready loop only.
+func (c *Controller) keepDecoded(e *raftpb.Entry, d entryData) {
+	if c.decoded == nil || len(c.decoded) >= maxDecoded {
+		c.decoded = map[uint64]decodedEntry{}
+	}
+	c.decoded[e.Index] = decodedEntry{data: e.Data, d: d}
+}
+
+// decodedEntry returns e's records, decoded by the guard when they are those of the
+// very payload it checked, else now. Ready loop only.
+func (c *Controller) decodedEntry(e *raftpb.Entry) (entryData, error) {
+	if k, ok := c.decoded[e.Index]; ok {
+		delete(c.decoded, e.Index)
+		if bytes.Equal(k.data, e.Data) {
+			return k.d, nil
+		}
+	}
+	var d entryData
+	err := json.Unmarshal(e.Data, &d)
+	return d, err
 }
 
 // stepRemote checks a voter's message and steps it. Ready loop only.

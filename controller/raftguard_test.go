@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -265,4 +266,36 @@ func TestForgedRaftMessagesRefused(t *testing.T) {
 		}
 	}
 	createAssigned(t, waitActive(t, n, -1), "after", 1, 2, 3)
+}
+
+// TestDecodedEntryIsThePayloadApplied: the records the guard kept for an index are
+// used only for the very payload it checked; another payload at that index (a
+// refused leader's, a forged one) is decoded for itself.
+func TestDecodedEntryIsThePayloadApplied(t *testing.T) {
+	c := &Controller{}
+	enc := func(id uint64, name string) []byte {
+		b, err := json.Marshal(entryData{ID: id, Records: []Record{{ClusterID: &ClusterIDRecord{ClusterID: name}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	checked := raftpb.Entry{Index: 7, Term: 2, Data: enc(1, "checked")}
+	d, err := decodeEntryData(checked.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.keepDecoded(&checked, d)
+	other := raftpb.Entry{Index: 7, Term: 3, Data: enc(2, "other")}
+	got, err := c.decodedEntry(&other)
+	if err != nil || got.ID != 2 || got.Records[0].ClusterID.ClusterID != "other" {
+		t.Fatalf("entry 7 applied as %+v (%v), want its own payload", got, err)
+	}
+	c.keepDecoded(&checked, d)
+	if got, err := c.decodedEntry(&raftpb.Entry{Index: 7, Term: 2, Data: slices.Clone(checked.Data)}); err != nil || got.ID != 1 {
+		t.Fatalf("entry 7 applied as %+v (%v), want the checked one", got, err)
+	}
+	if len(c.decoded) != 0 {
+		t.Fatalf("%d decoded entries left after their apply", len(c.decoded))
+	}
 }

@@ -278,7 +278,8 @@ type faultConn struct {
 	peerFn func() (int32, bool)
 
 	mu sync.Mutex
-	// wake is closed (and replaced) when anything below changes.
+	// wake is closed when anything below changes; made by the first waiter after
+	// the last close (nil: nobody waits), so a change nobody waits for costs nothing.
 	wake      chan struct{}
 	peer      int32
 	delayHere bool
@@ -299,7 +300,7 @@ type faultConn struct {
 }
 
 func newFaultConn(f *faultNet, nc net.Conn, local int32, dialedAs string, peerFn func() (int32, bool)) *faultConn {
-	c := &faultConn{inner: nc, f: f, local: local, dialedAs: dialedAs, peerFn: peerFn, peer: outside, wake: make(chan struct{})}
+	c := &faultConn{inner: nc, f: f, local: local, dialedAs: dialedAs, peerFn: peerFn, peer: outside}
 	if sc, ok := nc.(syscall.Conn); ok {
 		c.raw, _ = sc.SyscallConn()
 	}
@@ -312,8 +313,10 @@ func newFaultConn(f *faultNet, nc net.Conn, local int32, dialedAs string, peerFn
 
 // signalLocked wakes whoever waits on this connection. c.mu must be held.
 func (c *faultConn) signalLocked() {
-	close(c.wake)
-	c.wake = make(chan struct{})
+	if c.wake != nil {
+		close(c.wake)
+		c.wake = nil
+	}
 }
 
 // peerLocked is the other end: for a dialed connection the node listening on the
@@ -349,6 +352,9 @@ func (c *faultConn) dueLocked(from, to int32, at time.Time) (ok bool, until time
 // waitLocked blocks until this connection or the network (netChanged) changes, or
 // until (when not zero). Called with c.mu held; returns with it held.
 func (c *faultConn) waitLocked(until time.Time, netChanged chan struct{}) {
+	if c.wake == nil {
+		c.wake = make(chan struct{})
+	}
 	wake := c.wake
 	c.mu.Unlock()
 	defer c.mu.Lock()

@@ -73,6 +73,7 @@ func (e *LeaderEndpoint) Close() {
 func (e *LeaderEndpoint) closeLocked() {
 	if e.nc != nil {
 		e.nc.Close()
+		protocol.PutReader(e.br)
 		e.nc, e.br, e.versions = nil, nil, nil
 	}
 }
@@ -133,7 +134,7 @@ func (e *LeaderEndpoint) dialLocked(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	e.nc, e.br = nc, bufio.NewReaderSize(nc, 64<<10)
+	e.nc, e.br = nc, protocol.GetReader(nc)
 	av := kmsg.NewPtrApiVersionsRequest()
 	av.SetVersion(3)
 	av.ClientSoftwareName, av.ClientSoftwareVersion = "gokafkad", "0"

@@ -123,7 +123,11 @@ func (b *Broker) topicConfigFor(t *controller.TopicImage) config.Topic {
 
 // logConfig is the storage view of a topic's config.
 func (b *Broker) logConfig(overrides map[string]string) storage.LogConfig {
-	t := b.topicConfig(overrides)
+	return b.logConfigOf(b.topicConfig(overrides))
+}
+
+// logConfigOf is the storage view of the resolved topic config t.
+func (b *Broker) logConfigOf(t config.Topic) storage.LogConfig {
 	lc := storage.LogConfig{
 		SegmentBytes:                  t.SegmentBytes,
 		SegmentMs:                     t.SegmentMs,
@@ -420,12 +424,14 @@ func (b *Broker) startBroker(ctx context.Context) error {
 		return err
 	}
 	b.logs = logs
+	// Resolved once per topic image (topicConfigFor), not at every image a broker
+	// applies for every partition it holds.
 	b.rm = replication.NewReplicaManager(cfg.NodeID, logs, func(t *controller.TopicImage) storage.LogConfig {
-		return b.logConfig(t.Configs)
+		return b.logConfigOf(b.topicConfigFor(t))
 	}, cfg.Logger)
 	b.rm.Now = cfg.Now
 	b.rm.ReplicaLagTimeMaxMs = cfg.ReplicaLagTimeMaxMs
-	b.rm.TopicMinISR = func(t *controller.TopicImage) int32 { return b.topicConfig(t.Configs).MinInsyncReplicas }
+	b.rm.TopicMinISR = func(t *controller.TopicImage) int32 { return b.topicConfigFor(t).MinInsyncReplicas }
 	b.startReplication()
 	b.producerIDs.ctl, b.producerIDs.nodeID = b.ctl, cfg.NodeID
 	b.groups = coordinator.New(groupConfig(cfg.Broker), offsetsLog{b: b}, groupMetadata{b}, cfg.Now,

@@ -204,7 +204,9 @@ func (c *conn) readLoop() error {
 	if c.maxFrame > 0 {
 		maxFrame = min(maxFrame, c.maxFrame)
 	}
-	c.frames = protocol.NewFrameReader(bufio.NewReaderSize(c.nc, 64<<10), maxFrame, &framePool, connBudget{c})
+	br := protocol.GetReader(c.nc)
+	defer protocol.PutReader(br) // only this goroutine reads c.frames
+	c.frames = protocol.NewFrameReader(br, maxFrame, &framePool, connBudget{c})
 	// The budget bytes of the request being handled are released before the next read.
 	defer c.releaseHeld()
 	for {

@@ -448,11 +448,9 @@ func (c *conn) stepRaftMessage(frame []byte) error {
 	if err := m.Unmarshal(body); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
 	// A message Raft cannot take now is dropped (it retries); one that is not for this
 	// quorum member closes the connection.
-	if err := c.b.localCtl.Step(ctx, m); errors.Is(err, controller.ErrBadRaftMessage) {
+	if err := c.b.localCtl.StepWithin(m, time.Second); errors.Is(err, controller.ErrBadRaftMessage) {
 		return err
 	}
 	return nil

@@ -56,11 +56,10 @@ func (cc *ctlConn) roundTrip(ctx context.Context, req kmsg.Request) (kmsg.Respon
 		if err != nil {
 			return nil, err
 		}
-		cc.nc, cc.br = nc, bufio.NewReaderSize(nc, 64<<10)
+		cc.nc, cc.br = nc, protocol.GetReader(nc)
 	}
 	fail := func(err error) (kmsg.Response, error) {
-		cc.nc.Close()
-		cc.nc = nil
+		cc.closeLocked()
 		return nil, err
 	}
 	if dl, ok := ctx.Deadline(); ok {
@@ -126,9 +125,14 @@ func (cc *ctlConn) connected() bool {
 func (cc *ctlConn) close() {
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
+	cc.closeLocked()
+}
+
+func (cc *ctlConn) closeLocked() {
 	if cc.nc != nil {
 		cc.nc.Close()
-		cc.nc = nil
+		protocol.PutReader(cc.br)
+		cc.nc, cc.br = nil, nil
 	}
 }
 
