@@ -173,6 +173,73 @@ func logDirsSuite() Suite {
 		return []Step{
 			{Client: client, Feature: "(JBOD) a node with two log.dirs starts", Timeout: 4 * time.Minute, Run: start},
 			{Client: client, Feature: "--describe lists both log dirs, a new topic's partitions spread over them", Timeout: 4 * time.Minute, Run: prepare},
+			{Client: "kafka-reassign-partitions", Feature: "--execute --replica-alter-log-dirs-throttle sets the broker's replica.alter.log.dirs.io.max.bytes.per.second for a \"log_dirs\" move; --verify reports it done and removes the throttle", Timeout: 5 * time.Minute, Run: func(x *X) error {
+				if err := prepare(x); err != nil {
+					return err
+				}
+				w, _, err := where(x)
+				if err != nil {
+					return err
+				}
+				part := "0"
+				from := w[topic+"-"+part]
+				to := disks[0]
+				if from == disks[0] {
+					to = disks[1]
+				}
+				path := filepath.Join(x.Dir(), "logdirs-throttled.json")
+				js := fmt.Sprintf(`{"version":1,"partitions":[{"topic":%q,"partition":%s,"replicas":[1],"log_dirs":[%q]}]}`, topic, part, to)
+				if err := os.WriteFile(path, []byte(js), 0o644); err != nil {
+					return err
+				}
+				const rate = "10000000"
+				r, err := tool(x, "reassign-partitions", "--execute", "--reassignment-json-file", path, "--replica-alter-log-dirs-throttle", rate)
+				if err != nil {
+					return err
+				}
+				for _, s := range []string{"The replica-alter-dir throttle limit was set to " + rate + " B/s",
+					fmt.Sprintf("Successfully started moving log directory to %s for replica %s-%s with broker 1", to, topic, part)} {
+					if err := want(r.Stdout, s); err != nil {
+						return errf("%v:\n%s", err, r.Stdout)
+					}
+				}
+				r, err = tool(x, "configs", "--describe", "--entity-type", "brokers", "--entity-name", "1")
+				if err != nil {
+					return err
+				}
+				if err := want(r.Stdout, "replica.alter.log.dirs.io.max.bytes.per.second="+rate); err != nil {
+					return err
+				}
+				// --verify clears the throttle only once every move is done.
+				if err := x.waitUntil(func() error {
+					r, err := tool(x, "reassign-partitions", "--verify", "--reassignment-json-file", path)
+					if err != nil {
+						return err
+					}
+					for _, s := range []string{fmt.Sprintf("Reassignment of replica %s-%s-1 completed successfully.", topic, part),
+						"Clearing broker-level throttles on broker 1"} {
+						if err := want(r.Stdout, s); err != nil {
+							return errf("%v:\n%s", err, r.Stdout)
+						}
+					}
+					return nil
+				}); err != nil {
+					return err
+				}
+				if w, future, err := where(x); err != nil {
+					return err
+				} else if w[topic+"-"+part] != to || future {
+					return errf("%s-%s in %s (future replica listed: %v) after --verify, want %s", topic, part, w[topic+"-"+part], future, to)
+				}
+				r, err = tool(x, "configs", "--describe", "--entity-type", "brokers", "--entity-name", "1")
+				if err != nil {
+					return err
+				}
+				if strings.Contains(r.Stdout, "replica.alter.log.dirs.io.max.bytes.per.second") {
+					return errf("the move throttle is left after --verify:\n%s", r.Stdout)
+				}
+				return nil
+			}},
 			{Client: "kafka-reassign-partitions", Feature: "--execute with \"log_dirs\" moves a replica to the other log dir of its broker", Timeout: 5 * time.Minute, Run: func(x *X) error {
 				err := prepare(x)
 				if node != nil {

@@ -126,22 +126,28 @@ type Broker struct {
 	CompressionLz4Level         int32
 	CompressionZstdLevel        int32
 
-	ReplicaLagTimeMaxMs                      int64
-	ReplicaFetchWaitMaxMs                    int32
-	ReplicaFetchMinBytes                     int32
-	ReplicaFetchMaxBytes                     int32
-	ReplicaFetchResponseMaxBytes             int32
-	ReplicaFetchBackoffMs                    int32
-	ReplicaSocketTimeoutMs                   int32
-	NumReplicaFetchers                       int32
-	LeaderReplicationThrottledRate           int64
-	FollowerReplicationThrottledRate         int64
-	ReplicationQuotaWindowNum                int32
-	ReplicationQuotaWindowSizeSeconds        int32
-	ReplicaHighWatermarkCheckpointIntervalMs int64
-	AutoLeaderRebalanceEnable                bool
-	LeaderImbalanceCheckIntervalSeconds      int64
-	LeaderImbalancePerBrokerPercentage       int32
+	ReplicaLagTimeMaxMs               int64
+	ReplicaFetchWaitMaxMs             int32
+	ReplicaFetchMinBytes              int32
+	ReplicaFetchMaxBytes              int32
+	ReplicaFetchResponseMaxBytes      int32
+	ReplicaFetchBackoffMs             int32
+	ReplicaSocketTimeoutMs            int32
+	NumReplicaFetchers                int32
+	LeaderReplicationThrottledRate    int64
+	FollowerReplicationThrottledRate  int64
+	ReplicationQuotaWindowNum         int32
+	ReplicationQuotaWindowSizeSeconds int32
+	// ReplicaAlterLogDirsIoMaxBytesPerSecond bounds the log dir moves' copying
+	// (Kafka's alter-log-dirs ReplicationQuotaManager), measured over
+	// AlterLogDirsReplicationQuotaWindowNum samples of ...WindowSizeSeconds.
+	ReplicaAlterLogDirsIoMaxBytesPerSecond        int64
+	AlterLogDirsReplicationQuotaWindowNum         int32
+	AlterLogDirsReplicationQuotaWindowSizeSeconds int32
+	ReplicaHighWatermarkCheckpointIntervalMs      int64
+	AutoLeaderRebalanceEnable                     bool
+	LeaderImbalanceCheckIntervalSeconds           int64
+	LeaderImbalancePerBrokerPercentage            int32
 
 	BrokerHeartbeatIntervalMs          int32
 	BrokerSessionTimeoutMs             int32
@@ -635,6 +641,9 @@ func (b *Broker) fill(v map[string]any) error {
 	b.FollowerReplicationThrottledRate = i64("follower.replication.throttled.rate")
 	b.ReplicationQuotaWindowNum = i32("replication.quota.window.num")
 	b.ReplicationQuotaWindowSizeSeconds = i32("replication.quota.window.size.seconds")
+	b.ReplicaAlterLogDirsIoMaxBytesPerSecond = i64("replica.alter.log.dirs.io.max.bytes.per.second")
+	b.AlterLogDirsReplicationQuotaWindowNum = i32("alter.log.dirs.replication.quota.window.num")
+	b.AlterLogDirsReplicationQuotaWindowSizeSeconds = i32("alter.log.dirs.replication.quota.window.size.seconds")
 	b.ReplicaHighWatermarkCheckpointIntervalMs = i64("replica.high.watermark.checkpoint.interval.ms")
 	b.AutoLeaderRebalanceEnable = bl("auto.leader.rebalance.enable")
 	b.LeaderImbalanceCheckIntervalSeconds = i64("leader.imbalance.check.interval.seconds")

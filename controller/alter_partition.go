@@ -162,7 +162,9 @@ func validateAlterPartition(img *MetadataImage, req *kmsg.AlterPartitionRequest,
 	}
 	for _, r := range isr {
 		b, ok := img.Brokers[r]
-		ineligible := !ok || b.Fenced || b.InControlledShutdown
+		// A replica in a dir its broker reported offline cannot rejoin (Kafka's
+		// isReplicaOnline in validateIsrChange; directories.go).
+		ineligible := !ok || b.Fenced || b.InControlledShutdown || (ok && img.ReplicaInOfflineDir(p, r))
 		if e, has := epochs[r]; has && e != -1 && ok && e != b.Epoch {
 			ineligible = true
 		}

@@ -54,6 +54,9 @@ type PartitionImage struct {
 	// Both empty without eligible.leader.replicas.version.
 	ELR          []int32 `json:"elr,omitempty"`
 	LastKnownELR []int32 `json:"last_known_elr,omitempty"`
+	// Directories are the log dir of each replica, in the order of Replicas; nil
+	// when the partition has no assignments (every replica MIGRATING: Directory).
+	Directories []DirectoryID `json:"directories,omitempty"`
 }
 
 // TopicImage is one topic.
@@ -81,6 +84,9 @@ type BrokerImage struct {
 	InControlledShutdown bool
 	// Features are the feature levels it supports (nil: it registered without any).
 	Features []FeatureRange
+	// LogDirs are the directory ids of its online log dirs (nil: it registered
+	// without any; directories.go).
+	LogDirs []DirectoryID
 }
 
 // BrokerEndpoint is one advertised listener of a broker (the Listeners of Kafka's

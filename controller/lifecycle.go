@@ -193,6 +193,11 @@ func (c *Controller) HandleBrokerRegistration(req *kmsg.BrokerRegistrationReques
 	for _, f := range req.Features {
 		rec.Features = append(rec.Features, FeatureRange{Name: f.Name, Min: f.MinSupportedVersion, Max: f.MaxSupportedVersion})
 	}
+	for _, d := range req.LogDirs { // v2+ (directories.go)
+		if !slices.Contains(rec.LogDirs, DirectoryID(d)) && !DirectoryID(d).reserved() {
+			rec.LogDirs = append(rec.LogDirs, DirectoryID(d))
+		}
+	}
 	if msg := unsupportedFinalized(img, rec.Features); msg != "" { // features.go
 		resp.ErrorCode = kerr.UnsupportedVersion.Code
 		c.log.Warn().Int32("broker", req.BrokerID).Msg(msg)
@@ -279,6 +284,25 @@ func (c *Controller) HandleBrokerHeartbeat(req *kmsg.BrokerHeartbeatRequest) *km
 	c.logUncleanElections(img, recs)
 	img = c.Image()
 	b = img.Brokers[req.BrokerID]
+	// Its dirs gone offline take their replicas offline (v1+ OfflineLogDirs,
+	// directories.go), as Kafka's processBrokerHeartbeat.
+	if len(req.OfflineLogDirs) > 0 && !req.WantShutdown {
+		offline := make([]DirectoryID, len(req.OfflineLogDirs))
+		for i, d := range req.OfflineLogDirs {
+			offline[i] = DirectoryID(d)
+		}
+		if recs := dirsOfflineRecords(img, b, offline, c.uncleanEnabled); len(recs) > 0 {
+			if err := c.commit(recs); err != nil {
+				resp.ErrorCode = commitErrorCode(err)
+				return resp
+			}
+			c.logUncleanElections(img, recs)
+			c.log.Warn().Int32("broker", b.ID).Int("partition_changes", len(recs)-1).
+				Msg("log dirs of the broker went offline: its replicas in them left the ISR and their leaderships")
+			img = c.Image()
+			b = img.Brokers[req.BrokerID]
+		}
+	}
 	if req.WantShutdown && !leadsAny(img, b.ID) {
 		// Nothing left to move: the broker may go (Kafka's SHUTDOWN_NOW), fenced.
 		if !b.Fenced {
@@ -456,12 +480,26 @@ func unfenceRecords(img *MetadataImage, b BrokerImage, unclean uncleanFunc) []Re
 // when there is none, the first active replica with an ISR of itself if the topic
 // allows unclean election (unclean.go), else no leader (-1).
 func electionsWithout(img *MetadataImage, broker int32, unclean uncleanFunc) []Record {
+	return electionsWithoutIn(img, broker, unclean, nil, false)
+}
+
+// electionsWithoutIn is electionsWithout for the partitions in reports true for (all
+// when nil). outOfELR: broker's replica also leaves the ELR, into the last known ELR
+// (its dir went offline: directories.go).
+func electionsWithoutIn(img *MetadataImage, broker int32, unclean uncleanFunc, in func(t *TopicImage, i int) bool, outOfELR bool) []Record {
 	var recs []Record
 	for _, name := range img.SortedTopicNames() {
 		t := img.Topics[name]
 		for i, p := range t.Partitions {
+			if in != nil && !in(t, i) {
+				continue
+			}
 			inISR := slices.Contains(p.ISR, broker)
 			if !inISR && p.Leader != broker {
+				if outOfELR && slices.Contains(p.ELR, broker) {
+					recs = append(recs, Record{PartitionChange: &PartitionChangeRecord{
+						TopicID: t.ID, Partition: int32(i), uncleanShutdown: []int32{broker}}})
+				}
 				continue
 			}
 			isr := p.ISR
@@ -494,7 +532,10 @@ func electionsWithout(img *MetadataImage, broker int32, unclean uncleanFunc) []R
 					ch.ISR = nil
 				}
 			}
-			if ch.Leader != nil || ch.ISR != nil {
+			if outOfELR {
+				ch.uncleanShutdown = []int32{broker}
+			}
+			if ch.Leader != nil || ch.ISR != nil || ch.ISREmpty {
 				recs = append(recs, Record{PartitionChange: ch})
 			}
 		}

@@ -124,6 +124,7 @@ func createPartitions(img *MetadataImage, t kmsg.CreatePartitionsRequestTopic) (
 		}
 		recs = append(recs, Record{Partition: &PartitionRecord{
 			TopicID: ti.ID, Partition: cur + int32(i), Replicas: replicas, ISR: isr, Leader: isr[0],
+			Directories: defaultDirs(img, replicas),
 		}})
 	}
 	return recs, nil

@@ -51,6 +51,9 @@ type BrokerRegistrationChangeRecord struct {
 	BrokerEpoch          int64 `json:"broker_epoch"`
 	Fenced               *bool `json:"fenced,omitempty"`
 	InControlledShutdown *bool `json:"in_controlled_shutdown,omitempty"`
+	// LogDirs, when set, replaces the broker's online log dirs (Kafka's tag 2,
+	// version 2+: dirs gone offline, directories.go).
+	LogDirs *[]DirectoryID `json:"log_dirs,omitempty"`
 }
 
 // TopicRecord creates a topic.
@@ -74,6 +77,9 @@ type PartitionRecord struct {
 	// ELR and LastKnownELR are the eligible leader replicas (KIP-966, elr.go).
 	ELR          []int32 `json:"elr,omitempty"`
 	LastKnownELR []int32 `json:"last_known_elr,omitempty"`
+	// Directories are the log dir of each replica, in the order of Replicas (Kafka's
+	// version 1 field, KIP-858; directories.go). None in records from before them.
+	Directories []DirectoryID `json:"directories,omitempty"`
 }
 
 // PartitionChangeRecord changes a partition's leader and/or ISR; nil fields are unchanged.
@@ -97,6 +103,9 @@ type PartitionChangeRecord struct {
 	// ELR and LastKnownELR, when non-nil, replace the partition's (elr.go).
 	ELR          *[]int32 `json:"elr,omitempty"`
 	LastKnownELR *[]int32 `json:"last_known_elr,omitempty"`
+	// Directories, when set, replaces the log dir of each replica, in the order of the
+	// replicas after this change (Kafka's tag 8, version 1+; directories.go).
+	Directories []DirectoryID `json:"directories,omitempty"`
 	// uncleanShutdown are replicas finishELR keeps out of the ELR (they registered
 	// after an unclean shutdown, elr.go); not part of the record.
 	uncleanShutdown []int32
@@ -143,6 +152,9 @@ type RegisterBrokerRecord struct {
 	// Features are the feature levels the broker supports (features.go); none for a
 	// broker from before feature levels.
 	Features []FeatureRange `json:"features,omitempty"`
+	// LogDirs are the directory ids of the broker's online log dirs (Kafka's
+	// version 3 field); none for a broker from before directory assignments.
+	LogDirs []DirectoryID `json:"log_dirs,omitempty"`
 }
 
 // ProducerIDsRecord hands out the producer-id block [NextProducerID-BlockSize, NextProducerID)
@@ -212,6 +224,9 @@ func applyTo(n *MetadataImage, r *Record, owned map[*TopicImage]bool) {
 			AddingReplicas: p.AddingReplicas, RemovingReplicas: p.RemovingReplicas,
 			ELR: p.ELR, LastKnownELR: p.LastKnownELR,
 		}
+		if len(p.Directories) == len(p.Replicas) {
+			t.Partitions[p.Partition].Directories = p.Directories
+		}
 		n.Topics[t.Name], n.TopicsByID[t.ID] = t, t
 	case r.PartitionChange != nil:
 		c := r.PartitionChange
@@ -235,7 +250,13 @@ func applyTo(n *MetadataImage, r *Record, owned map[*TopicImage]bool) {
 		}
 		applyELRChange(&p, c)
 		if c.Replicas != nil {
+			if c.Directories == nil {
+				p.Directories = directoriesAfter(p, c.Replicas)
+			}
 			p.Replicas, p.AddingReplicas, p.RemovingReplicas = c.Replicas, c.AddingReplicas, c.RemovingReplicas
+		}
+		if c.Directories != nil && len(c.Directories) == len(p.Replicas) {
+			p.Directories = c.Directories
 		}
 		p.PartitionEpoch++
 		t.Partitions[c.Partition] = p
@@ -285,6 +306,7 @@ func applyTo(n *MetadataImage, r *Record, owned map[*TopicImage]bool) {
 		n.Brokers[b.BrokerID] = BrokerImage{
 			ID: b.BrokerID, Endpoints: eps, Rack: b.Rack, Fenced: b.Fenced, Epoch: epoch,
 			IncarnationID: b.IncarnationID, InControlledShutdown: b.InControlledShutdown, Features: b.Features,
+			LogDirs: b.LogDirs,
 		}
 	case r.BrokerChange != nil:
 		ch := r.BrokerChange
@@ -297,6 +319,9 @@ func applyTo(n *MetadataImage, r *Record, owned map[*TopicImage]bool) {
 		}
 		if ch.InControlledShutdown != nil {
 			b.InControlledShutdown = *ch.InControlledShutdown
+		}
+		if ch.LogDirs != nil {
+			b.LogDirs = *ch.LogDirs
 		}
 		n.Brokers[ch.BrokerID] = b
 	case r.ProducerIDs != nil:

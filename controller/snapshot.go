@@ -29,6 +29,7 @@ func ImageRecords(img *MetadataImage) []Record {
 		recs = append(recs, Record{RegisterBroker: &RegisterBrokerRecord{
 			BrokerID: b.ID, BrokerEpoch: b.Epoch, Endpoints: b.Endpoints, Rack: b.Rack,
 			Fenced: b.Fenced, IncarnationID: b.IncarnationID, InControlledShutdown: b.InControlledShutdown, Features: b.Features,
+			LogDirs: b.LogDirs,
 		}})
 	}
 	for _, name := range img.SortedTopicNames() {
@@ -48,7 +49,7 @@ func ImageRecords(img *MetadataImage) []Record {
 				TopicID: t.ID, Partition: int32(i), Replicas: p.Replicas, ISR: p.ISR, Leader: p.Leader,
 				LeaderEpoch: p.LeaderEpoch, PartitionEpoch: p.PartitionEpoch,
 				AddingReplicas: p.AddingReplicas, RemovingReplicas: p.RemovingReplicas,
-				ELR: p.ELR, LastKnownELR: p.LastKnownELR,
+				ELR: p.ELR, LastKnownELR: p.LastKnownELR, Directories: p.Directories,
 			}})
 		}
 	}

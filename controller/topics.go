@@ -172,6 +172,7 @@ func (c *Controller) CreateTopics(req *kmsg.CreateTopicsRequest) *kmsg.CreateTop
 			isr := activeReplicas(img, replicas)
 			recs = append(recs, Record{Partition: &PartitionRecord{
 				TopicID: id, Partition: int32(p), Replicas: replicas, ISR: isr, Leader: isr[0],
+				Directories: defaultDirs(img, replicas),
 			}})
 		}
 	}

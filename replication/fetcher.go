@@ -339,6 +339,13 @@ func (f *fetcher) buildFetch() *kmsg.FetchRequest {
 		if now.Before(st.delayedUntil) {
 			continue
 		}
+		if st.P.Log.StorageError() != nil {
+			// Its log dir failed: it cannot append, and a fetch at its log end would
+			// tell the leader it is caught up, so that the leader would keep trying to
+			// take it back into the ISR (and hold its high watermark for it meanwhile).
+			// Kafka stops the fetcher of an offline partition (handleLogDirFailure).
+			continue
+		}
 		if th := cfg.Throttle; th != nil && !st.caughtUp && th.FollowerThrottled(st.P.TP) && th.Follower.Exceeded(now) {
 			continue // throttled (throttle.go): left out until the rate falls under the bound
 		}

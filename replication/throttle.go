@@ -21,6 +21,14 @@ package replication
 // So, as in Kafka, a throttle lets one fetch's worth of data through (up to
 // replica.fetch.max.bytes) and then holds the partition until the measured rate falls
 // under the bound.
+//
+// A third quota, AlterLogDirs, is Kafka's ReplicationQuotaManager of QuotaType
+// ALTER_LOG_DIRS_REPLICATION: replica.alter.log.dirs.io.max.bytes.per.second (same
+// layering, default no throttle) over alter.log.dirs.replication.quota.window.num
+// samples of .window.size.seconds. It bounds every log dir move of this broker
+// together (storage's move copier takes it as its storage.MoveQuota): as Kafka's
+// ReplicaAlterLogDirsThread, a chunk of replica.fetch.max.bytes is copied while the
+// rate is not exceeded.
 
 import (
 	"math"
@@ -136,23 +144,43 @@ type throttleState struct {
 	leader, follower map[string]throttledReplicas // by topic
 }
 
-// ReplicationThrottle holds the leader and follower quotas of this broker and the
-// throttled replicas, updated from each metadata image.
+// ReplicationThrottle holds the leader, follower and log dir move quotas of this
+// broker and the throttled replicas, updated from each metadata image.
 type ReplicationThrottle struct {
 	nodeID int32
 	// Static rates: the server.properties values (default Long.MAX_VALUE).
-	staticLeader, staticFollower int64
-	Leader, Follower             *Quota
-	state                        atomic.Pointer[throttleState]
+	staticLeader, staticFollower, staticAlterLogDirs int64
+	Leader, Follower, AlterLogDirs                   *Quota
+	state                                            atomic.Pointer[throttleState]
 }
 
-// NewReplicationThrottle returns the throttles of broker nodeID, with static rates and
-// the quota sampling (replication.quota.window.num, .size.seconds).
-func NewReplicationThrottle(nodeID int32, leaderRate, followerRate int64, samples int, window time.Duration) *ReplicationThrottle {
-	t := &ReplicationThrottle{nodeID: nodeID, staticLeader: leaderRate, staticFollower: followerRate,
-		Leader: NewQuota(samples, window), Follower: NewQuota(samples, window)}
-	t.Leader.SetBound(leaderRate)
-	t.Follower.SetBound(followerRate)
+// ThrottleConfig is the static side of a broker's replication throttles.
+type ThrottleConfig struct {
+	NodeID int32
+	// LeaderRate, FollowerRate: leader.replication.throttled.rate,
+	// follower.replication.throttled.rate.
+	LeaderRate, FollowerRate int64
+	// Samples, Window: replication.quota.window.num, .size.seconds.
+	Samples int
+	Window  time.Duration
+	// AlterLogDirsRate: replica.alter.log.dirs.io.max.bytes.per.second.
+	AlterLogDirsRate int64
+	// AlterLogDirsSamples, AlterLogDirsWindow:
+	// alter.log.dirs.replication.quota.window.num, .size.seconds.
+	AlterLogDirsSamples int
+	AlterLogDirsWindow  time.Duration
+}
+
+// NewReplicationThrottle returns the throttles of broker cfg.NodeID at their static
+// rates.
+func NewReplicationThrottle(cfg ThrottleConfig) *ReplicationThrottle {
+	t := &ReplicationThrottle{nodeID: cfg.NodeID,
+		staticLeader: cfg.LeaderRate, staticFollower: cfg.FollowerRate, staticAlterLogDirs: cfg.AlterLogDirsRate,
+		Leader: NewQuota(cfg.Samples, cfg.Window), Follower: NewQuota(cfg.Samples, cfg.Window),
+		AlterLogDirs: NewQuota(cfg.AlterLogDirsSamples, cfg.AlterLogDirsWindow)}
+	t.Leader.SetBound(cfg.LeaderRate)
+	t.Follower.SetBound(cfg.FollowerRate)
+	t.AlterLogDirs.SetBound(cfg.AlterLogDirsRate)
 	t.state.Store(&throttleState{})
 	return t
 }
@@ -171,6 +199,7 @@ func (t *ReplicationThrottle) Update(img *controller.MetadataImage) {
 	}
 	t.Leader.SetBound(rate("leader.replication.throttled.rate", t.staticLeader))
 	t.Follower.SetBound(rate("follower.replication.throttled.rate", t.staticFollower))
+	t.AlterLogDirs.SetBound(rate("replica.alter.log.dirs.io.max.bytes.per.second", t.staticAlterLogDirs))
 	st := &throttleState{leader: map[string]throttledReplicas{}, follower: map[string]throttledReplicas{}}
 	for name, ti := range img.Topics {
 		if r, ok := parseThrottledReplicas(ti.Configs["leader.replication.throttled.replicas"], t.nodeID); ok {

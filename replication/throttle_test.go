@@ -49,11 +49,12 @@ func TestQuotaRate(t *testing.T) {
 // TestReplicationThrottleFromImage: rates per broker, then the cluster default, then
 // the static value; throttled replicas from the topics' lists for this broker.
 func TestReplicationThrottleFromImage(t *testing.T) {
-	th := NewReplicationThrottle(2, math.MaxInt64, 777, 11, time.Second)
+	th := NewReplicationThrottle(ThrottleConfig{NodeID: 2, LeaderRate: math.MaxInt64, FollowerRate: 777, Samples: 11, Window: time.Second,
+		AlterLogDirsRate: 999, AlterLogDirsSamples: 11, AlterLogDirsWindow: time.Second})
 	img := &controller.MetadataImage{
 		Configs: map[string]map[string]string{
 			"broker:":  {"leader.replication.throttled.rate": "100", "follower.replication.throttled.rate": "200"},
-			"broker:2": {"leader.replication.throttled.rate": "50"},
+			"broker:2": {"leader.replication.throttled.rate": "50", "replica.alter.log.dirs.io.max.bytes.per.second": "300"},
 		},
 		Topics: map[string]*controller.TopicImage{
 			"a": {Name: "a", Configs: map[string]string{"leader.replication.throttled.replicas": "0:1,1:2, 3 : 2", "follower.replication.throttled.replicas": "*"}},
@@ -64,6 +65,16 @@ func TestReplicationThrottleFromImage(t *testing.T) {
 	if th.Leader.Bound() != 50 || th.Follower.Bound() != 200 {
 		t.Fatalf("bounds %d/%d, want 50 (this broker's) and 200 (the cluster default)", th.Leader.Bound(), th.Follower.Bound())
 	}
+	if th.AlterLogDirs.Bound() != 300 {
+		t.Fatalf("alter log dirs bound %d, want 300 (this broker's)", th.AlterLogDirs.Bound())
+	}
+	delete(img.Configs["broker:2"], "replica.alter.log.dirs.io.max.bytes.per.second")
+	th.Update(img)
+	if th.AlterLogDirs.Bound() != 999 {
+		t.Fatalf("alter log dirs bound %d after the dynamic value went, want the static 999", th.AlterLogDirs.Bound())
+	}
+	img.Configs["broker:2"]["replica.alter.log.dirs.io.max.bytes.per.second"] = "300"
+	th.Update(img)
 	tp := func(topic string, p int32) storage.TopicPartition {
 		return storage.TopicPartition{Topic: topic, Partition: p}
 	}

@@ -183,7 +183,7 @@ func metadataPartition(img *controller.MetadataImage, idx int32, p controller.Pa
 	mp.Replicas = p.Replicas
 	mp.ISR = p.ISR
 	for _, r := range p.Replicas {
-		if br, ok := img.Brokers[r]; !ok || br.Fenced {
+		if br, ok := img.Brokers[r]; !ok || br.Fenced || img.ReplicaInOfflineDir(p, r) {
 			mp.OfflineReplicas = append(mp.OfflineReplicas, r)
 		}
 	}

@@ -145,7 +145,7 @@ func describeTopicPartition(img *controller.MetadataImage, idx int32, p controll
 	dp.EligibleLeaderReplicas, dp.LastKnownELR = nonNilInt32s(p.ELR), nonNilInt32s(p.LastKnownELR)
 	dp.OfflineReplicas = []int32{}
 	for _, r := range p.Replicas {
-		if br, ok := img.Brokers[r]; !ok || br.Fenced {
+		if br, ok := img.Brokers[r]; !ok || br.Fenced || img.ReplicaInOfflineDir(p, r) {
 			dp.OfflineReplicas = append(dp.OfflineReplicas, r)
 		}
 	}

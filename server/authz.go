@@ -278,6 +278,7 @@ var controllerAuthz = map[int16]authzRule{
 	// ALTER), or from clients directly (--bootstrap-controller).
 	64: clusterOp(acl.OpAlter, acl.OpClusterAction),
 	67: clusterOp(acl.OpClusterAction),
+	73: clusterOp(acl.OpClusterAction),
 	// AddRaftVoter / RemoveRaftVoter come forwarded from brokers (which checked the
 	// client's ALTER), or from clients directly (--bootstrap-controller).
 	80: clusterOp(acl.OpAlter, acl.OpClusterAction),

@@ -195,11 +195,14 @@ type Broker struct {
 		sync.Mutex
 		creating map[string]bool
 	}
-	pub           metadataPublisher
-	lifecycle     *brokerLifecycle
-	metaDone      chan struct{} // closed when the metadata loop ends (broker-only)
-	logs          *storage.LogManager
-	rm            *replication.ReplicaManager
+	pub       metadataPublisher
+	lifecycle *brokerLifecycle
+	metaDone  chan struct{} // closed when the metadata loop ends (broker-only)
+	logs      *storage.LogManager
+	rm        *replication.ReplicaManager
+	// throttle is the replication and log dir move quotas (the replica manager and the
+	// log manager share it).
+	throttle      *replication.ReplicationThrottle
 	groups        *coordinator.GroupCoordinator
 	share         *sharePartitions // share-group partitions and sessions (share_partitions.go)
 	txns          *coordinator.TxnCoordinator
@@ -399,6 +402,15 @@ func (b *Broker) startBroker(ctx context.Context) error {
 	cfg := b.cfg
 	b.fetchSessions = newFetchSessionCache(int(cfg.MaxIncrementalFetchSessionCacheSlots))
 	img := b.ctl.Image()
+	// The throttles exist before the logs: a move a previous run left unfinished
+	// resumes as they open, at the rate the image already holds.
+	b.throttle = replication.NewReplicationThrottle(replication.ThrottleConfig{NodeID: cfg.NodeID,
+		LeaderRate: cfg.LeaderReplicationThrottledRate, FollowerRate: cfg.FollowerReplicationThrottledRate,
+		Samples: int(cfg.ReplicationQuotaWindowNum), Window: time.Duration(cfg.ReplicationQuotaWindowSizeSeconds) * time.Second,
+		AlterLogDirsRate:    cfg.ReplicaAlterLogDirsIoMaxBytesPerSecond,
+		AlterLogDirsSamples: int(cfg.AlterLogDirsReplicationQuotaWindowNum),
+		AlterLogDirsWindow:  time.Duration(cfg.AlterLogDirsReplicationQuotaWindowSizeSeconds) * time.Second})
+	b.throttle.Update(img)
 	logs, err := storage.OpenLogManager(storage.LogManagerConfig{
 		Dirs: cfg.LogDirs, NodeID: cfg.NodeID, ClusterID: img.ClusterID,
 		RetentionCheckInterval: time.Duration(cfg.LogRetentionCheckIntervalMs) * time.Millisecond,
@@ -410,6 +422,9 @@ func (b *Broker) startBroker(ctx context.Context) error {
 		DisableCleaner:       !cfg.LogCleanerEnable,
 		MaxOpenSegments:      int(cfg.SegmentDescriptorsMax),
 		RecoveryThreads:      int(cfg.NumRecoveryThreadsPerDataDir),
+		MoveQuota:            b.throttle.AlterLogDirs,
+		MoveChunkBytes:       int(cfg.ReplicaFetchMaxBytes),
+		MoveBackoff:          time.Duration(cfg.ReplicaFetchBackoffMs) * time.Millisecond,
 		CleanerBackoff:       time.Duration(cfg.LogCleanerBackoffMs) * time.Millisecond,
 		Decompress: func(codec int8, src []byte) ([]byte, error) {
 			return protocol.Decompress(codec, src, nil, protocol.DecompressedLimit(int(b.brokerConfig().MessageMaxBytes)))

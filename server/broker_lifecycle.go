@@ -47,9 +47,12 @@ type brokerLifecycle struct {
 	// sentImage is closed at the first image after the one the last heartbeat
 	// reported (heartbeat loop only).
 	sentImage <-chan struct{}
-	// logsFailed is set once a log of the broker's dir hit a storage error (heartbeat
-	// loop only): from then on it asks to be fenced (logdir_failure.go).
+	// logsFailed is set once every log dir of the broker is offline (heartbeat loop
+	// only): from then on it asks to be fenced (logdir_failure.go).
 	logsFailed bool
+	// dirsReported is set once the broker logged that it reports offline dirs
+	// (heartbeat loop only).
+	dirsReported bool
 	// strayChecked is set once the stray logs were looked for, at the first unfencing
 	// (heartbeat loop only, stray_logs.go).
 	strayChecked bool
@@ -124,6 +127,7 @@ func (l *brokerLifecycle) register(ctx context.Context) error {
 	if l.b.cfg.BrokerRack != "" {
 		req.Rack = &l.b.cfg.BrokerRack
 	}
+	req.LogDirs = dirIDs(l.b.logs, false) // logdir_failure.go
 	for {
 		resp, err := l.ch.request(ctx, req)
 		if err != nil {
@@ -213,6 +217,9 @@ func (l *brokerLifecycle) heartbeat() {
 	req.CurrentMetadataOffset = l.b.ctl.Image().Offset
 	req.WantShutdown = shutdown
 	req.WantFence = l.wantFence()
+	if l.b.logs != nil {
+		req.OfflineLogDirs = dirIDs(l.b.logs, true)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), max(l.interval, time.Second))
 	defer cancel()
 	resp, err := l.ch.request(ctx, req)
@@ -238,6 +245,13 @@ func (l *brokerLifecycle) heartbeat() {
 	if !r.IsFenced && !l.strayChecked {
 		l.strayChecked = true
 		l.b.removeStrayLogs()
+	}
+	if a := l.b.dirAssignments(l.b.ctl.Image(), epoch); a != nil { // logdir_failure.go
+		if resp, err := l.ch.request(ctx, a); err != nil {
+			l.b.log.Debug().Err(err).Msg("assigning replicas to log dirs failed")
+		} else if ar := resp.(*kmsg.AssignReplicasToDirsResponse); ar.ErrorCode != 0 {
+			l.b.log.Debug().Err(kerr.ErrorForCode(ar.ErrorCode)).Msg("assigning replicas to log dirs refused")
+		}
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -26,6 +26,8 @@ package server
 //	DescribeCluster 1-2        endpoint type 2 (controllers): the voters, the active
 //	                           controller (KIP-919, --bootstrap-controller)
 //	BrokerRegistration 0-4, BrokerHeartbeat 0-1, AllocateProducerIds 0
+//	AssignReplicasToDirs 0     which log dir holds each replica of a broker
+//	                           (KIP-858, controller/directories.go)
 //	AddRaftVoter 0-1, RemoveRaftVoter 0
 //	                           the dynamic quorum (80_raft_voters.go)
 //
@@ -86,6 +88,7 @@ var controllerAPIs = newAPITable([]apiHandler{
 	{key: 63, min: 0, max: 1, handle: controllerHeartbeatHandler},
 	{key: 64, min: 0, max: 0, handle: controllerHandler},
 	{key: 67, min: 0, max: 0, handle: controllerHandler},
+	{key: 73, min: 0, max: 0, handle: controllerHandler},
 	{key: 80, min: 0, max: 1, handle: controllerHandler},
 	{key: 81, min: 0, max: 0, handle: controllerHandler},
 })
@@ -157,6 +160,8 @@ func handleControllerRequest(ctl *controller.Controller, req kmsg.Request) kmsg.
 		return ctl.UpdateFeatures(r)
 	case *kmsg.UnregisterBrokerRequest:
 		return ctl.UnregisterBroker(r)
+	case *kmsg.AssignReplicasToDirsRequest:
+		return ctl.HandleAssignReplicasToDirs(r) // controller/directories.go
 	case *kmsg.AlterConfigsRequest:
 		return ctl.LegacyAlterConfigs(r)
 	case *kmsg.IncrementalAlterConfigsRequest:

@@ -311,6 +311,8 @@ func isNotController(resp kmsg.Response) bool {
 		return r.ErrorCode == nc
 	case *kmsg.AllocateProducerIDsResponse:
 		return r.ErrorCode == nc
+	case *kmsg.AssignReplicasToDirsResponse:
+		return r.ErrorCode == nc
 	case *kmsg.DescribeQuorumResponse:
 		return r.ErrorCode == nc || len(r.Topics) > 0 && len(r.Topics[0].Partitions) > 0 &&
 			r.Topics[0].Partitions[0].ErrorCode == kerr.NotLeaderForPartition.Code

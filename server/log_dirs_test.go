@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -217,4 +218,148 @@ func TestAlterReplicaLogDirsMovesAReplica(t *testing.T) {
 		t.Fatalf("after restart mv-0 is in %q", got)
 	}
 	check(b2.Addr())
+}
+
+// TestAlterReplicaLogDirsThrottle: replica.alter.log.dirs.io.max.bytes.per.second (as
+// kafka-reassign-partitions --replica-alter-log-dirs-throttle sets it) holds a move of
+// a few MB to at least the time its rate implies, and the move completes; removing the
+// throttle mid-move (as --verify does) lets the rest go at once.
+func TestAlterReplicaLogDirsThrottle(t *testing.T) {
+	const chunk = 64 << 10
+	b, dirs := startJBODBroker(t, 2, map[string]string{
+		"log.segment.bytes": "1048576",
+		// The rate over 2 one-second samples: what passes before the throttle holds is
+		// about one second's worth and a chunk, not Kafka's default ten seconds'.
+		"alter.log.dirs.replication.quota.window.num": "2",
+		"replica.fetch.max.bytes":                     strconv.Itoa(chunk),
+		"replica.fetch.backoff.ms":                    "50",
+	})
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.DefaultProduceTopic("thr"),
+		kgo.ProducerBatchMaxBytes(256<<10), kgo.ProducerBatchCompression(kgo.NoCompression()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "thr"); err != nil {
+		t.Fatal(err)
+	}
+	const records = 4000
+	pad := make([]byte, 1000)
+	for i := range records {
+		cl.Produce(ctx, &kgo.Record{Key: []byte(strconv.Itoa(i)), Value: pad}, func(_ *kgo.Record, err error) {
+			if err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	if err := cl.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const key = "replica.alter.log.dirs.io.max.bytes.per.second"
+	setRate := func(rate int64) {
+		t.Helper()
+		op := kadm.AlterConfig{Op: kadm.DeleteConfig, Name: key}
+		if rate > 0 {
+			v := strconv.FormatInt(rate, 10)
+			op = kadm.AlterConfig{Op: kadm.SetConfig, Name: key, Value: &v}
+		}
+		rs, err := adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{op}, 1)
+		if err == nil {
+			err = rs[0].Err
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := rate
+		if rate <= 0 {
+			want = math.MaxInt64
+		}
+		waitFor(t, 30*time.Second, "the move throttle applied", func() bool { return b.throttle.AlterLogDirs.Bound() == want })
+	}
+	// where is the dir holding thr-0 (not a future log), and the size of its log.
+	where := func() (string, int64) {
+		d, err := adm.DescribeBrokerLogDirs(ctx, 1, nil)
+		if err != nil {
+			return "", 0
+		}
+		dir, size := "", int64(0)
+		for _, ld := range d {
+			for _, p := range ld.Topics["thr"] {
+				if p.IsFuture {
+					return "", 0
+				}
+				if dir != "" {
+					return "", 0 // a source not yet deleted
+				}
+				dir, size = ld.Dir, p.Size
+			}
+		}
+		return dir, size
+	}
+	move := func(to string) time.Time {
+		t.Helper()
+		var req kadm.AlterReplicaLogDirsReq
+		req.Add(to, kadm.TopicsSet{"thr": {0: {}}})
+		start := time.Now()
+		res, err := adm.AlterBrokerReplicaLogDirs(ctx, 1, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Each(func(r kadm.AlterReplicaLogDirsResponse) {
+			if r.Err != nil {
+				t.Fatalf("alter %s-%d: %v", r.Topic, r.Partition, r.Err)
+			}
+		})
+		return start
+	}
+	// minTime is the least time a move of size bytes takes at rate: all but the burst
+	// the two samples let through (two seconds' worth and a chunk).
+	minTime := func(size, rate int64) time.Duration {
+		return time.Duration(float64(size-2*rate-chunk) / float64(rate) * float64(time.Second))
+	}
+
+	from, size := where()
+	if from != dirs[0] || size < 4_000_000 {
+		t.Fatalf("thr-0 in %q with %d bytes", from, size)
+	}
+	const rate = 500_000
+	setRate(rate)
+	start := move(dirs[1])
+	waitFor(t, 2*time.Minute, "thr-0 moved to the second dir", func() bool { d, _ := where(); return d == dirs[1] })
+	if took, least := time.Since(start), minTime(size, rate); took < least {
+		t.Fatalf("a throttled move of %d bytes at %d B/s took %v, at least %v expected", size, rate, took, least)
+	} else {
+		t.Logf("throttled move of %d bytes at %d B/s took %v (at least %v)", size, rate, took, least)
+	}
+
+	const slow = 100_000
+	setRate(slow)
+	start = move(dirs[0])
+	waitFor(t, 30*time.Second, "a future log in the first dir", func() bool {
+		d, err := adm.DescribeBrokerLogDirs(ctx, 1, nil)
+		if err != nil {
+			return false
+		}
+		ps := d[dirs[0]].Topics["thr"]
+		return len(ps) == 1 && ps[0].IsFuture
+	})
+	setRate(0)
+	waitFor(t, 2*time.Minute, "thr-0 moved back to the first dir", func() bool { d, _ := where(); return d == dirs[0] })
+	if took, throttled := time.Since(start), minTime(size, slow); took >= throttled {
+		t.Fatalf("the move took %v after the throttle was removed, as long as throttled (%v)", took, throttled)
+	} else {
+		t.Logf("move with the throttle removed mid-way took %v (throttled: at least %v)", took, throttled)
+	}
+	vals := consumeAllFrom(t, b.Addr(), "thr", records)
+	if len(vals) != records {
+		t.Fatalf("read %d records, produced %d", len(vals), records)
+	}
+	for i, v := range vals {
+		if v != strconv.Itoa(i) {
+			t.Fatalf("record %d is %q", i, v)
+		}
+	}
 }

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -23,8 +22,7 @@ func (b *Broker) startReplication() {
 		}
 		return b.lifecycle.epoch()
 	}
-	b.rm.Throttle = replication.NewReplicationThrottle(cfg.NodeID, cfg.LeaderReplicationThrottledRate, cfg.FollowerReplicationThrottledRate,
-		int(cfg.ReplicationQuotaWindowNum), time.Duration(cfg.ReplicationQuotaWindowSizeSeconds)*time.Second)
+	b.rm.Throttle = b.throttle
 	b.rm.Fetchers = replication.NewFetcherManager(replication.FetcherConfig{
 		LocalID:          cfg.NodeID,
 		NumFetchers:      int(cfg.NumReplicaFetchers),

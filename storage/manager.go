@@ -97,6 +97,15 @@ type LogManagerConfig struct {
 	// Decompress, when set, decompresses the records of a compressed batch (codec from
 	// the attributes); FetchOffsetByTimestamp uses it to find the exact record.
 	Decompress func(codec int8, src []byte) ([]byte, error)
+	// MoveQuota, when set, bounds what the log dir moves copy (move.go).
+	MoveQuota MoveQuota
+	// MoveChunkBytes is how much of a segment a move copies between two looks at
+	// MoveQuota (replica.fetch.max.bytes, as the fetch size of Kafka's
+	// ReplicaAlterLogDirsThread); 0 means 1 MiB.
+	MoveChunkBytes int
+	// MoveBackoff is how long a move waits when MoveQuota is exceeded before it looks
+	// again (replica.fetch.backoff.ms, as that thread's backoff); 0 means 1 s.
+	MoveBackoff time.Duration
 }
 
 // TopicPartition names a partition.
@@ -164,6 +173,12 @@ func OpenLogManager(cfg LogManagerConfig, cfgFor func(topic string) LogConfig) (
 	}
 	if cfg.CleanerBackoff <= 0 {
 		cfg.CleanerBackoff = 15 * time.Second
+	}
+	if cfg.MoveChunkBytes <= 0 {
+		cfg.MoveChunkBytes = 1 << 20
+	}
+	if cfg.MoveBackoff <= 0 {
+		cfg.MoveBackoff = time.Second
 	}
 	if cfg.MaxOpenSegments <= 0 {
 		cfg.MaxOpenSegments = DefaultMaxOpenSegments()

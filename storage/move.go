@@ -21,8 +21,14 @@ package storage
 // the source and a partial future directory (the next open removes the future one and
 // moves again: scanDirs) or, after step 1, a complete future directory and no source
 // (the next open makes it the log). Cleaning is paused while a log moves, as Kafka's
-// abortAndPauseCleaning. There is no throttle
-// (replica.alter.log.dirs.io.max.bytes.per.second is not a gokafkad config).
+// abortAndPauseCleaning.
+//
+// The unlocked passes are throttled by LogManagerConfig.MoveQuota (the broker's
+// replica.alter.log.dirs.io.max.bytes.per.second, one quota for every move, as
+// Kafka's ReplicaAlterLogDirsThread): each copies MoveChunkBytes at a time, and before
+// a chunk waits, MoveBackoff at a time, while the quota is exceeded. What the swap
+// copies under the locks (less than moveLockedBytes) is counted but never waited for:
+// waiting there would hold up the log's writers.
 
 import (
 	"crypto/rand"
@@ -51,12 +57,23 @@ var ErrNoLog = errors.New("storage: no log for the partition here")
 // errMoveStopped: the move was cancelled or the manager closed.
 var errMoveStopped = errors.New("storage: log dir move stopped")
 
+// MoveQuota is the rate bound of the log dir moves (replication.Quota is one). Safe
+// for concurrent use.
+type MoveQuota interface {
+	// Record counts n bytes copied at now.
+	Record(n int64, now time.Time)
+	// Exceeded reports whether the measured rate is above the bound.
+	Exceeded(now time.Time) bool
+}
+
 // move is a replica being moved to another log dir of this broker.
 type move struct {
 	tp   TopicPartition
 	log  *Log
 	src  *logDir
 	dest *logDir
+	// cfg is the manager's (MoveQuota, MoveChunkBytes, MoveBackoff, Now).
+	cfg *LogManagerConfig
 	// future is the future log's directory.
 	future string
 	// copied is the bytes of the future log so far.
@@ -125,7 +142,7 @@ func (m *LogManager) MoveLog(tp TopicPartition, path string) error {
 func (m *LogManager) startMove(tp TopicPartition, l *Log, src, dest *logDir) error {
 	var id [16]byte
 	rand.Read(id[:])
-	mv := &move{tp: tp, log: l, src: src, dest: dest,
+	mv := &move{tp: tp, log: l, src: src, dest: dest, cfg: &m.cfg,
 		future: filepath.Join(dest.path, tp.String()+"."+hex.EncodeToString(id[:])+futureDirSuffix),
 		stop:   make(chan struct{}), done: make(chan struct{})}
 	m.mu.Lock()
@@ -243,7 +260,7 @@ func (mv *move) run(m *LogManager) error {
 		if truncated {
 			copied = map[int64]copyState{}
 		}
-		n, err := mv.copyPass(dir, segs, sizes, copied)
+		n, err := mv.copyPass(dir, segs, sizes, copied, true)
 		if err != nil {
 			return err
 		}
@@ -272,10 +289,13 @@ func (l *Log) segmentSizesLocked() ([]*segment, []int64) {
 }
 
 // copyPass brings the future directory's .log files up to sizes, from dir's, and
-// drops those of segments gone. Returns the bytes copied.
-func (mv *move) copyPass(dir string, segs []*segment, sizes []int64, copied map[int64]copyState) (int64, error) {
+// drops those of segments gone. Returns the bytes copied. throttled: each chunk waits
+// for the move quota first (errMoveStopped when the move is stopped meanwhile).
+func (mv *move) copyPass(dir string, segs []*segment, sizes []int64, copied map[int64]copyState, throttled bool) (int64, error) {
 	var total int64
 	live := map[int64]bool{}
+	chunk := int64(mv.cfg.MoveChunkBytes)
+segments:
 	for i, s := range segs {
 		live[s.base] = true
 		c := copied[s.base]
@@ -285,15 +305,32 @@ func (mv *move) copyPass(dir string, segs []*segment, sizes []int64, copied map[
 		if c.n > sizes[i] { // truncated: copyPass is called with a reset map then
 			c.n = 0
 		}
-		if err := copyFileRange(segmentPath(dir, s.base, logSuffix), segmentPath(mv.future, s.base, logSuffix), c.n, sizes[i]); err != nil {
-			if errors.Is(err, os.ErrNotExist) { // deleted by retention meanwhile
-				continue
+		for c.n < sizes[i] || c.n == 0 {
+			end := sizes[i]
+			if q := mv.cfg.MoveQuota; q != nil {
+				end = min(end, c.n+chunk)
+				if throttled {
+					if err := mv.waitQuota(q); err != nil {
+						return total, err
+					}
+				}
 			}
-			return total, fmt.Errorf("%w: copy %s: %v", ErrStorage, segmentPath(dir, s.base, logSuffix), err)
+			if err := copyFileRange(segmentPath(dir, s.base, logSuffix), segmentPath(mv.future, s.base, logSuffix), c.n, end); err != nil {
+				if errors.Is(err, os.ErrNotExist) { // deleted by retention meanwhile
+					continue segments
+				}
+				return total, fmt.Errorf("%w: copy %s: %v", ErrStorage, segmentPath(dir, s.base, logSuffix), err)
+			}
+			if q := mv.cfg.MoveQuota; q != nil {
+				q.Record(end-c.n, mv.cfg.Now())
+			}
+			total += end - c.n
+			c.n = end
+			copied[s.base] = c
+			if end == 0 {
+				break
+			}
 		}
-		total += sizes[i] - c.n
-		c.n = sizes[i]
-		copied[s.base] = c
 	}
 	var sum int64
 	for base, c := range copied {
@@ -306,6 +343,21 @@ func (mv *move) copyPass(dir string, segs []*segment, sizes []int64, copied map[
 	}
 	mv.copied.Store(sum)
 	return total, nil
+}
+
+// waitQuota returns once q is not exceeded, looking again every MoveBackoff, or
+// errMoveStopped when the move is stopped first.
+func (mv *move) waitQuota(q MoveQuota) error {
+	for q.Exceeded(mv.cfg.Now()) {
+		t := time.NewTimer(mv.cfg.MoveBackoff)
+		select {
+		case <-mv.stop:
+			t.Stop()
+			return errMoveStopped
+		case <-t.C:
+		}
+	}
+	return nil
 }
 
 // copyFileRange makes dst's bytes [from, to) those of src, and dst exactly to long.
@@ -371,7 +423,7 @@ func (mv *move) swap(m *LogManager, copied map[int64]copyState, gen uint64) erro
 	}
 	segs, sizes := l.segmentSizesLocked()
 	src := l.dir
-	if _, err := mv.copyPass(src, segs, sizes, copied); err != nil {
+	if _, err := mv.copyPass(src, segs, sizes, copied, false); err != nil {
 		return err
 	}
 	for _, s := range segs {
