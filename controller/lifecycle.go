@@ -238,9 +238,12 @@ func (c *Controller) HandleBrokerRegistration(req *kmsg.BrokerRegistrationReques
 // not want to stay fenced), fenced when it asks to be, and on want_shut_down taken out
 // of every ISR and leadership and then told to shut down (and fenced).
 //
-// Without want_shut_down it is pipelined (pipeline.go), as registrations are.
+// Without want_shut_down or offline log dirs it is pipelined (pipeline.go), as
+// registrations are.
 func (c *Controller) HandleBrokerHeartbeat(req *kmsg.BrokerHeartbeatRequest) *kmsg.BrokerHeartbeatResponse {
-	if !req.WantShutdown {
+	// A heartbeat reporting offline log dirs is not pipelined: the records that take
+	// their replicas offline (directories.go) are computed on the committed image.
+	if !req.WantShutdown && len(req.OfflineLogDirs) == 0 {
 		return c.brokerHeartbeatPipelined(req)
 	}
 	c.mu.Lock()
