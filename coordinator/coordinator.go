@@ -59,7 +59,8 @@ type shard struct {
 	shardState // its mu guards the fields below too
 	groups     map[string]*Group
 	timers     map[string]*time.Timer
-	// shareGroups are the shard's share groups (in memory only, share_group.go).
+	// shareGroups are the shard's share groups (share_group.go), written to the
+	// partition as share_group_records.go says.
 	shareGroups map[string]*ShareGroup
 	// seen is what was last logged of each group (state, generation, size), so only
 	// changes are logged.
@@ -219,6 +220,7 @@ func (c *GroupCoordinator) unload(s *shard) {
 func (c *GroupCoordinator) load(s *shard) {
 	start := c.now()
 	groups := map[string]*Group{}
+	shareGroups := map[string]*ShareGroup{}
 	get := func(id string) *Group {
 		g := groups[id]
 		if g == nil {
@@ -257,6 +259,8 @@ func (c *GroupCoordinator) load(s *shard) {
 				g.Offsets[tp] = om
 			case d.Consumer != nil:
 				replayConsumerRecord(get(d.Consumer.Group), d.Consumer, &c.cfg)
+			case d.Share != nil:
+				replayShareGroupRecord(shareGroups, d.Share, &c.cfg.Share)
 			case d.GroupKey != nil:
 				old := groups[d.GroupKey.Group]
 				g := NewGroup(d.GroupKey.Group, &c.cfg, start)
@@ -307,6 +311,7 @@ func (c *GroupCoordinator) load(s *shard) {
 		s.seen[g.ID] = groupView{g.State, g.Generation, len(g.Members)}
 		c.scheduleLocked(s, g)
 	}
+	c.finishShareGroupsLoadLocked(s, shareGroups, start) // share_group_coordinator.go
 	c.logger.Info().Int32("partition", s.partition).Int("records", records).Int("groups", len(groups)).
 		Dur("took", c.now().Sub(start)).Msg("loaded __consumer_offsets partition")
 }

@@ -124,6 +124,8 @@ type DecodedRecord struct {
 	GroupValue  *kmsg.GroupMetadataValue
 	// Consumer is a KIP-848 consumer group record (consumer_group_records.go).
 	Consumer *cgRecord
+	// Share is a KIP-932 share group record (share_group_records.go).
+	Share *sgRecord
 }
 
 // DecodeRecord decodes one record's key and value.
@@ -169,6 +171,12 @@ func DecodeRecord(key, value []byte) (DecodedRecord, error) {
 			return d, err
 		}
 		d.Consumer = cr
+	case sgMemberMetadataType, sgMetadataType, sgTargetAssignmentMetadataType, sgTargetAssignmentMemberType, sgCurrentMemberAssignmentType:
+		sr, err := decodeShareGroupRecord(ver, key, value)
+		if err != nil {
+			return d, err
+		}
+		d.Share = sr
 	default:
 		if ver < 0 {
 			return d, fmt.Errorf("%w: key version %d", ErrCorruptRecord, ver)
