@@ -165,21 +165,13 @@ func (c *GroupCoordinator) Close() {
 // the broker becomes leader of a __consumer_offsets partition.
 func (c *GroupCoordinator) BecomeLeader(partition int32) {
 	s := &shard{shardState: shardState{partition: partition}, groups: map[string]*Group{}, timers: map[string]*time.Timer{}, seen: map[string]groupView{}}
-	if !c.shards.add(partition, s, nil, func() { c.wg.Add(1) }) {
-		return
-	}
-	go func() {
-		defer c.wg.Done()
-		c.load(s)
-	}()
+	c.shards.start(partition, s, nil, &c.wg, c.load)
 }
 
 // Resign drops partition's groups when the broker stops leading it; parked requests
 // are answered NOT_COORDINATOR so clients find the new coordinator.
 func (c *GroupCoordinator) Resign(partition int32) {
-	if s := c.shards.remove(partition); s != nil {
-		c.unload(s)
-	}
+	c.shards.resign(partition, c.unload)
 }
 
 // Leads reports whether partition is owned here (loaded or loading).

@@ -95,20 +95,12 @@ func (c *ShareCoordinator) Close() {
 func (c *ShareCoordinator) BecomeLeader(partition, leaderEpoch int32) {
 	s := &shareStateShard{shardState: shardState{partition: partition}, leaderEpoch: leaderEpoch, states: map[ShareStateKey]*shareState{}}
 	older := func(old *shareStateShard) bool { return old.leaderEpoch < leaderEpoch }
-	if !c.shardSet.add(partition, s, older, func() { c.wg.Add(1) }) {
-		return
-	}
-	go func() {
-		defer c.wg.Done()
-		c.load(s)
-	}()
+	c.shardSet.start(partition, s, older, &c.wg, c.load)
 }
 
 // Resign drops partition's states when the broker stops leading it.
 func (c *ShareCoordinator) Resign(partition int32) {
-	if s := c.shardSet.remove(partition); s != nil {
-		s.markGone()
-	}
+	c.shardSet.resign(partition, nil)
 }
 
 // Leads reports whether partition is owned here (loaded or loading).
@@ -213,8 +205,9 @@ func (c *ShareCoordinator) writeLocked(s *shareStateShard, k ShareStateKey, next
 }
 
 // partitionOp runs op on k's state under its shard's lock and returns the code and
-// message of the answer; op's own checks come first (the topic-partition must exist).
-func (c *ShareCoordinator) partitionOp(k ShareStateKey, op func(s *shareStateShard) (int16, string)) (int16, *string) {
+// message of the answer; deny (the caller's authorization failure, 0 for none) and
+// the request's own checks come first (the topic-partition must exist).
+func (c *ShareCoordinator) partitionOp(k ShareStateKey, deny int16, op func(s *shareStateShard) (int16, string)) (int16, *string) {
 	msg := func(m string) *string {
 		if m == "" {
 			return nil
@@ -222,6 +215,8 @@ func (c *ShareCoordinator) partitionOp(k ShareStateKey, op func(s *shareStateSha
 		return &m
 	}
 	switch {
+	case deny != 0:
+		return deny, nil
 	case k.TopicID == [16]byte{}:
 		return kerr.InvalidRequest.Code, msg("The topic id cannot be null.")
 	case k.Partition < 0:
@@ -244,7 +239,7 @@ const uninitializedRead = "Read operation on uninitialized share partition not a
 // Initialize handles InitializeShareGroupState: each partition's state starts (again)
 // at its start offset with its state epoch, nothing in flight; a state epoch below the
 // one held is FENCED_STATE_EPOCH.
-func (c *ShareCoordinator) Initialize(req *kmsg.InitializeShareGroupStateRequest) *kmsg.InitializeShareGroupStateResponse {
+func (c *ShareCoordinator) Initialize(req *kmsg.InitializeShareGroupStateRequest, deny int16) *kmsg.InitializeShareGroupStateResponse {
 	resp := kmsg.NewPtrInitializeShareGroupStateResponse()
 	resp.SetVersion(req.Version)
 	for _, t := range req.Topics {
@@ -254,7 +249,7 @@ func (c *ShareCoordinator) Initialize(req *kmsg.InitializeShareGroupStateRequest
 			k := ShareStateKey{req.GroupID, t.TopicID, p.Partition}
 			rp := kmsg.NewInitializeShareGroupStateResponseTopicPartition()
 			rp.Partition = p.Partition
-			rp.ErrorCode, rp.ErrorMessage = c.partitionOp(k, func(s *shareStateShard) (int16, string) {
+			rp.ErrorCode, rp.ErrorMessage = c.partitionOp(k, deny, func(s *shareStateShard) (int16, string) {
 				cur := s.states[k]
 				if p.StateEpoch < 0 {
 					return kerr.InvalidRequest.Code, "The state epoch cannot be a negative number."
@@ -281,7 +276,7 @@ func (c *ShareCoordinator) Initialize(req *kmsg.InitializeShareGroupStateRequest
 // start offset moves (-1: it stays), as ShareCoordinatorShard.writeState. A leader
 // epoch or state epoch below the one held is fenced; an uninitialized state is
 // INVALID_REQUEST.
-func (c *ShareCoordinator) Write(req *kmsg.WriteShareGroupStateRequest) *kmsg.WriteShareGroupStateResponse {
+func (c *ShareCoordinator) Write(req *kmsg.WriteShareGroupStateRequest, deny int16) *kmsg.WriteShareGroupStateResponse {
 	resp := kmsg.NewPtrWriteShareGroupStateResponse()
 	resp.SetVersion(req.Version)
 	for _, t := range req.Topics {
@@ -291,7 +286,7 @@ func (c *ShareCoordinator) Write(req *kmsg.WriteShareGroupStateRequest) *kmsg.Wr
 			k := ShareStateKey{req.GroupID, t.TopicID, p.Partition}
 			rp := kmsg.NewWriteShareGroupStateResponseTopicPartition()
 			rp.Partition = p.Partition
-			rp.ErrorCode, rp.ErrorMessage = c.partitionOp(k, func(s *shareStateShard) (int16, string) {
+			rp.ErrorCode, rp.ErrorMessage = c.partitionOp(k, deny, func(s *shareStateShard) (int16, string) {
 				cur := s.states[k]
 				switch {
 				case p.LeaderEpoch < 0:
@@ -327,7 +322,7 @@ func (c *ShareCoordinator) Write(req *kmsg.WriteShareGroupStateRequest) *kmsg.Wr
 // Read handles ReadShareGroupState: each partition's state epoch, start offset and
 // batches; a leader epoch above the one held is recorded (written), one below is
 // FENCED_LEADER_EPOCH, as readStateAndMaybeUpdateLeaderEpoch.
-func (c *ShareCoordinator) Read(req *kmsg.ReadShareGroupStateRequest) *kmsg.ReadShareGroupStateResponse {
+func (c *ShareCoordinator) Read(req *kmsg.ReadShareGroupStateRequest, deny int16) *kmsg.ReadShareGroupStateResponse {
 	resp := kmsg.NewPtrReadShareGroupStateResponse()
 	resp.SetVersion(req.Version)
 	for _, t := range req.Topics {
@@ -337,7 +332,7 @@ func (c *ShareCoordinator) Read(req *kmsg.ReadShareGroupStateRequest) *kmsg.Read
 			k := ShareStateKey{req.GroupID, t.TopicID, p.Partition}
 			rp := kmsg.NewReadShareGroupStateResponseTopicPartition()
 			rp.Partition, rp.StateEpoch, rp.StartOffset = p.Partition, -1, -1
-			rp.ErrorCode, rp.ErrorMessage = c.partitionOp(k, func(s *shareStateShard) (int16, string) {
+			rp.ErrorCode, rp.ErrorMessage = c.partitionOp(k, deny, func(s *shareStateShard) (int16, string) {
 				cur := s.states[k]
 				switch {
 				case cur == nil:
@@ -370,7 +365,7 @@ func (c *ShareCoordinator) Read(req *kmsg.ReadShareGroupStateRequest) *kmsg.Read
 
 // ReadSummary handles ReadShareGroupStateSummary: each partition's state epoch, leader
 // epoch and start offset, and (v1) how many offsets from the start offset on are done.
-func (c *ShareCoordinator) ReadSummary(req *kmsg.ReadShareGroupStateSummaryRequest) *kmsg.ReadShareGroupStateSummaryResponse {
+func (c *ShareCoordinator) ReadSummary(req *kmsg.ReadShareGroupStateSummaryRequest, deny int16) *kmsg.ReadShareGroupStateSummaryResponse {
 	resp := kmsg.NewPtrReadShareGroupStateSummaryResponse()
 	resp.SetVersion(req.Version)
 	for _, t := range req.Topics {
@@ -380,7 +375,7 @@ func (c *ShareCoordinator) ReadSummary(req *kmsg.ReadShareGroupStateSummaryReque
 			k := ShareStateKey{req.GroupID, t.TopicID, p.Partition}
 			rp := kmsg.NewReadShareGroupStateSummaryResponseTopicPartition()
 			rp.Partition, rp.StateEpoch, rp.StartOffset, rp.LeaderEpoch = p.Partition, -1, -1, -1
-			rp.ErrorCode, rp.ErrorMessage = c.partitionOp(k, func(s *shareStateShard) (int16, string) {
+			rp.ErrorCode, rp.ErrorMessage = c.partitionOp(k, deny, func(s *shareStateShard) (int16, string) {
 				cur := s.states[k]
 				if cur == nil {
 					return kerr.InvalidRequest.Code, uninitializedRead
@@ -404,7 +399,7 @@ func (c *ShareCoordinator) ReadSummary(req *kmsg.ReadShareGroupStateSummaryReque
 
 // Delete handles DeleteShareGroupState: each partition's state is tombstoned (a
 // state never initialized is answered 0).
-func (c *ShareCoordinator) Delete(req *kmsg.DeleteShareGroupStateRequest) *kmsg.DeleteShareGroupStateResponse {
+func (c *ShareCoordinator) Delete(req *kmsg.DeleteShareGroupStateRequest, deny int16) *kmsg.DeleteShareGroupStateResponse {
 	resp := kmsg.NewPtrDeleteShareGroupStateResponse()
 	resp.SetVersion(req.Version)
 	for _, t := range req.Topics {
@@ -414,7 +409,7 @@ func (c *ShareCoordinator) Delete(req *kmsg.DeleteShareGroupStateRequest) *kmsg.
 			k := ShareStateKey{req.GroupID, t.TopicID, p.Partition}
 			rp := kmsg.NewDeleteShareGroupStateResponseTopicPartition()
 			rp.Partition = p.Partition
-			rp.ErrorCode, rp.ErrorMessage = c.partitionOp(k, func(s *shareStateShard) (int16, string) {
+			rp.ErrorCode, rp.ErrorMessage = c.partitionOp(k, deny, func(s *shareStateShard) (int16, string) {
 				if s.states[k] == nil {
 					return 0, ""
 				}

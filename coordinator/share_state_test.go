@@ -46,14 +46,14 @@ func readState(c *ShareCoordinator, group string, topic [16]byte, part, leaderEp
 	req := kmsg.NewPtrReadShareGroupStateRequest()
 	req.GroupID = group
 	req.Topics = []kmsg.ReadShareGroupStateRequestTopic{{TopicID: topic, Partitions: []kmsg.ReadShareGroupStateRequestTopicPartition{{Partition: part, LeaderEpoch: leaderEpoch}}}}
-	return c.Read(req).Topics[0].Partitions[0]
+	return c.Read(req, 0).Topics[0].Partitions[0]
 }
 
 func initState(c *ShareCoordinator, group string, topic [16]byte, part, stateEpoch int32, start int64) int16 {
 	req := kmsg.NewPtrInitializeShareGroupStateRequest()
 	req.GroupID = group
 	req.Topics = []kmsg.InitializeShareGroupStateRequestTopic{{TopicID: topic, Partitions: []kmsg.InitializeShareGroupStateRequestTopicPartition{{Partition: part, StateEpoch: stateEpoch, StartOffset: start}}}}
-	return c.Initialize(req).Topics[0].Partitions[0].ErrorCode
+	return c.Initialize(req, 0).Topics[0].Partitions[0].ErrorCode
 }
 
 // The share coordinator keeps what it was told across a reload of its partition
@@ -66,7 +66,7 @@ func TestShareCoordinatorWriteReadReload(t *testing.T) {
 	if p := readState(c, "g", topic, 1, 0); p.ErrorCode != kerr.InvalidRequest.Code {
 		t.Fatalf("read of an uninitialized state: %v", kerr.ErrorForCode(p.ErrorCode))
 	}
-	if code := c.Write(writeReq("g", topic, 1, 0, 0, 5)).Topics[0].Partitions[0].ErrorCode; code != kerr.InvalidRequest.Code {
+	if code := c.Write(writeReq("g", topic, 1, 0, 0, 5), 0).Topics[0].Partitions[0].ErrorCode; code != kerr.InvalidRequest.Code {
 		t.Fatalf("write of an uninitialized state: %v", kerr.ErrorForCode(code))
 	}
 	if code := initState(c, "g", topic, 1, 0, 10); code != 0 {
@@ -75,22 +75,22 @@ func TestShareCoordinatorWriteReadReload(t *testing.T) {
 	w := writeReq("g", topic, 1, 0, 4, 12,
 		share.StateBatch{FirstOffset: 12, LastOffset: 14, State: share.Acknowledged, DeliveryCount: 1},
 		share.StateBatch{FirstOffset: 15, LastOffset: 19, State: share.Available, DeliveryCount: 2})
-	if code := c.Write(w).Topics[0].Partitions[0].ErrorCode; code != 0 {
+	if code := c.Write(w, 0).Topics[0].Partitions[0].ErrorCode; code != 0 {
 		t.Fatal(kerr.ErrorForCode(code))
 	}
 	// A partial write is merged into the state.
 	w = writeReq("g", topic, 1, 0, 4, -1, share.StateBatch{FirstOffset: 16, LastOffset: 16, State: share.Archived, DeliveryCount: 3})
-	if code := c.Write(w).Topics[0].Partitions[0].ErrorCode; code != 0 {
+	if code := c.Write(w, 0).Topics[0].Partitions[0].ErrorCode; code != 0 {
 		t.Fatal(kerr.ErrorForCode(code))
 	}
 	// A deposed leader (older leader epoch) is fenced, so is an older state epoch.
-	if code := c.Write(writeReq("g", topic, 1, 0, 3, 20)).Topics[0].Partitions[0].ErrorCode; code != kerr.FencedLeaderEpoch.Code {
+	if code := c.Write(writeReq("g", topic, 1, 0, 3, 20), 0).Topics[0].Partitions[0].ErrorCode; code != kerr.FencedLeaderEpoch.Code {
 		t.Fatalf("stale leader epoch: %v", kerr.ErrorForCode(code))
 	}
 	if code := initState(c, "g", topic, 1, 1, 10); code != 0 {
 		t.Fatal(kerr.ErrorForCode(code))
 	}
-	if code := c.Write(writeReq("g", topic, 1, 0, 4, 20)).Topics[0].Partitions[0].ErrorCode; code != kerr.FencedStateEpoch.Code {
+	if code := c.Write(writeReq("g", topic, 1, 0, 4, 20), 0).Topics[0].Partitions[0].ErrorCode; code != kerr.FencedStateEpoch.Code {
 		t.Fatalf("stale state epoch: %v", kerr.ErrorForCode(code))
 	}
 	if code := initState(c, "g", topic, 1, 0, 10); code != kerr.FencedStateEpoch.Code {
@@ -99,9 +99,9 @@ func TestShareCoordinatorWriteReadReload(t *testing.T) {
 	w = writeReq("g", topic, 1, 1, 4, 12,
 		share.StateBatch{FirstOffset: 12, LastOffset: 14, State: share.Acknowledged, DeliveryCount: 1},
 		share.StateBatch{FirstOffset: 15, LastOffset: 15, State: share.Available, DeliveryCount: 2})
-	c.Write(w)
+	c.Write(w, 0)
 	w = writeReq("g", topic, 1, 1, 4, -1, share.StateBatch{FirstOffset: 16, LastOffset: 16, State: share.Archived, DeliveryCount: 3})
-	c.Write(w)
+	c.Write(w, 0)
 
 	want := []kmsg.ReadShareGroupStateResponseTopicPartitionStateBatch{
 		{FirstOffset: 12, LastOffset: 14, DeliveryState: 2, DeliveryCount: 1},
@@ -124,7 +124,7 @@ func TestShareCoordinatorWriteReadReload(t *testing.T) {
 	dr := kmsg.NewPtrDeleteShareGroupStateRequest()
 	dr.GroupID = "g"
 	dr.Topics = []kmsg.DeleteShareGroupStateRequestTopic{{TopicID: topic, Partitions: []kmsg.DeleteShareGroupStateRequestTopicPartition{{Partition: 1}}}}
-	if code := c2.Delete(dr).Topics[0].Partitions[0].ErrorCode; code != 0 {
+	if code := c2.Delete(dr, 0).Topics[0].Partitions[0].ErrorCode; code != 0 {
 		t.Fatal(kerr.ErrorForCode(code))
 	}
 	if p := readState(newTestShareCoordinator(t, log), "g", topic, 1, 4); p.ErrorCode != kerr.InvalidRequest.Code {

@@ -121,7 +121,7 @@ func (p shareStatePersister) read(k coordinator.ShareStateKey, leaderEpoch int32
 	rp := kmsg.NewReadShareGroupStateRequestTopicPartition()
 	rp.Partition, rp.LeaderEpoch = k.Partition, leaderEpoch
 	req.Topics = []kmsg.ReadShareGroupStateRequestTopic{{TopicID: k.TopicID, Partitions: []kmsg.ReadShareGroupStateRequestTopicPartition{rp}}}
-	resp, code := p.call(k, req, func() kmsg.Response { return p.b.shareCoord.Read(req) })
+	resp, code := p.call(k, req, func() kmsg.Response { return p.b.shareCoord.Read(req, 0) })
 	if code != 0 {
 		return st, false, code
 	}
@@ -152,7 +152,7 @@ func (p shareStatePersister) initialize(k coordinator.ShareStateKey, stateEpoch 
 	rp := kmsg.NewInitializeShareGroupStateRequestTopicPartition()
 	rp.Partition, rp.StateEpoch, rp.StartOffset = k.Partition, stateEpoch, start
 	req.Topics = []kmsg.InitializeShareGroupStateRequestTopic{{TopicID: k.TopicID, Partitions: []kmsg.InitializeShareGroupStateRequestTopicPartition{rp}}}
-	resp, code := p.call(k, req, func() kmsg.Response { return p.b.shareCoord.Initialize(req) })
+	resp, code := p.call(k, req, func() kmsg.Response { return p.b.shareCoord.Initialize(req, 0) })
 	if code != 0 {
 		return code
 	}
@@ -175,7 +175,7 @@ func (p shareStatePersister) write(k coordinator.ShareStateKey, st share.Snapsho
 		rp.StateBatches = append(rp.StateBatches, sb)
 	}
 	req.Topics = []kmsg.WriteShareGroupStateRequestTopic{{TopicID: k.TopicID, Partitions: []kmsg.WriteShareGroupStateRequestTopicPartition{rp}}}
-	resp, code := p.call(k, req, func() kmsg.Response { return p.b.shareCoord.Write(req) })
+	resp, code := p.call(k, req, func() kmsg.Response { return p.b.shareCoord.Write(req, 0) })
 	if code != 0 {
 		return code
 	}
