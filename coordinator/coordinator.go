@@ -681,7 +681,7 @@ func (c *GroupCoordinator) DescribeGroups(groups []string, version int16) []kmsg
 				if version >= 6 {
 					d.ErrorCode = kerr.GroupIDNotFound.Code
 					msg := "Group " + id + " not found."
-					if g != nil {
+					if g != nil || s.shareGroups[id] != nil {
 						msg = "Group " + id + " is not a classic group."
 					}
 					d.ErrorMessage = &msg

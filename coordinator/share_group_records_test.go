@@ -31,6 +31,10 @@ func TestShareGroupRecordsReplayed(t *testing.T) {
 	if r := c.ShareGroupHeartbeat(shareBeat("g", "a", 1), "ca", "/ha"); r.ErrorCode != 0 || r.MemberEpoch != 2 || !reflect.DeepEqual(shareAssignedOf(r), map[[16]byte][]int32{tid("t"): {0, 1, 2}}) {
 		t.Fatalf("a after the move: %v %+v", kerr.ErrorForCode(r.ErrorCode), r)
 	}
+	// DescribeGroups (the classic API) says what Kafka 4.4 says of a share group.
+	if dg := c.DescribeGroups([]string{"g"}, 6)[0]; dg.ErrorCode != kerr.GroupIDNotFound.Code || dg.ErrorMessage == nil || *dg.ErrorMessage != "Group g is not a classic group." {
+		t.Fatalf("DescribeGroups of a share group: %+v", dg)
+	}
 	d := c.ShareGroupDescribe([]string{"g"})[0]
 	if d.ErrorCode != 0 || d.GroupEpoch != 2 || d.AssignmentEpoch != 2 || len(d.Members) != 2 || d.Members[0].ClientID != "ca" || d.Members[1].ClientHost != "/hb" {
 		t.Fatalf("describe after the move: %+v", d)
