@@ -6,6 +6,7 @@ package coordinator
 // written to __consumer_offsets (share_group_records.go) before a change is answered.
 
 import (
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -219,4 +220,31 @@ func listShareGroupsLocked(s *shard, want func(state string) bool) []kmsg.ListGr
 		out = append(out, lg)
 	}
 	return out
+}
+
+// ShareGroupPartitions returns the topic-partitions of a share group's target
+// assignment (every partition the group's members were given, whose share-partition
+// state may exist), for DescribeShareGroupOffsets: GROUP_ID_NOT_FOUND for an unknown
+// group or one of another type, as GroupCoordinatorService.describeShareGroupOffsets.
+func (c *GroupCoordinator) ShareGroupPartitions(id string) (TopicPartitions, int16) {
+	s, code := c.shardFor(id)
+	if code != 0 {
+		return nil, code
+	}
+	defer s.mu.Unlock()
+	g := s.shareGroups[id]
+	if g == nil {
+		return nil, kerr.GroupIDNotFound.Code
+	}
+	out := TopicPartitions{}
+	for _, tps := range g.Target {
+		for id, ps := range tps {
+			out[id] = append(out[id], ps...)
+		}
+	}
+	for id, ps := range out {
+		slices.Sort(ps)
+		out[id] = slices.Compact(ps)
+	}
+	return out, 0
 }

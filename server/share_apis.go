@@ -21,6 +21,7 @@ var shareAPIs = []apiHandler{
 	{key: 85, min: 0, max: 1, handle: handleWriteShareGroupState},
 	{key: 86, min: 0, max: 0, handle: handleDeleteShareGroupState},
 	{key: 87, min: 0, max: 1, handle: handleReadShareGroupStateSummary},
+	{key: 90, min: 0, max: 1, handle: handleDescribeShareGroupOffsets},
 }
 
 // shareAuthz is the authorization rule of each share API (all checked in the
@@ -35,6 +36,7 @@ var shareAuthz = map[int16]authzRule{
 	85: inHandler("CLUSTER_ACTION on the cluster"),
 	86: inHandler("CLUSTER_ACTION on the cluster"),
 	87: inHandler("CLUSTER_ACTION on the cluster"),
+	90: inHandler("DESCRIBE on each group, DESCRIBE on each topic"),
 }
 
 // withShareAPIs returns t with the share-group APIs added; a table narrowed by

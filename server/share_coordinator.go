@@ -185,3 +185,29 @@ func (p shareStatePersister) write(k coordinator.ShareStateKey, st share.Snapsho
 	}
 	return r.Topics[0].Partitions[0].ErrorCode
 }
+
+// summary reads k's start offset, leader epoch and (v1) how many offsets from the
+// start on are done; found is false for a state never initialized.
+func (p shareStatePersister) summary(k coordinator.ShareStateKey) (part kmsg.ReadShareGroupStateSummaryResponseTopicPartition, found bool, code int16) {
+	req := kmsg.NewPtrReadShareGroupStateSummaryRequest()
+	req.Version, req.GroupID = 1, k.Group
+	rp := kmsg.NewReadShareGroupStateSummaryRequestTopicPartition()
+	rp.Partition, rp.LeaderEpoch = k.Partition, -1
+	req.Topics = []kmsg.ReadShareGroupStateSummaryRequestTopic{{TopicID: k.TopicID, Partitions: []kmsg.ReadShareGroupStateSummaryRequestTopicPartition{rp}}}
+	resp, code := p.call(k, req, func() kmsg.Response { return p.b.shareCoord.ReadSummary(req, 0) })
+	if code != 0 {
+		return part, false, code
+	}
+	r := resp.(*kmsg.ReadShareGroupStateSummaryResponse)
+	if len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1 {
+		return part, false, kerr.UnknownServerError.Code
+	}
+	part = r.Topics[0].Partitions[0]
+	switch part.ErrorCode {
+	case 0:
+		return part, part.StartOffset >= 0, 0
+	case kerr.InvalidRequest.Code: // uninitialized
+		return part, false, 0
+	}
+	return part, false, part.ErrorCode
+}

@@ -1,0 +1,68 @@
+package server
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// DescribeShareGroupOffsets answers a share group's start offsets and lag from its
+// share-partition state, for the group's assignment or the topics named.
+func TestDescribeShareGroupOffsets(t *testing.T) {
+	b := startShareBroker(t, nil)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.DefaultProduceTopic("so"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	id := shareTestTopic(t, cl, "so", 2)
+	hb := kmsg.NewPtrShareGroupHeartbeatRequest()
+	hb.Version, hb.GroupID, hb.MemberID, hb.SubscribedTopicNames = 1, "g", "m1", []string{"so"}
+	if hr := shareReq[*kmsg.ShareGroupHeartbeatResponse](t, cl, hb); hr.ErrorCode != 0 {
+		t.Fatalf("join: %v", kerr.ErrorForCode(hr.ErrorCode))
+	}
+	acquiredOf(t, shareReq[*kmsg.ShareFetchResponse](t, cl, shareFetchReq("g", "m1", 0, 0, id, 1)))
+	produceN(t, cl, "so", 0, 10)
+	if got := shareFetchUntil(t, cl, "g", "m1", id); !slices.Equal(got, []string{"0-9/1"}) {
+		t.Fatalf("acquired %v", got)
+	}
+	// A new session (shareFetchUntil opened one at epoch 0): accept 0..4 and 7.
+	ack := shareFetchReq("g", "m1", 1, 0, id, 1, ackBatchOf(0, 4, 1), ackBatchOf(7, 7, 1))
+	acquiredOf(t, shareReq[*kmsg.ShareFetchResponse](t, cl, ack))
+
+	describe := func(group string, topics []kmsg.DescribeShareGroupOffsetsRequestGroupTopic) kmsg.DescribeShareGroupOffsetsResponseGroup {
+		t.Helper()
+		req := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
+		req.Version = 1
+		req.Groups = []kmsg.DescribeShareGroupOffsetsRequestGroup{{GroupID: group, Topics: topics}}
+		return shareReq[*kmsg.DescribeShareGroupOffsetsResponse](t, cl, req).Groups[0]
+	}
+	// The whole assignment: partition 0 has state, partition 1 none (never fetched).
+	g := describe("g", nil)
+	if g.ErrorCode != 0 || len(g.Topics) != 1 || g.Topics[0].Topic != "so" || g.Topics[0].TopicID != id || len(g.Topics[0].Partitions) != 1 {
+		t.Fatalf("describe: %+v", g)
+	}
+	if p := g.Topics[0].Partitions[0]; p.Partition != 0 || p.StartOffset != 5 || p.Lag != 4 || p.ErrorCode != 0 {
+		t.Fatalf("partition 0: %+v (want start 5, lag 4: 5, 6, 8, 9 not done)", p)
+	}
+	// Named partitions: one without state answers -1, one the topic lacks an error.
+	g = describe("g", []kmsg.DescribeShareGroupOffsetsRequestGroupTopic{{Topic: "so", Partitions: []int32{1, 5}}, {Topic: "nope", Partitions: []int32{0}}})
+	if len(g.Topics) != 2 || len(g.Topics[0].Partitions) != 2 {
+		t.Fatalf("describe named: %+v", g)
+	}
+	if p := g.Topics[0].Partitions[0]; p.StartOffset != -1 || p.ErrorCode != 0 {
+		t.Fatalf("partition 1: %+v", p)
+	}
+	if p := g.Topics[0].Partitions[1]; p.ErrorCode != kerr.UnknownTopicOrPartition.Code {
+		t.Fatalf("partition 5: %v", kerr.ErrorForCode(p.ErrorCode))
+	}
+	if p := g.Topics[1].Partitions[0]; p.ErrorCode != kerr.UnknownTopicOrPartition.Code {
+		t.Fatalf("topic nope: %v", kerr.ErrorForCode(p.ErrorCode))
+	}
+	if g := describe("nobody", nil); g.ErrorCode != kerr.GroupIDNotFound.Code {
+		t.Fatalf("unknown group: %v", kerr.ErrorForCode(g.ErrorCode))
+	}
+}
