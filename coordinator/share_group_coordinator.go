@@ -248,3 +248,22 @@ func (c *GroupCoordinator) ShareGroupPartitions(id string) (TopicPartitions, int
 	}
 	return out, 0
 }
+
+// ShareGroupMembers is how many members a share group has, for the offsets admin
+// APIs, which need an empty group: 0 for a group that does not exist (an empty share
+// group is dropped here, where Kafka keeps it), GROUP_ID_NOT_FOUND for an id another
+// kind of group holds.
+func (c *GroupCoordinator) ShareGroupMembers(id string) (int, int16) {
+	s, code := c.shardFor(id)
+	if code != 0 {
+		return 0, code
+	}
+	defer s.mu.Unlock()
+	if g := s.groups[id]; g != nil && g.State != Dead {
+		return 0, kerr.GroupIDNotFound.Code
+	}
+	if g := s.shareGroups[id]; g != nil {
+		return len(g.Members), 0
+	}
+	return 0, 0
+}

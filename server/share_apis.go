@@ -22,6 +22,8 @@ var shareAPIs = []apiHandler{
 	{key: 86, min: 0, max: 0, handle: handleDeleteShareGroupState},
 	{key: 87, min: 0, max: 1, handle: handleReadShareGroupStateSummary},
 	{key: 90, min: 0, max: 1, handle: handleDescribeShareGroupOffsets},
+	{key: 91, min: 0, max: 0, handle: handleAlterShareGroupOffsets},
+	{key: 92, min: 0, max: 0, handle: handleDeleteShareGroupOffsets},
 }
 
 // shareAuthz is the authorization rule of each share API (all checked in the
@@ -37,6 +39,8 @@ var shareAuthz = map[int16]authzRule{
 	86: inHandler("CLUSTER_ACTION on the cluster"),
 	87: inHandler("CLUSTER_ACTION on the cluster"),
 	90: inHandler("DESCRIBE on each group, DESCRIBE on each topic"),
+	91: inHandler("READ on the group, READ on each topic"),
+	92: inHandler("DELETE on the group, READ on each topic"),
 }
 
 // withShareAPIs returns t with the share-group APIs added; a table narrowed by

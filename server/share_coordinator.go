@@ -211,3 +211,21 @@ func (p shareStatePersister) summary(k coordinator.ShareStateKey) (part kmsg.Rea
 	}
 	return part, false, part.ErrorCode
 }
+
+// remove deletes k's state.
+func (p shareStatePersister) remove(k coordinator.ShareStateKey) int16 {
+	req := kmsg.NewPtrDeleteShareGroupStateRequest()
+	req.GroupID = k.Group
+	rp := kmsg.NewDeleteShareGroupStateRequestTopicPartition()
+	rp.Partition = k.Partition
+	req.Topics = []kmsg.DeleteShareGroupStateRequestTopic{{TopicID: k.TopicID, Partitions: []kmsg.DeleteShareGroupStateRequestTopicPartition{rp}}}
+	resp, code := p.call(k, req, func() kmsg.Response { return p.b.shareCoord.Delete(req, 0) })
+	if code != 0 {
+		return code
+	}
+	r := resp.(*kmsg.DeleteShareGroupStateResponse)
+	if len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1 {
+		return kerr.UnknownServerError.Code
+	}
+	return r.Topics[0].Partitions[0].ErrorCode
+}

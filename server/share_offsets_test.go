@@ -66,3 +66,69 @@ func TestDescribeShareGroupOffsets(t *testing.T) {
 		t.Fatalf("unknown group: %v", kerr.ErrorForCode(g.ErrorCode))
 	}
 }
+
+// AlterShareGroupOffsets moves an empty share group's start (kafka-share-groups
+// --reset-offsets): the next member's fetches start there, and the state epoch goes
+// up. A group with members is NON_EMPTY_GROUP. DeleteShareGroupOffsets removes the
+// state, so the next fetch starts afresh (latest).
+func TestAlterAndDeleteShareGroupOffsets(t *testing.T) {
+	b := startShareBroker(t, nil)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.DefaultProduceTopic("sa"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	id := shareTestTopic(t, cl, "sa", 1)
+	acquiredOf(t, shareReq[*kmsg.ShareFetchResponse](t, cl, shareFetchReq("g", "m1", 0, 0, id, 1)))
+	produceN(t, cl, "sa", 0, 10)
+	if got := shareFetchUntil(t, cl, "g", "m1", id); !slices.Equal(got, []string{"0-9/1"}) {
+		t.Fatalf("acquired %v", got)
+	}
+	acquiredOf(t, shareReq[*kmsg.ShareFetchResponse](t, cl, shareFetchReq("g", "m1", -1, 0, id, 1, ackBatchOf(0, 9, 1))))
+
+	alter := func(offset int64) *kmsg.AlterShareGroupOffsetsResponse {
+		req := kmsg.NewPtrAlterShareGroupOffsetsRequest()
+		req.GroupID = "g"
+		req.Topics = []kmsg.AlterShareGroupOffsetsRequestTopic{{Topic: "sa", Partitions: []kmsg.AlterShareGroupOffsetsRequestTopicPartition{{Partition: 0, StartOffset: offset}}}}
+		return shareReq[*kmsg.AlterShareGroupOffsetsResponse](t, cl, req)
+	}
+	// A member in the group makes it non-empty.
+	hb := kmsg.NewPtrShareGroupHeartbeatRequest()
+	hb.Version, hb.GroupID, hb.MemberID, hb.SubscribedTopicNames = 1, "g", "m1", []string{"sa"}
+	shareReq[*kmsg.ShareGroupHeartbeatResponse](t, cl, hb)
+	if r := alter(3); r.ErrorCode != kerr.NonEmptyGroup.Code {
+		t.Fatalf("alter with a member: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	hb.MemberEpoch = -1
+	shareReq[*kmsg.ShareGroupHeartbeatResponse](t, cl, hb)
+	if r := alter(3); r.ErrorCode != 0 || r.Topics[0].TopicID != id || r.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("alter: %+v", r)
+	}
+	if got := shareFetchUntil(t, cl, "g", "m2", id); !slices.Equal(got, []string{"3-9/1"}) {
+		t.Fatalf("after the reset to 3 m2 acquired %v", got)
+	}
+	rreq := kmsg.NewPtrReadShareGroupStateSummaryRequest()
+	rreq.Version, rreq.GroupID = 1, "g"
+	rreq.Topics = []kmsg.ReadShareGroupStateSummaryRequestTopic{{TopicID: id, Partitions: []kmsg.ReadShareGroupStateSummaryRequestTopicPartition{{Partition: 0, LeaderEpoch: -1}}}}
+	if p := shareReq[*kmsg.ReadShareGroupStateSummaryResponse](t, cl, rreq).Topics[0].Partitions[0]; p.StateEpoch != 1 {
+		t.Fatalf("state epoch after the reset: %+v", p)
+	}
+	acquiredOf(t, shareReq[*kmsg.ShareFetchResponse](t, cl, shareFetchReq("g", "m2", -1, 0, id, 1)))
+
+	dreq := kmsg.NewPtrDeleteShareGroupOffsetsRequest()
+	dreq.GroupID = "g"
+	dreq.Topics = []kmsg.DeleteShareGroupOffsetsRequestTopic{{Topic: "sa"}, {Topic: "nope"}}
+	dr := shareReq[*kmsg.DeleteShareGroupOffsetsResponse](t, cl, dreq)
+	if dr.ErrorCode != 0 || dr.Topics[0].ErrorCode != 0 || dr.Topics[1].ErrorCode != kerr.UnknownTopicOrPartition.Code {
+		t.Fatalf("delete: %+v", dr)
+	}
+	if p := shareReq[*kmsg.ReadShareGroupStateSummaryResponse](t, cl, rreq).Topics[0].Partitions[0]; p.ErrorCode != kerr.InvalidRequest.Code {
+		t.Fatalf("state after delete: %+v", p)
+	}
+	// The share partition starts again at the log's end.
+	acquiredOf(t, shareReq[*kmsg.ShareFetchResponse](t, cl, shareFetchReq("g", "m3", 0, 0, id, 1)))
+	produceN(t, cl, "sa", 10, 1)
+	if got := shareFetchUntil(t, cl, "g", "m3", id); !slices.Equal(got, []string{"10-10/1"}) {
+		t.Fatalf("after the delete m3 acquired %v", got)
+	}
+}

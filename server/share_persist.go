@@ -192,3 +192,19 @@ func retryCoordinator(op func() int16) int16 {
 		backoff = min(2*backoff, 200*time.Millisecond)
 	}
 }
+
+// drop forgets k's share partition (its state was reset or deleted by the offsets
+// admin APIs): the next fetch starts it again from the state then held.
+func (sp *sharePartitions) drop(k sharePartKey) {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	delete(sp.mu.parts, k)
+	delete(sp.mu.leaderEpochs, k)
+	delete(sp.mu.persist, k)
+	if g := sp.mu.byGroup[k.group]; g != nil {
+		delete(g, k)
+		if len(g) == 0 {
+			delete(sp.mu.byGroup, k.group)
+		}
+	}
+}
