@@ -10,6 +10,7 @@ package coordinator
 // Persister). A change is written to the log before it is made current.
 
 import (
+	"math"
 	"strconv"
 	"sync"
 	"time"
@@ -251,8 +252,11 @@ func (c *ShareCoordinator) Initialize(req *kmsg.InitializeShareGroupStateRequest
 			rp.Partition = p.Partition
 			rp.ErrorCode, rp.ErrorMessage = c.partitionOp(k, deny, func(s *shareStateShard) (int16, string) {
 				cur := s.states[k]
-				if p.StateEpoch < 0 {
+				switch {
+				case p.StateEpoch < 0:
 					return kerr.InvalidRequest.Code, "The state epoch cannot be a negative number."
+				case p.StartOffset < -1: // -1: to be resolved by share.auto.offset.reset
+					return kerr.InvalidRequest.Code, "The start offset cannot be below -1."
 				}
 				if cur != nil && p.StateEpoch < cur.StateEpoch {
 					return kerr.FencedStateEpoch.Code, ""
@@ -384,10 +388,15 @@ func (c *ShareCoordinator) ReadSummary(req *kmsg.ReadShareGroupStateSummaryReque
 				var done int64
 				for _, b := range cur.Batches {
 					if b.State == share.Acknowledged || b.State == share.Archived {
-						done += b.LastOffset - max(b.FirstOffset, cur.StartOffset) + 1
+						n := b.LastOffset - max(b.FirstOffset, cur.StartOffset) + 1
+						if n < 0 || done+n < done { // a range too long to count
+							done = math.MaxInt32
+							break
+						}
+						done += n
 					}
 				}
-				rp.DeliveryCompleteCount = int32(min(done, 1<<31-1))
+				rp.DeliveryCompleteCount = int32(min(done, math.MaxInt32))
 				return 0, ""
 			})
 			rt.Partitions = append(rt.Partitions, rp)

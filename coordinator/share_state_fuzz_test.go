@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"encoding/binary"
 	"reflect"
 	"testing"
 
@@ -37,5 +38,35 @@ func FuzzDecodeShareStateRecord(f *testing.F) {
 		}
 		states := map[ShareStateKey]*shareState{k: {StartOffset: 0, Batches: []share.StateBatch{{FirstOffset: 0, LastOffset: 100, State: share.Available, DeliveryCount: 1}}}}
 		applyShareStateRecord(states, r)
+	})
+}
+
+// FuzzMergeStateBatches merges arbitrary state batches (a WriteShareGroupState's
+// over a state held): it must end, and its result must be sorted, without overlaps
+// and within what it was given past the start.
+func FuzzMergeStateBatches(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 10, 2, 1}, int64(0), 1)
+	f.Add(make([]byte, 38), int64(-1), 1)
+	f.Fuzz(func(t *testing.T, raw []byte, start int64, split int) {
+		var all []share.StateBatch
+		for len(raw) >= 19 {
+			all = append(all, share.StateBatch{
+				FirstOffset:   int64(binary.BigEndian.Uint64(raw)),
+				LastOffset:    int64(binary.BigEndian.Uint64(raw[8:])),
+				State:         share.State(raw[16] % 5),
+				DeliveryCount: int16(raw[17]),
+			})
+			raw = raw[19:]
+		}
+		split = max(0, min(split, len(all)))
+		out := mergeStateBatches(all[:split], all[split:], start)
+		for i, b := range out {
+			if b.LastOffset < b.FirstOffset || b.FirstOffset < start {
+				t.Fatalf("batch %d %+v (start %d)", i, b, start)
+			}
+			if i > 0 && b.FirstOffset <= out[i-1].LastOffset {
+				t.Fatalf("batches %d and %d overlap: %+v", i-1, i, out)
+			}
+		}
 	})
 }

@@ -208,6 +208,9 @@ func mergeStateBatches(base, update []share.StateBatch, start int64) []share.Sta
 				l.LastOffset = update[u].FirstOffset - 1
 				push(l)
 			}
+			if update[u].LastOffset >= b.LastOffset {
+				break // b is covered to its end (also when the update ends at MaxInt64)
+			}
 			b.FirstOffset = update[u].LastOffset + 1
 		}
 	}

@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"math"
 	"reflect"
 	"testing"
 	"time"
@@ -156,6 +157,10 @@ func TestMergeStateBatches(t *testing.T) {
 			[]share.StateBatch{b(3, 3, 2, 1), b(4, 9, 0, 1)}},
 		{"merged equal neighbours", []share.StateBatch{b(0, 4, 2, 1)}, []share.StateBatch{b(5, 6, 2, 1)}, 0,
 			[]share.StateBatch{b(0, 6, 2, 1)}},
+		{"update to the last offset", []share.StateBatch{b(0, 10, 0, 1)}, []share.StateBatch{b(5, math.MaxInt64, 2, 1)}, 0,
+			[]share.StateBatch{b(0, 4, 0, 1), b(5, math.MaxInt64, 2, 1)}},
+		{"base to the last offset", []share.StateBatch{b(0, math.MaxInt64, 0, 1)}, []share.StateBatch{b(5, 6, 2, 1)}, 0,
+			[]share.StateBatch{b(0, 4, 0, 1), b(5, 6, 2, 1), b(7, math.MaxInt64, 0, 1)}},
 		{"overlapping update", nil, []share.StateBatch{b(5, 9, 2, 1), b(0, 6, 0, 1)}, 0,
 			[]share.StateBatch{b(0, 6, 0, 1), b(7, 9, 2, 1)}},
 	} {
