@@ -132,3 +132,37 @@ func TestAlterAndDeleteShareGroupOffsets(t *testing.T) {
 		t.Fatalf("after the delete m3 acquired %v", got)
 	}
 }
+
+// A share partition whose state was initialized again behind its back (a reset
+// another broker's coordinator took, here an InitializeShareGroupState on the wire)
+// is fenced at its next write and starts again from the new state.
+func TestSharePartitionFencedByStateEpoch(t *testing.T) {
+	b := startShareBroker(t, nil)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.DefaultProduceTopic("sf"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	id := shareTestTopic(t, cl, "sf", 1)
+	acquiredOf(t, shareReq[*kmsg.ShareFetchResponse](t, cl, shareFetchReq("g", "m1", 0, 0, id, 1)))
+	produceN(t, cl, "sf", 0, 10)
+	if got := shareFetchUntil(t, cl, "g", "m1", id); !slices.Equal(got, []string{"0-9/1"}) {
+		t.Fatalf("acquired %v", got)
+	}
+	init := kmsg.NewPtrInitializeShareGroupStateRequest()
+	init.GroupID = "g"
+	init.Topics = []kmsg.InitializeShareGroupStateRequestTopic{{TopicID: id, Partitions: []kmsg.InitializeShareGroupStateRequestTopicPartition{{Partition: 0, StateEpoch: 1, StartOffset: 6}}}}
+	if r := shareReq[*kmsg.InitializeShareGroupStateResponse](t, cl, init); r.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("initialize: %v", kerr.ErrorForCode(r.Topics[0].Partitions[0].ErrorCode))
+	}
+	// m1's acknowledgement (in its session's last fetch) is the stale window's
+	// write: fenced, and answered so.
+	r := shareReq[*kmsg.ShareFetchResponse](t, cl, shareFetchReq("g", "m1", -1, 0, id, 1, ackBatchOf(0, 9, 1)))
+	if code := r.Topics[0].Partitions[0].AcknowledgeErrorCode; code != kerr.NotLeaderForPartition.Code {
+		t.Fatalf("ack on the stale window: %v", kerr.ErrorForCode(code))
+	}
+	// The next member starts from the new state: 6..9 again.
+	if got := shareFetchUntil(t, cl, "g", "m2", id); !slices.Equal(got, []string{"6-9/1"}) {
+		t.Fatalf("after the reset m2 acquired %v", got)
+	}
+}

@@ -130,8 +130,13 @@ func (sp *sharePartitions) flush(k sharePartKey) int16 {
 		return 0
 	}
 	code := sp.persister.write(k.stateKey(), snap)
-	if code == 0 {
+	switch code {
+	case 0:
 		ps.last, ps.written = snap, true
+	case kerr.FencedStateEpoch.Code, kerr.FencedLeaderEpoch.Code:
+		// The state was reset (AlterShareGroupOffsets) or a newer leader wrote it:
+		// this window is stale, and the next fetch starts again from the state held.
+		sp.dropIf(k, p)
 	}
 	return code
 }
@@ -161,7 +166,8 @@ func flushAckCode(code int16) int16 {
 	switch code {
 	case 0:
 		return 0
-	case kerr.FencedLeaderEpoch.Code:
+	case kerr.FencedLeaderEpoch.Code, kerr.FencedStateEpoch.Code:
+		// The window was dropped (flush): the client refreshes and fetches again.
 		return kerr.NotLeaderForPartition.Code
 	}
 	return kerr.CoordinatorNotAvailable.Code
@@ -190,6 +196,16 @@ func retryCoordinator(op func() int16) int16 {
 		}
 		time.Sleep(backoff)
 		backoff = min(2*backoff, 200*time.Millisecond)
+	}
+}
+
+// dropIf is drop when k's share partition is still p.
+func (sp *sharePartitions) dropIf(k sharePartKey, p *share.Partition) {
+	sp.mu.Lock()
+	same := sp.mu.parts[k] == p
+	sp.mu.Unlock()
+	if same {
+		sp.drop(k)
 	}
 }
 
