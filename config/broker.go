@@ -198,6 +198,11 @@ type Broker struct {
 	ShareGroupPartitionMaxRecordLocks int32
 	ShareGroupMaxShareSessions        int32
 
+	ShareStateTopicNumPartitions     int32
+	ShareStateTopicReplicationFactor int16
+	ShareStateTopicMinISR            int16
+	ShareStateTopicSegmentBytes      int32
+
 	TransactionStateLogNumPartitions                   int32
 	TransactionStateLogReplicationFactor               int16
 	TransactionStateLogMinISR                          int32
@@ -250,9 +255,11 @@ var devDefaults = map[string]string{
 	"controller.listener.names":        "CONTROLLER",
 	"log.dirs":                         "./data",
 	"offsets.topic.replication.factor": "1",
-	"transaction.state.log.replication.factor": "1",
-	"transaction.state.log.min.isr":            "1",
-	"group.initial.rebalance.delay.ms":         "0",
+	"transaction.state.log.replication.factor":         "1",
+	"transaction.state.log.min.isr":                    "1",
+	"share.coordinator.state.topic.replication.factor": "1",
+	"share.coordinator.state.topic.min.isr":            "1",
+	"group.initial.rebalance.delay.ms":                 "0",
 }
 
 // DevDefaults returns a copy of the single-node values that Parse uses
@@ -694,6 +701,10 @@ func (b *Broker) fill(v map[string]any) error {
 	b.ShareGroupDeliveryCountLimit = i32("group.share.delivery.count.limit")
 	b.ShareGroupPartitionMaxRecordLocks = i32("group.share.partition.max.record.locks")
 	b.ShareGroupMaxShareSessions = i32("group.share.max.share.sessions")
+	b.ShareStateTopicNumPartitions = i32("share.coordinator.state.topic.num.partitions")
+	b.ShareStateTopicReplicationFactor = i16("share.coordinator.state.topic.replication.factor")
+	b.ShareStateTopicMinISR = i16("share.coordinator.state.topic.min.isr")
+	b.ShareStateTopicSegmentBytes = i32("share.coordinator.state.topic.segment.bytes")
 
 	b.TransactionStateLogNumPartitions = i32("transaction.state.log.num.partitions")
 	b.TransactionStateLogReplicationFactor = i16("transaction.state.log.replication.factor")

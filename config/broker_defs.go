@@ -375,6 +375,14 @@ var brokerDefs = append([]Def{
 		Doc: "Most records of one share partition in flight (acquired, or released and not yet acquired again) at once."},
 	{Name: "group.share.max.share.sessions", Type: TypeInt, Default: "2000", Importance: Medium, Valid: atLeast(1),
 		Doc: "Most share sessions (ShareFetch) a broker keeps."},
+	{Name: "share.coordinator.state.topic.num.partitions", Type: TypeInt, Default: "50", Importance: High, Valid: atLeast(1),
+		Doc: "Partitions of __share_group_state, where the share coordinator keeps share-partition state; fixed once the topic exists."},
+	{Name: "share.coordinator.state.topic.replication.factor", Type: TypeShort, Default: "3", Importance: High, Valid: atLeast(1),
+		Doc: "Replication factor of __share_group_state; its creation fails until that many brokers are up."},
+	{Name: "share.coordinator.state.topic.min.isr", Type: TypeShort, Default: "2", Importance: High, Valid: atLeast(1),
+		Doc: "min.insync.replicas of __share_group_state."},
+	{Name: "share.coordinator.state.topic.segment.bytes", Type: TypeInt, Default: "104857600", Importance: High, Valid: atLeast(1),
+		Doc: "Segment size of __share_group_state."},
 
 	// Transactions and idempotence.
 	{Name: "transaction.state.log.num.partitions", Type: TypeInt, Default: "50", Importance: High, Valid: atLeast(1),

@@ -59,7 +59,8 @@ type shard struct {
 	shardState // its mu guards the fields below too
 	groups     map[string]*Group
 	timers     map[string]*time.Timer
-	// shareGroups are the shard's share groups (in memory only, share_group.go).
+	// shareGroups are the shard's share groups (share_group.go), written to the
+	// partition as share_group_records.go says.
 	shareGroups map[string]*ShareGroup
 	// seen is what was last logged of each group (state, generation, size), so only
 	// changes are logged.
@@ -164,21 +165,13 @@ func (c *GroupCoordinator) Close() {
 // the broker becomes leader of a __consumer_offsets partition.
 func (c *GroupCoordinator) BecomeLeader(partition int32) {
 	s := &shard{shardState: shardState{partition: partition}, groups: map[string]*Group{}, timers: map[string]*time.Timer{}, seen: map[string]groupView{}}
-	if !c.shards.add(partition, s, nil, func() { c.wg.Add(1) }) {
-		return
-	}
-	go func() {
-		defer c.wg.Done()
-		c.load(s)
-	}()
+	c.shards.start(partition, s, nil, &c.wg, c.load)
 }
 
 // Resign drops partition's groups when the broker stops leading it; parked requests
 // are answered NOT_COORDINATOR so clients find the new coordinator.
 func (c *GroupCoordinator) Resign(partition int32) {
-	if s := c.shards.remove(partition); s != nil {
-		c.unload(s)
-	}
+	c.shards.resign(partition, c.unload)
 }
 
 // Leads reports whether partition is owned here (loaded or loading).
@@ -219,6 +212,7 @@ func (c *GroupCoordinator) unload(s *shard) {
 func (c *GroupCoordinator) load(s *shard) {
 	start := c.now()
 	groups := map[string]*Group{}
+	shareGroups := map[string]*ShareGroup{}
 	get := func(id string) *Group {
 		g := groups[id]
 		if g == nil {
@@ -259,6 +253,8 @@ func (c *GroupCoordinator) load(s *shard) {
 				replayConsumerRecord(get(d.Consumer.Group), d.Consumer, &c.cfg)
 			case d.Streams != nil:
 				replayStreamsRecord(get(d.Streams.Group), d.Streams, &c.cfg)
+			case d.Share != nil:
+				replayShareGroupRecord(shareGroups, d.Share, &c.cfg.Share)
 			case d.GroupKey != nil:
 				old := groups[d.GroupKey.Group]
 				g := NewGroup(d.GroupKey.Group, &c.cfg, start)
@@ -310,6 +306,7 @@ func (c *GroupCoordinator) load(s *shard) {
 		s.seen[g.ID] = groupView{g.State, g.Generation, len(g.Members)}
 		c.scheduleLocked(s, g)
 	}
+	c.finishShareGroupsLoadLocked(s, shareGroups, start) // share_group_coordinator.go
 	c.logger.Info().Int32("partition", s.partition).Int("records", records).Int("groups", len(groups)).
 		Dur("took", c.now().Sub(start)).Msg("loaded __consumer_offsets partition")
 }
@@ -695,7 +692,7 @@ func (c *GroupCoordinator) DescribeGroups(groups []string, version int16) []kmsg
 				if version >= 6 {
 					d.ErrorCode = kerr.GroupIDNotFound.Code
 					msg := "Group " + id + " not found."
-					if g != nil {
+					if g != nil || s.shareGroups[id] != nil {
 						msg = "Group " + id + " is not a classic group."
 					}
 					d.ErrorMessage = &msg

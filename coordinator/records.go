@@ -18,6 +18,7 @@ package coordinator
 // into v2 record batches with producer id -1.
 
 import (
+	"encoding/base64"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -125,6 +126,8 @@ type DecodedRecord struct {
 	Consumer *cgRecord
 	// Streams is a KIP-1071 streams group record (streams_group_records.go).
 	Streams *sgRecord
+	// Share is a KIP-932 share group record (share_group_records.go).
+	Share *shgRecord
 }
 
 // DecodeRecord decodes one record's key and value.
@@ -177,6 +180,12 @@ func DecodeRecord(key, value []byte) (DecodedRecord, error) {
 			return d, err
 		}
 		d.Streams = sr
+	case shgMemberMetadataType, shgMetadataType, shgTargetAssignmentMetadataType, shgTargetAssignmentMemberType, shgCurrentMemberAssignmentType:
+		sr, err := decodeShareGroupRecord(ver, key, value)
+		if err != nil {
+			return d, err
+		}
+		d.Share = sr
 	default:
 		if ver < 0 {
 			return d, fmt.Errorf("%w: key version %d", ErrCorruptRecord, ver)
@@ -369,8 +378,13 @@ func decodeRecordBody(rec []byte) (BatchRecord, error) {
 // % n with Java's String.hashCode (over UTF-16 code units) and Kafka's Utils.abs
 // (n & 0x7fffffff), as Kafka's GroupCoordinatorService.partitionFor.
 func PartitionFor(groupID string, n int32) int32 {
+	return (javaStringHash(groupID) & 0x7fffffff) % n
+}
+
+// javaStringHash is Java's String.hashCode of s (over its UTF-16 code units).
+func javaStringHash(s string) int32 {
 	var h int32
-	for _, r := range groupID {
+	for _, r := range s {
 		if r >= 0x10000 { // a surrogate pair in UTF-16
 			r -= 0x10000
 			h = 31*h + int32(0xd800+(r>>10))
@@ -379,5 +393,8 @@ func PartitionFor(groupID string, n int32) int32 {
 		}
 		h = 31*h + int32(r)
 	}
-	return (h & 0x7fffffff) % n
+	return h
 }
+
+// topicIDString is Kafka's Uuid.toString: URL-safe base64 without padding.
+func topicIDString(id [16]byte) string { return base64.RawURLEncoding.EncodeToString(id[:]) }

@@ -96,3 +96,29 @@ func (m *shardSet[S]) close() (map[int32]S, bool) {
 	m.shards = nil
 	return shards, true
 }
+
+// start makes s partition's shard, as add, and loads it in the background (counted
+// in wg): the common part of the coordinators' BecomeLeader.
+func (m *shardSet[S]) start(partition int32, s S, replace func(old S) bool, wg *sync.WaitGroup, load func(S)) {
+	if !m.add(partition, s, replace, func() { wg.Add(1) }) {
+		return
+	}
+	go func() {
+		defer wg.Done()
+		load(s)
+	}()
+}
+
+// resign takes partition's shard out and hands it to unload (nil: it is marked
+// gone): the coordinators' Resign.
+func (m *shardSet[S]) resign(partition int32, unload func(S)) {
+	var zero S
+	s := m.remove(partition)
+	switch {
+	case s == zero:
+	case unload != nil:
+		unload(s)
+	default:
+		s.state().markGone()
+	}
+}

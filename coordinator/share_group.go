@@ -10,10 +10,8 @@ package coordinator
 // heartbeat recomputes the target assignment with the simple share assignor; a
 // member takes its target (and the assignment epoch) at its next heartbeat.
 //
-// It is pure and, for now, in memory only: the share-group records of
-// __consumer_offsets (ShareGroupMetadata, ShareGroupMemberMetadata,
-// ShareGroupTargetAssignment*) are not written yet, so a coordinator move forgets the
-// group (members rejoin with UNKNOWN_MEMBER_ID). Time is passed in.
+// It is pure: the coordinator writes the records of each change to __consumer_offsets
+// (share_group_records.go) and a new coordinator replays them. Time is passed in.
 
 import (
 	"fmt"

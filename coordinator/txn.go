@@ -276,20 +276,12 @@ func (c *TxnCoordinator) Close() {
 func (c *TxnCoordinator) BecomeLeader(partition, coordinatorEpoch int32) {
 	s := &txnShard{shardState: shardState{partition: partition}, coordinatorEpoch: coordinatorEpoch, txns: map[string]*TxnMetadata{}}
 	older := func(old *txnShard) bool { return old.coordinatorEpoch < coordinatorEpoch }
-	if !c.shardSet.add(partition, s, older, func() { c.wg.Add(1) }) {
-		return
-	}
-	go func() {
-		defer c.wg.Done()
-		c.load(s)
-	}()
+	c.shardSet.start(partition, s, older, &c.wg, c.load)
 }
 
 // Resign drops partition's transactions when the broker stops leading it.
 func (c *TxnCoordinator) Resign(partition int32) {
-	if s := c.shardSet.remove(partition); s != nil {
-		s.markGone()
-	}
+	c.shardSet.resign(partition, nil)
 }
 
 // Leads reports whether partition is owned here (loaded or loading).

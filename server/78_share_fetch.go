@@ -106,10 +106,21 @@ func handleShareFetch(c *conn, r *request) error {
 		}
 	}
 	parts := append([]tpID(nil), sess.order...)
+	var released []sharePartKey
 	if final {
+		released = sess.partKeys(group)
 		sp.releaseSessionLocked(key, sess)
 	}
 	sp.mu.Unlock()
+	// Acknowledgements are written before they are answered (share_persist.go).
+	for tp, res := range results {
+		if code := sp.flush(sharePartKey{group, tp.topic, tp.partition}); res.ackCode == 0 {
+			res.ackCode = flushAckCode(code)
+		}
+	}
+	for _, k := range released {
+		sp.flushAsync(k)
+	}
 
 	answer := func() {
 		order := parts
@@ -212,9 +223,12 @@ func (c *conn) shareAcquire(img *controller.MetadataImage, group, member string,
 		}
 		hw, logStart := p.HighWatermark(), p.Log.LogStartOffset()
 		k := sharePartKey{group, tp.topic, tp.partition}
-		sp.mu.Lock()
 		// share.auto.offset.reset: latest (Kafka's default), the high watermark.
-		part := sp.partitionLocked(k, now, p.LeaderEpoch(), func() int64 { return hw })
+		part, code := sp.load(k, now, p.LeaderEpoch(), hw)
+		if code != 0 {
+			continue // the share coordinator cannot be asked now: nothing to acquire
+		}
+		sp.mu.Lock()
 		part.MaybeAdvanceStart(logStart)
 		from, ok := part.NextFetchOffset(hw)
 		sp.mu.Unlock()
@@ -250,6 +264,7 @@ func (c *conn) shareAcquire(img *controller.MetadataImage, group, member string,
 		if len(acquired) == 0 {
 			continue
 		}
+		sp.flushAsync(k)
 		if res == nil {
 			res = &sharePartResult{}
 			results[tp] = res

@@ -41,11 +41,12 @@ func handleShareAcknowledge(c *conn, r *request) error {
 	now := b.cfg.Now()
 	key := shareSessionKey{group, member}
 	sp.mu.Lock()
-	defer sp.mu.Unlock()
 	sess, code := sp.sessionLocked(c, key, req.ShareSessionEpoch, false)
 	if code != 0 {
+		sp.mu.Unlock()
 		return fail(code)
 	}
+
 	for _, t := range req.Topics {
 		rt := kmsg.NewShareAcknowledgeResponseTopic()
 		rt.TopicID = t.TopicID
@@ -62,8 +63,24 @@ func handleShareAcknowledge(c *conn, r *request) error {
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
+	var released []sharePartKey
 	if req.ShareSessionEpoch == shareSessionFinalEpoch {
+		released = sess.partKeys(group)
 		sp.releaseSessionLocked(key, sess)
+	}
+	sp.mu.Unlock()
+	// Acknowledgements are written before they are answered (share_persist.go).
+	for i := range resp.Topics {
+		t := &resp.Topics[i]
+		for j := range t.Partitions {
+			rp := &t.Partitions[j]
+			if code := sp.flush(sharePartKey{group, controller.TopicID(t.TopicID), rp.Partition}); rp.ErrorCode == 0 {
+				rp.ErrorCode = flushAckCode(code)
+			}
+		}
+	}
+	for _, k := range released {
+		sp.flushAsync(k)
 	}
 	r.resp.finish(resp)
 	return nil

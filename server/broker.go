@@ -206,6 +206,7 @@ type Broker struct {
 	groups        *coordinator.GroupCoordinator
 	share         *sharePartitions // share-group partitions and sessions (share_partitions.go)
 	txns          *coordinator.TxnCoordinator
+	shareCoord    *coordinator.ShareCoordinator
 	txnPeers      txnPeers
 	fetchSessions *fetchSessionCache
 	producerIDs   producerIDAllocator
@@ -452,8 +453,10 @@ func (b *Broker) startBroker(ctx context.Context) error {
 	b.groups = coordinator.New(groupConfig(cfg.Broker), offsetsLog{b: b}, groupMetadata{b}, cfg.Now,
 		cfg.Logger.With().Str("component", "group-coordinator").Logger())
 	b.share = newSharePartitions(cfg.Broker) // share_partitions.go
+	b.share.persister = shareStatePersister{b}
 	b.groups.SetShareMembersGone(b.share.releaseMembers)
 	b.txns = b.newTxnCoordinator()
+	b.shareCoord = b.newShareCoordinator() // share_coordinator.go
 
 	ls := cfg.BrokerListeners()
 	if len(ls) == 0 {
@@ -637,6 +640,9 @@ func (b *Broker) Close() error {
 		}
 		b.connsMu.Unlock()
 		b.wg.Wait()
+		if b.share != nil {
+			b.share.writers.Wait() // the state writes the closed connections started
+		}
 		if b.rm != nil && b.rm.Fetchers != nil {
 			b.rm.Fetchers.Close()
 		}
@@ -654,6 +660,9 @@ func (b *Broker) Close() error {
 		}
 		if b.groups != nil {
 			b.groups.Close()
+		}
+		if b.shareCoord != nil {
+			b.shareCoord.Close()
 		}
 		if b.txns != nil {
 			b.txns.Close()

@@ -42,6 +42,7 @@ func (p *metadataPublisher) publish(_, next *controller.MetadataImage) {
 	p.b.rm.ApplyImage(p.applied, next)
 	p.b.applyGroupImage(p.applied, next)
 	p.b.applyTxnImage(p.applied, next)
+	p.b.applyShareStateImage(p.applied, next)
 	p.b.maybeReloadTLS(next, &p.tlsSeen)
 	p.applied = next
 }
@@ -56,6 +57,7 @@ func (p *metadataPublisher) attach() {
 	p.b.rm.ApplyImage(nil, img)
 	p.b.applyGroupImage(nil, img)
 	p.b.applyTxnImage(nil, img)
+	p.b.applyShareStateImage(nil, img)
 	p.b.maybeReloadTLS(img, &p.tlsSeen)
 	p.applied = img
 }

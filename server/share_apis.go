@@ -16,6 +16,14 @@ var shareAPIs = []apiHandler{
 	{key: 77, min: 1, max: 1, handle: handleShareGroupDescribe},
 	{key: 78, min: 1, max: 2, handle: handleShareFetch},
 	{key: 79, min: 1, max: 2, handle: handleShareAcknowledge},
+	{key: 83, min: 0, max: 0, handle: handleInitializeShareGroupState},
+	{key: 84, min: 0, max: 0, handle: handleReadShareGroupState},
+	{key: 85, min: 0, max: 1, handle: handleWriteShareGroupState},
+	{key: 86, min: 0, max: 0, handle: handleDeleteShareGroupState},
+	{key: 87, min: 0, max: 1, handle: handleReadShareGroupStateSummary},
+	{key: 90, min: 0, max: 1, handle: handleDescribeShareGroupOffsets},
+	{key: 91, min: 0, max: 0, handle: handleAlterShareGroupOffsets},
+	{key: 92, min: 0, max: 0, handle: handleDeleteShareGroupOffsets},
 }
 
 // shareAuthz is the authorization rule of each share API (all checked in the
@@ -25,6 +33,14 @@ var shareAuthz = map[int16]authzRule{
 	77: inHandler("DESCRIBE on each group"),
 	78: inHandler("READ on the group, READ on each topic"),
 	79: inHandler("READ on the group, READ on each topic"),
+	83: inHandler("CLUSTER_ACTION on the cluster"),
+	84: inHandler("CLUSTER_ACTION on the cluster"),
+	85: inHandler("CLUSTER_ACTION on the cluster"),
+	86: inHandler("CLUSTER_ACTION on the cluster"),
+	87: inHandler("CLUSTER_ACTION on the cluster"),
+	90: inHandler("DESCRIBE on each group, DESCRIBE on each topic"),
+	91: inHandler("READ on the group, READ on each topic"),
+	92: inHandler("DELETE on the group, READ on each topic"),
 }
 
 // withShareAPIs returns t with the share-group APIs added; a table narrowed by

@@ -75,14 +75,20 @@ func (s *shareSession) forget(p tpID) {
 type sharePartitions struct {
 	cfg         share.Config
 	maxSessions int
+	// persister reads and writes the share partitions' state (share_persist.go);
+	// nil keeps it in memory only.
+	persister statePersister
+	// writers counts the background state writes.
+	writers sync.WaitGroup
 
 	mu struct {
 		sync.Mutex
 		parts map[sharePartKey]*share.Partition
 		// leaderEpochs is the leader epoch each share partition was started under:
-		// a share partition lives for one leadership (its state is not persisted
-		// yet), so a later leadership of this broker starts it again.
+		// a later leadership of this broker starts it again from its persisted state.
 		leaderEpochs map[sharePartKey]int32
+		// persist serializes each share partition's state writes.
+		persist map[sharePartKey]*sharePersistState
 		// byGroup lists each group's share partitions (to release a member's locks).
 		byGroup  map[string]map[sharePartKey]struct{}
 		sessions map[shareSessionKey]*shareSession
@@ -103,30 +109,11 @@ func newSharePartitions(b *config.Broker) *sharePartitions {
 	}
 	sp.mu.parts = map[sharePartKey]*share.Partition{}
 	sp.mu.leaderEpochs = map[sharePartKey]int32{}
+	sp.mu.persist = map[sharePartKey]*sharePersistState{}
 	sp.mu.byGroup = map[string]map[sharePartKey]struct{}{}
 	sp.mu.sessions = map[shareSessionKey]*shareSession{}
 	sp.mu.byConn = map[*conn][]shareSessionKey{}
 	return sp
-}
-
-// partitionLocked returns k's share partition, creating it at start() (the log
-// offset share.auto.offset.reset names) when it is new or was started under another
-// leader epoch. Expired locks are released. Lock should be held.
-func (sp *sharePartitions) partitionLocked(k sharePartKey, now time.Time, leaderEpoch int32, start func() int64) *share.Partition {
-	p := sp.mu.parts[k]
-	if p == nil || sp.mu.leaderEpochs[k] != leaderEpoch {
-		p = share.NewPartition(start(), &sp.cfg)
-		sp.mu.parts[k] = p
-		sp.mu.leaderEpochs[k] = leaderEpoch
-		g := sp.mu.byGroup[k.group]
-		if g == nil {
-			g = map[sharePartKey]struct{}{}
-			sp.mu.byGroup[k.group] = g
-		}
-		g[k] = struct{}{}
-	}
-	p.Expire(now)
-	return p
 }
 
 // existingLocked returns k's share partition or nil, with expired locks released.
@@ -143,12 +130,17 @@ func (sp *sharePartitions) existingLocked(k sharePartKey, now time.Time) *share.
 // share sessions (they left the group or were fenced).
 func (sp *sharePartitions) releaseMembers(group string, members []string) {
 	sp.mu.Lock()
-	defer sp.mu.Unlock()
+	var touched []sharePartKey
 	for _, m := range members {
 		for k := range sp.mu.byGroup[group] {
 			sp.mu.parts[k].ReleaseMember(m)
+			touched = append(touched, k)
 		}
 		delete(sp.mu.sessions, shareSessionKey{group, m})
+	}
+	sp.mu.Unlock()
+	for _, k := range touched {
+		sp.flushAsync(k)
 	}
 }
 
@@ -170,17 +162,28 @@ func (sp *sharePartitions) connClosed(c *conn) {
 		return
 	}
 	sp.mu.Lock()
-	defer sp.mu.Unlock()
 	keys, ok := sp.mu.byConn[c]
-	if !ok {
-		return
-	}
 	delete(sp.mu.byConn, c)
+	var touched []sharePartKey
 	for _, k := range keys {
-		if s := sp.mu.sessions[k]; s != nil && s.owner == c {
+		if s := sp.mu.sessions[k]; ok && s != nil && s.owner == c {
+			touched = append(touched, s.partKeys(k.group)...)
 			sp.releaseSessionLocked(k, s)
 		}
 	}
+	sp.mu.Unlock()
+	for _, k := range touched {
+		sp.flushAsync(k)
+	}
+}
+
+// partKeys names the share partitions of the session's partitions in group.
+func (s *shareSession) partKeys(group string) []sharePartKey {
+	out := make([]sharePartKey, len(s.order))
+	for i, p := range s.order {
+		out[i] = sharePartKey{group, p.topic, p.partition}
+	}
+	return out
 }
 
 // Share session epochs, as Kafka's ShareRequestMetadata.

@@ -99,6 +99,8 @@ type Partition struct {
 	// inFlight[0] (when any) is neither Acknowledged nor Archived: the start moves
 	// over done records at once.
 	inFlight []record
+	// stateEpoch and leaderEpoch are the epochs Snapshot writes (snapshot.go).
+	stateEpoch, leaderEpoch int32
 }
 
 // NewPartition starts a share partition at start (share.auto.offset.reset resolved
