@@ -84,7 +84,7 @@ func TestFollowerBehindLeaderLogStartRejoins(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("brokers 2 and 3 did not rejoin the ISRs (far %v, near %v); they logged %d and %d lines:\n== broker 2\n%s\n== broker 3\n%s",
 				isrOf(t, b1, "far"), isrOf(t, b1, "near"), strings.Count(c.Nodes[2].Log(), "\n"), strings.Count(c.Nodes[3].Log(), "\n"),
-				tail(c.Nodes[2].Log(), 30), tail(c.Nodes[3].Log(), 30))
+				tail(c.Nodes[2].Log(), 30), tail(c.Nodes[3].Log(), 30)+"\n== broker 1\n"+tail(c.Nodes[1].Log(), 40))
 		}
 		poll := time.NewTimer(50 * time.Millisecond)
 		<-poll.C

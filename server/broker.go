@@ -202,7 +202,13 @@ type Broker struct {
 	rm        *replication.ReplicaManager
 	// throttle is the replication and log dir move quotas (the replica manager and the
 	// log manager share it).
-	throttle      *replication.ReplicationThrottle
+	throttle *replication.ReplicationThrottle
+	// dirsChecked is the image and log placements of the last dirAssignments walk
+	// that found every replica's dir in the image (heartbeat loop only).
+	dirsChecked struct {
+		img        *controller.MetadataImage
+		placements uint64
+	}
 	groups        *coordinator.GroupCoordinator
 	share         *sharePartitions // share-group partitions and sessions (share_partitions.go)
 	txns          *coordinator.TxnCoordinator

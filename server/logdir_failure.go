@@ -84,9 +84,19 @@ const maxDirAssignments = 2000
 
 // dirAssignments is the AssignReplicasToDirs request for the logs whose dir img does
 // not show (nil when there is none).
+//
+// A single-dir broker asks too: the controller places its new replicas in that dir,
+// but one whose dir was replaced (an empty disk, so a new directory.id) finds its
+// replicas assigned to the old id, offline, and could never rejoin their ISRs. The
+// walk over every log is skipped while neither the image nor the logs' placements
+// changed since a walk that found nothing (heartbeat loop only).
 func (b *Broker) dirAssignments(img *controller.MetadataImage, epoch int64) *kmsg.AssignReplicasToDirsRequest {
-	if b.logs == nil || len(b.logs.Dirs()) < 2 {
-		return nil // a single dir: every new replica is placed in it by the controller
+	if b.logs == nil {
+		return nil
+	}
+	placements := b.logs.Placements()
+	if b.dirsChecked.img == img && b.dirsChecked.placements == placements {
+		return nil
 	}
 	self := b.cfg.NodeID
 	req := kmsg.NewPtrAssignReplicasToDirsRequest()
@@ -130,6 +140,7 @@ func (b *Broker) dirAssignments(img *controller.MetadataImage, epoch int64) *kms
 		}
 	}
 	if n == 0 {
+		b.dirsChecked.img, b.dirsChecked.placements = img, placements
 		return nil
 	}
 	return req

@@ -304,6 +304,10 @@ type DirLogs struct {
 	Futures map[TopicPartition]int64
 }
 
+// Placements is a count that changes whenever a log is created, deleted or moved
+// to another dir: equal counts mean ByDir would place the same logs in the same dirs.
+func (m *LogManager) Placements() uint64 { return m.placements.Load() }
+
 // ByDir lists every log dir, in log.dirs order, with its logs and future logs.
 func (m *LogManager) ByDir() []DirLogs {
 	out := make([]DirLogs, len(m.dirs))

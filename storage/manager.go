@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -42,6 +43,9 @@ type LogManager struct {
 	// creations counts the GetOrCreateLog calls creating a log outside mu; Close
 	// and Crash wait for them.
 	creations sync.WaitGroup
+	// placements counts the changes of which logs exist and in which dir (a log
+	// created, deleted or moved), so a caller can tell nothing changed (Placements).
+	placements atomic.Uint64
 	// syncfs makes a clean stop durable (shutdown.go): unix.Syncfs, a fault in tests.
 	syncfs func(fd int) error
 
@@ -383,6 +387,7 @@ func (m *LogManager) GetOrCreateLog(tp TopicPartition, topicID [16]byte, cfg Log
 	closed := m.mu.closed
 	if err == nil && !closed {
 		m.mu.logs[tp] = l
+		m.placements.Add(1)
 	} else {
 		delete(m.mu.dirOf, tp)
 	}
@@ -431,6 +436,7 @@ func (m *LogManager) deleteLog(tp TopicPartition, suffix string) error {
 	delete(m.mu.logs, tp)
 	delete(m.mu.dirOf, tp)
 	delete(m.mu.preferred, tp)
+	m.placements.Add(1)
 	m.mu.Unlock()
 	if l == nil {
 		return nil

@@ -208,6 +208,7 @@ func (m *LogManager) runMove(mv *move) {
 	}
 	if err == nil {
 		m.mu.dirOf[mv.tp] = mv.dest
+		m.placements.Add(1)
 	}
 	m.mu.Unlock()
 	ev := m.cfg.Logger.Info()
