@@ -48,7 +48,6 @@ var apiGaps = []apiGap{
 	{key: 91, absent: true, reason: "share groups not built: #14"},
 	{key: 92, absent: true, reason: "share groups not built: #14"},
 	{key: 93, absent: true, reason: "streams groups (KIP-1071) not built: #14"},
-	{key: 94, absent: true, reason: "UnregisterController not built: gokafkad has no controller registrations (ControllerRegistrationRecord) to remove: #14"},
 }
 
 // versionRange is one key's versions on a listener; ok is false when it is not served.

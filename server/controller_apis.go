@@ -28,6 +28,8 @@ package server
 //	BrokerRegistration 0-4, BrokerHeartbeat 0-1, AllocateProducerIds 0
 //	AddRaftVoter 0-1, RemoveRaftVoter 0
 //	                           the dynamic quorum (80_raft_voters.go)
+//	ControllerRegistration 0   controllers registering themselves
+//	UnregisterController 0     from brokers or clients (94_unregister_controller.go)
 //
 // Off the active controller, writes answer NOT_CONTROLLER. Requests that wait for a
 // Raft commit run on their own goroutine; the connection's writer keeps answers in
@@ -87,7 +89,9 @@ var controllerAPIs = newAPITable([]apiHandler{
 	{key: 64, min: 0, max: 0, handle: controllerHandler},
 	{key: 67, min: 0, max: 0, handle: controllerHandler},
 	{key: 80, min: 0, max: 1, handle: controllerHandler},
+	{key: 70, min: 0, max: 0, handle: controllerHandler},
 	{key: 81, min: 0, max: 0, handle: controllerHandler},
+	{key: 94, min: 0, max: 0, handle: controllerHandler},
 })
 
 // controllerHandler runs a controller operation on its own goroutine. Forwarded
@@ -157,6 +161,10 @@ func handleControllerRequest(ctl *controller.Controller, req kmsg.Request) kmsg.
 		return ctl.UpdateFeatures(r)
 	case *kmsg.UnregisterBrokerRequest:
 		return ctl.UnregisterBroker(r)
+	case *protocol.UnregisterControllerRequest:
+		return unregisterController(ctl, r) // 94_unregister_controller.go
+	case *kmsg.ControllerRegistrationRequest:
+		return ctl.RegisterController(r)
 	case *kmsg.AlterConfigsRequest:
 		return ctl.LegacyAlterConfigs(r)
 	case *kmsg.IncrementalAlterConfigsRequest:
@@ -267,6 +275,10 @@ func notControllerResponse(req kmsg.Request, code int16) kmsg.Response {
 		resp.(*kmsg.BrokerRegistrationResponse).ErrorCode = code
 	case *kmsg.UnregisterBrokerRequest:
 		resp.(*kmsg.UnregisterBrokerResponse).ErrorCode = code
+	case *kmsg.ControllerRegistrationRequest:
+		resp.(*kmsg.ControllerRegistrationResponse).ErrorCode = code
+	case *protocol.UnregisterControllerRequest:
+		resp.(*protocol.UnregisterControllerResponse).ErrorCode = code
 	case *kmsg.ListConfigResourcesRequest:
 		resp.(*kmsg.ListConfigResourcesResponse).ErrorCode = code
 	}

@@ -301,6 +301,10 @@ func isNotController(resp kmsg.Response) bool {
 		return len(r.Results) > 0 && r.Results[0].ErrorCode == nc
 	case *kmsg.BrokerRegistrationResponse:
 		return r.ErrorCode == nc
+	case *kmsg.ControllerRegistrationResponse:
+		return r.ErrorCode == nc
+	case *protocol.UnregisterControllerResponse:
+		return r.ErrorCode == nc
 	case *kmsg.BrokerHeartbeatResponse:
 		return r.ErrorCode == nc
 	case *kmsg.AlterPartitionResponse:
