@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/gokafkad/gokafkad/acl"
 	"github.com/gokafkad/gokafkad/protocol"
 )
 
@@ -66,4 +67,18 @@ func TestUnregisterController(t *testing.T) {
 		code, _ = unregisterController(t, b1, other)
 		return code == 0
 	})
+}
+
+// TestUnregisterControllerNeedsAlterOnCluster: without ALTER on the cluster
+// UnregisterController is CLUSTER_AUTHORIZATION_FAILED, as Kafka's; with it the
+// request reaches the controller (which refuses its own id).
+func TestUnregisterControllerNeedsAlterOnCluster(t *testing.T) {
+	b := StartBroker(t, withAuthorizer)
+	if code, _ := unregisterController(t, b.Client(), 1); code != kerr.ClusterAuthorizationFailed.Code {
+		t.Fatalf("without ALTER on the cluster: %v", kerr.ErrorForCode(code))
+	}
+	adminACL(t, b, allow(acl.ResourceCluster, acl.ClusterName, acl.PatternLiteral, anonymous, acl.OpAlter))
+	if code, msg := unregisterController(t, b.Client(), 1); code != kerr.InvalidRequest.Code {
+		t.Fatalf("with ALTER on the cluster: %v %q", kerr.ErrorForCode(code), msg)
+	}
 }
