@@ -97,6 +97,7 @@ func (b *Broker) controllerRegistrationLoop() {
 	})
 	failures := 0
 	for {
+		b.maybeUpdateRaftVoter(ch, l) // 82_update_raft_voter.go
 		cur, ok := ctl.Image().Controllers[ctl.NodeID()]
 		if ctl.Image().ClusterID != "" && (!ok || cur.IncarnationID != want || !slices.Equal(cur.Endpoints, []controller.BrokerEndpoint{ep})) {
 			req := kmsg.NewPtrControllerRegistrationRequest()
@@ -118,5 +119,6 @@ func (b *Broker) controllerRegistrationLoop() {
 		case <-changed:
 		case <-time.After(time.Second):
 		}
+
 	}
 }

@@ -284,6 +284,7 @@ var controllerAuthz = map[int16]authzRule{
 	// ControllerRegistration comes from controllers; UnregisterController forwarded
 	// from brokers (which checked the client's ALTER), or from clients directly.
 	70: clusterOp(acl.OpClusterAction),
+	82: clusterOp(acl.OpClusterAction),
 	94: clusterOp(acl.OpAlter, acl.OpClusterAction),
 }
 

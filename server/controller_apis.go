@@ -26,7 +26,7 @@ package server
 //	DescribeCluster 1-2        endpoint type 2 (controllers): the voters, the active
 //	                           controller (KIP-919, --bootstrap-controller)
 //	BrokerRegistration 0-4, BrokerHeartbeat 0-1, AllocateProducerIds 0
-//	AddRaftVoter 0-1, RemoveRaftVoter 0
+//	AddRaftVoter 0-1, RemoveRaftVoter 0, UpdateRaftVoter 0
 //	                           the dynamic quorum (80_raft_voters.go)
 //	ControllerRegistration 0   controllers registering themselves
 //	UnregisterController 0     from brokers or clients (94_unregister_controller.go)
@@ -91,6 +91,7 @@ var controllerAPIs = newAPITable([]apiHandler{
 	{key: 80, min: 0, max: 1, handle: controllerHandler},
 	{key: 70, min: 0, max: 0, handle: controllerHandler},
 	{key: 81, min: 0, max: 0, handle: controllerHandler},
+	{key: 82, min: 0, max: 0, handle: controllerHandler},
 	{key: 94, min: 0, max: 0, handle: controllerHandler},
 })
 
@@ -140,6 +141,8 @@ func handleControllerRequest(ctl *controller.Controller, req kmsg.Request) kmsg.
 		return describeQuorum(ctl, r)
 	case *kmsg.AddRaftVoterRequest, *kmsg.RemoveRaftVoterRequest:
 		return raftVoterRequest(ctl, r) // 80_raft_voters.go
+	case *kmsg.UpdateRaftVoterRequest:
+		return updateRaftVoter(ctl, r) // 82_update_raft_voter.go
 	}
 	if !ctl.IsActive() {
 		return notControllerResponse(req, kerr.NotController.Code)
@@ -277,6 +280,8 @@ func notControllerResponse(req kmsg.Request, code int16) kmsg.Response {
 		resp.(*kmsg.UnregisterBrokerResponse).ErrorCode = code
 	case *kmsg.ControllerRegistrationRequest:
 		resp.(*kmsg.ControllerRegistrationResponse).ErrorCode = code
+	case *kmsg.UpdateRaftVoterRequest:
+		resp.(*kmsg.UpdateRaftVoterResponse).ErrorCode = code
 	case *protocol.UnregisterControllerRequest:
 		resp.(*protocol.UnregisterControllerResponse).ErrorCode = code
 	case *kmsg.ListConfigResourcesRequest:

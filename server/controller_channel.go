@@ -295,6 +295,8 @@ func isNotController(resp kmsg.Response) bool {
 		return r.ErrorCode == kerr.NotLeaderForPartition.Code
 	case *kmsg.RemoveRaftVoterResponse:
 		return r.ErrorCode == kerr.NotLeaderForPartition.Code
+	case *kmsg.UpdateRaftVoterResponse:
+		return r.ErrorCode == kerr.NotLeaderForPartition.Code
 	case *kmsg.CreateACLsResponse:
 		return len(r.Results) > 0 && r.Results[0].ErrorCode == nc
 	case *kmsg.DeleteACLsResponse:
