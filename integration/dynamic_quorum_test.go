@@ -277,4 +277,43 @@ func TestUpdateRaftVoterAfterRestartOnNewPort(t *testing.T) {
 	if _, ok := nodes[victim].Controller().Image().Topics["while-down"]; !ok {
 		t.Fatalf("voter %d did not get the topic created while it was down", victim)
 	}
+
+	// Refusals, on the leader's controller listener, as Kafka's.
+	leader := describeQuorum(t, cl).LeaderID
+	lc, err := kgo.NewClient(kgo.SeedBrokers(nodes[leader].ControllerAddr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lc.Close()
+	update := func(id int32, dir [16]byte, cid string, listener string) int16 {
+		req := kmsg.NewPtrUpdateRaftVoterRequest()
+		req.ClusterID, req.VoterID, req.VoterDirectoryID = &cid, id, dir
+		l := kmsg.NewUpdateRaftVoterRequestListener()
+		l.Name, l.Host, l.Port = listener, "127.0.0.1", uint16(newPort)
+		req.Listeners = append(req.Listeners, l)
+		resp, err := req.RequestWith(Ctx(t, 15*time.Second), lc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.ErrorCode
+	}
+	cid := nodes[1].Controller().Image().ClusterID
+	dir := nodes[victim].Controller().DirectoryID()
+	for _, tc := range []struct {
+		id       int32
+		dir      [16]byte
+		cid, l   string
+		want     int16
+		scenario string
+	}{
+		{9, [16]byte{1}, cid, "CONTROLLER", kerr.VoterNotFound.Code, "an unknown voter"},
+		{int32(victim), [16]byte{1}, cid, "CONTROLLER", kerr.VoterNotFound.Code, "another directory id"},
+		{int32(victim), dir, "other-cluster", "CONTROLLER", kerr.InconsistentClusterID.Code, "another cluster id"},
+		{int32(victim), dir, cid, "OTHER", kerr.InvalidRequest.Code, "no controller listener"},
+		{int32(victim), dir, cid, "CONTROLLER", 0, "the endpoint it has"},
+	} {
+		if got := update(tc.id, tc.dir, tc.cid, tc.l); got != tc.want {
+			t.Errorf("UpdateRaftVoter with %s: %v, want %v", tc.scenario, kerr.ErrorForCode(got), kerr.ErrorForCode(tc.want))
+		}
+	}
 }
