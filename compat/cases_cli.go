@@ -713,6 +713,20 @@ func cliSuite() Suite {
 				}
 				return nil
 			}},
+			{Client: "kafka-cluster", Feature: "unregister-controller --id refuses an unregistered id and the active controller's own", Run: func(x *X) error {
+				r := x.Tool("", "cluster", "unregister-controller", "--bootstrap-server", bs, "--id", "7")
+				if r.Err == nil {
+					return errf("unregistering controller 7 succeeded: %q", r.Stdout)
+				}
+				if err := want(r.Out(), "Controller ID 7 is not currently registered."); err != nil {
+					return err
+				}
+				r = x.Tool("", "cluster", "unregister-controller", "--bootstrap-server", bs, "--id", "1")
+				if r.Err == nil {
+					return errf("unregistering the active controller succeeded: %q", r.Stdout)
+				}
+				return want(r.Out(), "Controller cannot unregister itself while it is active.")
+			}},
 			{Client: "kafka-features", Feature: "describe", Run: func(x *X) error {
 				r, err := x.MustTool("", "features", "--bootstrap-server", bs, "describe")
 				if err != nil {

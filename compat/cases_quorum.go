@@ -132,11 +132,6 @@ func quorumSuite() Suite {
 				})
 			}},
 			{Client: client, Feature: "remove-controller --controller-id --controller-directory-id, describe --replication", Run: func(x *X) error {
-				defer func() {
-					for _, n := range nodes {
-						n.Stop()
-					}
-				}()
 				if err := up(); err != nil {
 					return err
 				}
@@ -158,6 +153,29 @@ func quorumSuite() Suite {
 					}
 					return nil
 				})
+			}},
+			{Client: "kafka-cluster", Feature: "(dynamic quorum) unregister-controller --id of the removed and stopped controller, once", Run: func(x *X) error {
+				defer func() { // the last step: the quorum is not needed after it
+					for _, n := range nodes {
+						n.Stop()
+					}
+				}()
+				if err := up(); err != nil {
+					return err
+				}
+				nodes[1].Stop()
+				r, err := x.MustTool("", "cluster", "unregister-controller", "--bootstrap-server", bs, "--id", "2")
+				if err != nil {
+					return err
+				}
+				if err := want(r.Stdout, "Controller 2 is no longer registered."); err != nil {
+					return err
+				}
+				again := x.Tool("", "cluster", "unregister-controller", "--bootstrap-server", bs, "--id", "2")
+				if again.Err == nil {
+					return errf("unregistering controller 2 twice succeeded: %q", again.Stdout)
+				}
+				return want(again.Out(), "Controller ID 2 is not currently registered.")
 			}},
 		}
 	}}

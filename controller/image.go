@@ -141,6 +141,9 @@ type MetadataImage struct {
 	// QuorumNodes are the endpoints of a dynamic quorum's members (membership.go),
 	// by node id; replaced whole when one changes.
 	QuorumNodes map[int32]Voter
+	// Controllers are the controller registrations by node id (controllers.go),
+	// replaced whole when one changes.
+	Controllers map[int32]ControllerImage
 	// Tokens are the delegation tokens by id (tokens.go), replaced whole when one
 	// changes.
 	Tokens map[string]DelegationToken

@@ -224,7 +224,8 @@ func checkRecord(r *Record) error {
 	for _, set := range []bool{r.Topic != nil, r.Partition != nil, r.PartitionChange != nil, r.RemoveTopic != nil,
 		r.Config != nil, r.RegisterBroker != nil, r.ProducerIDs != nil, r.ClusterID != nil, r.BrokerChange != nil,
 		r.ACL != nil, r.RemoveACL != nil, r.UserScramCredential != nil, r.RemoveUserScramCredential != nil,
-		r.ClientQuota != nil, r.FeatureLevel != nil, r.QuorumNode != nil, r.DelegationToken != nil, r.RemoveDelegationToken != nil, r.UnregisterBroker != nil} {
+		r.ClientQuota != nil, r.FeatureLevel != nil, r.QuorumNode != nil, r.DelegationToken != nil, r.RemoveDelegationToken != nil, r.UnregisterBroker != nil,
+		r.ControllerRegistration != nil, r.UnregisterController != nil} {
 		if set {
 			n++
 		}
@@ -242,6 +243,9 @@ func checkRecord(r *Record) error {
 		r.BrokerChange != nil && r.BrokerChange.BrokerID < 0,
 		r.UnregisterBroker != nil && r.UnregisterBroker.BrokerID < 0:
 		return errors.New("negative broker id")
+	case r.ControllerRegistration != nil && r.ControllerRegistration.ControllerID < 0,
+		r.UnregisterController != nil && r.UnregisterController.ControllerID < 0:
+		return errors.New("negative controller id")
 	}
 	return nil
 }

@@ -39,6 +39,10 @@ type Record struct {
 	RemoveDelegationToken *RemoveDelegationTokenRecord `json:"remove_delegation_token,omitempty"`
 	// UnregisterBroker is Kafka's UnregisterBrokerRecord (unregister.go).
 	UnregisterBroker *UnregisterBrokerRecord `json:"unregister_broker,omitempty"`
+	// ControllerRegistration and UnregisterController are Kafka's
+	// RegisterControllerRecord and UnregisterControllerRecord (controllers.go).
+	ControllerRegistration *ControllerRegistrationRecord `json:"controller_registration,omitempty"`
+	UnregisterController   *UnregisterControllerRecord   `json:"unregister_controller,omitempty"`
 }
 
 // isACL reports whether r changes the ACLs.
@@ -340,5 +344,9 @@ func applyTo(n *MetadataImage, r *Record, owned map[*TopicImage]bool) {
 		applyToken(n, r)
 	case r.UnregisterBroker != nil:
 		applyUnregisterBroker(n, r.UnregisterBroker)
+	case r.ControllerRegistration != nil:
+		applyControllerRegistration(n, r.ControllerRegistration)
+	case r.UnregisterController != nil:
+		applyUnregisterController(n, r.UnregisterController)
 	}
 }

@@ -25,6 +25,7 @@ func ImageRecords(img *MetadataImage) []Record {
 	}
 	recs = append(recs, featureImageRecords(img)...)
 	recs = append(recs, quorumNodeImageRecords(img)...)
+	recs = append(recs, controllerImageRecords(img)...)
 	for _, b := range img.SortedBrokers() {
 		recs = append(recs, Record{RegisterBroker: &RegisterBrokerRecord{
 			BrokerID: b.ID, BrokerEpoch: b.Epoch, Endpoints: b.Endpoints, Rack: b.Rack,

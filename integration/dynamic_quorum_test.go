@@ -203,3 +203,117 @@ func TestDynamicControllerQuorum(t *testing.T) {
 		t.Fatalf("create topic after removing a voter: %v %v", err, resp.Err)
 	}
 }
+
+// TestUpdateRaftVoterAfterRestartOnNewPort: a voter of a three-voter dynamic quorum
+// restarted on another controller port tells the leader (UpdateRaftVoter); the
+// quorum's endpoint for it (DescribeQuorum v2's nodes, what kafka-metadata-quorum
+// describe --replication shows) becomes the new port and the leader replicates to it
+// there: it catches up with metadata written while it was down.
+func TestUpdateRaftVoterAfterRestartOnNewPort(t *testing.T) {
+	ports := []int{0, freePort(t), freePort(t), freePort(t)}
+	dirs := []string{"", t.TempDir(), t.TempDir(), t.TempDir()}
+	boot := fmt.Sprintf("127.0.0.1:%d", ports[1])
+	nodes := make([]*server.Broker, 4)
+	for id := 1; id <= 3; id++ {
+		nodes[id] = dynamicQuorumNode(t, id, dirs[id], boot, ports[id])
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(nodes[1].Addr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	for id := 2; id <= 3; id++ {
+		if code, msg := addRaftVoter(t, cl, int32(id), nodes[id].Controller().DirectoryID(), ports[id]); code != 0 {
+			t.Fatalf("add voter %d: %v %s", id, kerr.ErrorForCode(code), msg)
+		}
+	}
+	q := describeQuorum(t, cl)
+	victim := 2
+	if q.LeaderID == 2 {
+		victim = 3
+	}
+	nodePort := func(q *kmsg.DescribeQuorumResponseTopicPartition, resp []kmsg.DescribeQuorumResponseNode) int {
+		for _, n := range resp {
+			if int(n.NodeID) == victim && len(n.Listeners) == 1 {
+				return int(n.Listeners[0].Port)
+			}
+		}
+		return -1
+	}
+	describe := func() (*kmsg.DescribeQuorumResponseTopicPartition, []kmsg.DescribeQuorumResponseNode) {
+		req := kmsg.NewPtrDescribeQuorumRequest()
+		rt := kmsg.NewDescribeQuorumRequestTopic()
+		rt.Topic = "__cluster_metadata"
+		rt.Partitions = []kmsg.DescribeQuorumRequestTopicPartition{kmsg.NewDescribeQuorumRequestTopicPartition()}
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(Ctx(t, 15*time.Second), cl)
+		if err != nil || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+			t.Fatalf("DescribeQuorum: %+v %v", resp, err)
+		}
+		return &resp.Topics[0].Partitions[0], resp.Nodes
+	}
+	if p, ns := describe(); nodePort(p, ns) != ports[victim] {
+		t.Fatalf("voter %d's endpoint before the restart: port %d, want %d", victim, nodePort(p, ns), ports[victim])
+	}
+	nodes[victim].Kill()
+	adm := kadm.NewClient(cl)
+	if resp, err := adm.CreateTopic(Ctx(t, 30*time.Second), 1, 1, nil, "while-down"); err != nil || resp.Err != nil {
+		t.Fatalf("create topic with a voter down: %v %v", err, resp.Err)
+	}
+	newPort := freePort(t)
+	nodes[victim] = dynamicQuorumNode(t, victim, dirs[victim], boot, newPort)
+	WaitFor(t, 30*time.Second, "the new endpoint in DescribeQuorum and the voter caught up", func() bool {
+		p, ns := describe()
+		if nodePort(p, ns) != newPort {
+			return false
+		}
+		for _, v := range p.CurrentVoters {
+			if int(v.ReplicaID) == victim && v.LogEndOffset >= p.HighWatermark {
+				return true
+			}
+		}
+		return false
+	})
+	if _, ok := nodes[victim].Controller().Image().Topics["while-down"]; !ok {
+		t.Fatalf("voter %d did not get the topic created while it was down", victim)
+	}
+
+	// Refusals, on the leader's controller listener, as Kafka's.
+	leader := describeQuorum(t, cl).LeaderID
+	lc, err := kgo.NewClient(kgo.SeedBrokers(nodes[leader].ControllerAddr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lc.Close()
+	update := func(id int32, dir [16]byte, cid string, listener string) int16 {
+		req := kmsg.NewPtrUpdateRaftVoterRequest()
+		req.ClusterID, req.VoterID, req.VoterDirectoryID = &cid, id, dir
+		l := kmsg.NewUpdateRaftVoterRequestListener()
+		l.Name, l.Host, l.Port = listener, "127.0.0.1", uint16(newPort)
+		req.Listeners = append(req.Listeners, l)
+		resp, err := req.RequestWith(Ctx(t, 15*time.Second), lc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.ErrorCode
+	}
+	cid := nodes[1].Controller().Image().ClusterID
+	dir := nodes[victim].Controller().DirectoryID()
+	for _, tc := range []struct {
+		id       int32
+		dir      [16]byte
+		cid, l   string
+		want     int16
+		scenario string
+	}{
+		{9, [16]byte{1}, cid, "CONTROLLER", kerr.VoterNotFound.Code, "an unknown voter"},
+		{int32(victim), [16]byte{1}, cid, "CONTROLLER", kerr.VoterNotFound.Code, "another directory id"},
+		{int32(victim), dir, "other-cluster", "CONTROLLER", kerr.InconsistentClusterID.Code, "another cluster id"},
+		{int32(victim), dir, cid, "OTHER", kerr.InvalidRequest.Code, "no controller listener"},
+		{int32(victim), dir, cid, "CONTROLLER", 0, "the endpoint it has"},
+	} {
+		if got := update(tc.id, tc.dir, tc.cid, tc.l); got != tc.want {
+			t.Errorf("UpdateRaftVoter with %s: %v, want %v", tc.scenario, kerr.ErrorForCode(got), kerr.ErrorForCode(tc.want))
+		}
+	}
+}

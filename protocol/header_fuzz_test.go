@@ -3,15 +3,13 @@ package protocol
 import (
 	"encoding/binary"
 	"testing"
-
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // FuzzReadRequest feeds arbitrary frames through the request decoder, seeded with a
-// default request of every key × version kmsg knows. Decoding must never panic.
+// default request of every key × version kmsg knows, and UnregisterController. Decoding must never panic.
 func FuzzReadRequest(f *testing.F) {
 	for key := int16(0); key < 100; key++ {
-		req := kmsg.RequestForKey(key)
+		req := RequestForKey(key)
 		if req == nil {
 			continue
 		}
@@ -33,7 +31,7 @@ func FuzzReadRequest(f *testing.F) {
 		if err != nil {
 			return
 		}
-		req := kmsg.RequestForKey(h.APIKey)
+		req := RequestForKey(h.APIKey)
 		if req == nil || h.APIVersion < 0 || h.APIVersion > req.MaxVersion() {
 			return
 		}

@@ -45,7 +45,6 @@ var apiGaps = []apiGap{
 	{key: 90, absent: true, reason: "share groups not built: #14"},
 	{key: 91, absent: true, reason: "share groups not built: #14"},
 	{key: 92, absent: true, reason: "share groups not built: #14"},
-	{key: 94, absent: true, reason: "UnregisterController not built: gokafkad has no controller registrations (ControllerRegistrationRecord) to remove: #14"},
 }
 
 // versionRange is one key's versions on a listener; ok is false when it is not served.

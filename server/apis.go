@@ -1,9 +1,8 @@
 package server
 
 import (
-	"github.com/twmb/franz-go/pkg/kmsg"
-
 	"github.com/gokafkad/gokafkad/internal/kafkarelease"
+	"github.com/gokafkad/gokafkad/protocol"
 )
 
 // apiHandler serves one API key over a range of versions. A returned error closes the
@@ -35,7 +34,7 @@ func newAPITable(list []apiHandler) *apiTable {
 	t.base = t
 	for i := range t.list {
 		a := &t.list[i]
-		if kmsg.RequestForKey(a.key) == nil || a.max > kmsg.RequestForKey(a.key).MaxVersion() {
+		if protocol.RequestForKey(a.key) == nil || a.max > protocol.RequestForKey(a.key).MaxVersion() {
 			panic("server: api table names a key or version kmsg cannot decode")
 		}
 		t.byKey[a.key] = a
@@ -121,6 +120,7 @@ func init() {
 		{key: 88, min: 0, max: 1, handle: handleStreamsGroupHeartbeat},
 		{key: 89, min: 0, max: 1, handle: handleStreamsGroupDescribe},
 		{key: 93, min: 0, max: 0, handle: handleStreamsGroupTopologyDescriptionUpdate},
+		{key: 94, min: 0, max: 0, handle: handleUnregisterController},
 	})
 }
 

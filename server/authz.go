@@ -34,6 +34,7 @@ import (
 
 	"github.com/gokafkad/gokafkad/acl"
 	"github.com/gokafkad/gokafkad/controller"
+	"github.com/gokafkad/gokafkad/protocol"
 )
 
 // authz is a node's authorizer: acl.Authorizer over the ACLs of its current metadata
@@ -232,6 +233,7 @@ var brokerAuthz = map[int16]authzRule{
 	88: inHandler("READ on the group, DESCRIBE on each topic of the topology"),
 	89: inHandler("DESCRIBE on each group"),
 	93: inHandler("READ on the group"),
+	94: clusterOp(acl.OpAlter),
 }
 
 // controllerAuthz is the rule of every API of controllerAPIs, after ControllerApis.
@@ -283,6 +285,11 @@ var controllerAuthz = map[int16]authzRule{
 	// client's ALTER), or from clients directly (--bootstrap-controller).
 	80: clusterOp(acl.OpAlter, acl.OpClusterAction),
 	81: clusterOp(acl.OpAlter, acl.OpClusterAction),
+	// ControllerRegistration comes from controllers; UnregisterController forwarded
+	// from brokers (which checked the client's ALTER), or from clients directly.
+	70: clusterOp(acl.OpClusterAction),
+	82: clusterOp(acl.OpClusterAction),
+	94: clusterOp(acl.OpAlter, acl.OpClusterAction),
 }
 
 // raftAuthz is the rule of Raft messages (raftMessageKey) on the controller listener:
@@ -315,7 +322,7 @@ func (c *conn) authorizeRequest(key int16, r *request) bool {
 		}
 	}
 	// Debug: a client retrying a refused request must not fill the log.
-	c.log.Debug().Str("principal", c.session.principal).Str("api", kmsg.NameForKey(key)).
+	c.log.Debug().Str("principal", c.session.principal).Str("api", protocol.NameForKey(key)).
 		Msg("request refused: CLUSTER_AUTHORIZATION_FAILED")
 	r.resp.finish(clusterRefusal(r.req, kerr.ClusterAuthorizationFailed.Code))
 	return false

@@ -345,6 +345,8 @@ func Start(cfg Config) (*Broker, error) {
 			b.wg.Add(1)
 			go b.acceptLoop(l)
 		}
+		b.wg.Add(1)
+		go b.controllerRegistrationLoop() // 94_unregister_controller.go
 	}
 	if !isBroker {
 		if err := b.startHTTP(); err != nil {

@@ -253,7 +253,7 @@ func (c *conn) readLoop() error {
 			r.finish(c.apis.unsupportedAPIVersionsResponse())
 			continue
 		}
-		req := kmsg.RequestForKey(hdr.APIKey)
+		req := protocol.RequestForKey(hdr.APIKey)
 		if err := c.chargeDecode(frame, req); err != nil {
 			return err
 		}
@@ -267,7 +267,7 @@ func (c *conn) readLoop() error {
 		}
 		c.queue(r)
 		if e := c.log.Debug(); e.Enabled() {
-			e.Str("api", kmsg.NameForKey(hdr.APIKey)).Int16("version", hdr.APIVersion).
+			e.Str("api", protocol.NameForKey(hdr.APIKey)).Int16("version", hdr.APIVersion).
 				Int32("correlation_id", hdr.CorrelationID).Str("client_id", hdr.ClientID).Msg("request")
 		}
 		rq := &request{hdr: hdr, req: req, resp: r}

@@ -28,8 +28,10 @@ package server
 //	BrokerRegistration 0-4, BrokerHeartbeat 0-1, AllocateProducerIds 0
 //	AssignReplicasToDirs 0     which log dir holds each replica of a broker
 //	                           (KIP-858, controller/directories.go)
-//	AddRaftVoter 0-1, RemoveRaftVoter 0
+//	AddRaftVoter 0-1, RemoveRaftVoter 0, UpdateRaftVoter 0
 //	                           the dynamic quorum (80_raft_voters.go)
+//	ControllerRegistration 0   controllers registering themselves
+//	UnregisterController 0     from brokers or clients (94_unregister_controller.go)
 //
 // Off the active controller, writes answer NOT_CONTROLLER. Requests that wait for a
 // Raft commit run on their own goroutine; the connection's writer keeps answers in
@@ -90,7 +92,10 @@ var controllerAPIs = newAPITable([]apiHandler{
 	{key: 67, min: 0, max: 0, handle: controllerHandler},
 	{key: 73, min: 0, max: 0, handle: controllerHandler},
 	{key: 80, min: 0, max: 1, handle: controllerHandler},
+	{key: 70, min: 0, max: 0, handle: controllerHandler},
 	{key: 81, min: 0, max: 0, handle: controllerHandler},
+	{key: 82, min: 0, max: 0, handle: controllerHandler},
+	{key: 94, min: 0, max: 0, handle: controllerHandler},
 })
 
 // controllerHandler runs a controller operation on its own goroutine. Forwarded
@@ -139,6 +144,8 @@ func handleControllerRequest(ctl *controller.Controller, req kmsg.Request) kmsg.
 		return describeQuorum(ctl, r)
 	case *kmsg.AddRaftVoterRequest, *kmsg.RemoveRaftVoterRequest:
 		return raftVoterRequest(ctl, r) // 80_raft_voters.go
+	case *kmsg.UpdateRaftVoterRequest:
+		return updateRaftVoter(ctl, r) // 82_update_raft_voter.go
 	}
 	if !ctl.IsActive() {
 		return notControllerResponse(req, kerr.NotController.Code)
@@ -162,6 +169,10 @@ func handleControllerRequest(ctl *controller.Controller, req kmsg.Request) kmsg.
 		return ctl.UnregisterBroker(r)
 	case *kmsg.AssignReplicasToDirsRequest:
 		return ctl.HandleAssignReplicasToDirs(r) // controller/directories.go
+	case *protocol.UnregisterControllerRequest:
+		return unregisterController(ctl, r) // 94_unregister_controller.go
+	case *kmsg.ControllerRegistrationRequest:
+		return ctl.RegisterController(r)
 	case *kmsg.AlterConfigsRequest:
 		return ctl.LegacyAlterConfigs(r)
 	case *kmsg.IncrementalAlterConfigsRequest:
@@ -272,6 +283,12 @@ func notControllerResponse(req kmsg.Request, code int16) kmsg.Response {
 		resp.(*kmsg.BrokerRegistrationResponse).ErrorCode = code
 	case *kmsg.UnregisterBrokerRequest:
 		resp.(*kmsg.UnregisterBrokerResponse).ErrorCode = code
+	case *kmsg.ControllerRegistrationRequest:
+		resp.(*kmsg.ControllerRegistrationResponse).ErrorCode = code
+	case *kmsg.UpdateRaftVoterRequest:
+		resp.(*kmsg.UpdateRaftVoterResponse).ErrorCode = code
+	case *protocol.UnregisterControllerRequest:
+		resp.(*protocol.UnregisterControllerResponse).ErrorCode = code
 	case *kmsg.ListConfigResourcesRequest:
 		resp.(*kmsg.ListConfigResourcesResponse).ErrorCode = code
 	}

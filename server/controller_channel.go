@@ -299,11 +299,17 @@ func isNotController(resp kmsg.Response) bool {
 		return r.ErrorCode == kerr.NotLeaderForPartition.Code
 	case *kmsg.RemoveRaftVoterResponse:
 		return r.ErrorCode == kerr.NotLeaderForPartition.Code
+	case *kmsg.UpdateRaftVoterResponse:
+		return r.ErrorCode == kerr.NotLeaderForPartition.Code
 	case *kmsg.CreateACLsResponse:
 		return len(r.Results) > 0 && r.Results[0].ErrorCode == nc
 	case *kmsg.DeleteACLsResponse:
 		return len(r.Results) > 0 && r.Results[0].ErrorCode == nc
 	case *kmsg.BrokerRegistrationResponse:
+		return r.ErrorCode == nc
+	case *kmsg.ControllerRegistrationResponse:
+		return r.ErrorCode == nc
+	case *protocol.UnregisterControllerResponse:
 		return r.ErrorCode == nc
 	case *kmsg.BrokerHeartbeatResponse:
 		return r.ErrorCode == nc

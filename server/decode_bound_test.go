@@ -23,7 +23,7 @@ func decodeAlloc(key, version int16, body []byte) uint64 {
 }
 
 func decodeAllocOnce(key, version int16, body []byte) uint64 {
-	req := kmsg.RequestForKey(key)
+	req := protocol.RequestForKey(key)
 	req.SetVersion(version)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)

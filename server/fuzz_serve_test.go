@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gokafkad/gokafkad/protocol"
 )
 
 // FuzzServeRequest sends arbitrary frames to a running single-node broker over a real
@@ -77,7 +79,7 @@ func FuzzServeRequest(f *testing.F) {
 // requestFrame is a request of key at version v with kmsg's defaults, header included
 // (client id "fuzz"), without the size prefix.
 func requestFrame(key, v int16, corr int32) []byte {
-	req := kmsg.RequestForKey(key)
+	req := protocol.RequestForKey(key)
 	req.SetVersion(v)
 	frame := binary.BigEndian.AppendUint16(nil, uint16(key))
 	frame = binary.BigEndian.AppendUint16(frame, uint16(v))

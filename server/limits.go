@@ -312,7 +312,7 @@ func (c *conn) chargeDecode(frame []byte, req kmsg.Request) error {
 		return nil
 	}
 	if int64(cost) > m.limit {
-		return fmt.Errorf("%w: %s of %d bytes, up to %d bytes to decode", errDecodeTooCostly, kmsg.NameForKey(req.Key()), len(frame), cost)
+		return fmt.Errorf("%w: %s of %d bytes, up to %d bytes to decode", errDecodeTooCostly, protocol.NameForKey(req.Key()), len(frame), cost)
 	}
 	return connBudget{c}.Acquire(cost)
 }

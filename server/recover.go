@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gokafkad/gokafkad/controller"
+	"github.com/gokafkad/gokafkad/protocol"
 	"github.com/gokafkad/gokafkad/replication"
 )
 
@@ -38,7 +39,7 @@ func (b *Broker) recovered(log zerolog.Logger, where string, r *request, v any) 
 	b.limits.panics.n.Add(1)
 	ev := log.Error().Str("panic", fmt.Sprint(v)).Str("where", where).Bytes("stack", debug.Stack())
 	if r != nil {
-		ev = ev.Str("api", kmsg.NameForKey(r.hdr.APIKey)).Int16("api_key", r.hdr.APIKey).
+		ev = ev.Str("api", protocol.NameForKey(r.hdr.APIKey)).Int16("api_key", r.hdr.APIKey).
 			Int16("version", r.hdr.APIVersion).Int32("correlation_id", r.hdr.CorrelationID).Str("client_id", r.hdr.ClientID)
 	}
 	ev.Msg("recovered from a panic while serving a request; this is a bug")
