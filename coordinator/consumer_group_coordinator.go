@@ -71,70 +71,14 @@ func (c *GroupCoordinator) ValidateConsumerGroupHeartbeat(req *kmsg.ConsumerGrou
 // ConsumerGroupHeartbeat handles ConsumerGroupHeartbeat: the group's records are
 // written before the answer, and the group's timer re-armed.
 func (c *GroupCoordinator) ConsumerGroupHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, clientID, clientHost string) *kmsg.ConsumerGroupHeartbeatResponse {
-	fail := func(code int16, msg string) *kmsg.ConsumerGroupHeartbeatResponse {
+	if code, msg := c.ValidateConsumerGroupHeartbeat(req); code != 0 {
 		return planError(code, msg).Resp
 	}
-	if code, msg := c.ValidateConsumerGroupHeartbeat(req); code != 0 {
-		return fail(code, msg)
-	}
-	s, code := c.shardFor(req.Group)
-	if code != 0 {
-		return fail(code, "")
-	}
-	defer s.mu.Unlock()
-	now := c.now()
-	g := s.groups[req.Group]
-	var pre []Record // written before the group's own records
-	created, converted := false, false
-	switch {
-	case g == nil && s.shareGroups[req.Group] != nil:
-		return fail(kerr.GroupIDNotFound.Code, "Group "+req.Group+" is not a consumer group.")
-	case g == nil:
-		if req.MemberEpoch != 0 {
-			return fail(kerr.GroupIDNotFound.Code, "Consumer group "+req.Group+" not found.")
-		}
-		g = NewGroup(req.Group, &c.cfg, now)
-		g.Consumer = NewConsumerGroup(req.Group, &c.cfg.Consumer)
-		s.groups[req.Group] = g
-		created = true
-	case g.Consumer == nil:
-		// An empty classic group (perhaps only offsets) becomes a consumer group
-		// keeping its offsets; one with members stays classic.
-		if req.MemberEpoch != 0 || g.Streams != nil || g.State != Empty || !g.IsEmpty() {
-			return fail(kerr.GroupIDNotFound.Code, "Group "+req.Group+" is not a consumer group.")
-		}
-		g.Consumer = NewConsumerGroup(req.Group, &c.cfg.Consumer)
-		if g.ProtocolType != "" || g.Generation > 0 {
-			pre = append(pre, GroupTombstone(g.ID))
-		}
-		converted = true
-	}
-	cg := g.Consumer
-	plan := cg.Heartbeat(now, req, clientID, clientHost, c.md, newUUID)
-	if plan.Resp.ErrorCode == 0 {
-		recs := pre
-		for _, r := range plan.Records {
-			recs = append(recs, r.encode())
-		}
-		if code := c.writeLocked(s, recs); code != 0 {
-			plan = planError(groupWriteError(code), "")
-		} else {
-			cg.Commit(now, plan)
-			if converted {
-				g.ProtocolType, g.Generation, g.Protocol, g.Leader = "", 0, "", ""
-			}
-			created, converted = false, false
-		}
-	}
-	switch {
-	case created:
-		c.removeGroupLocked(s, g)
-		return plan.Resp
-	case converted:
-		g.Consumer = nil
-	}
-	c.scheduleLocked(s, g)
-	return plan.Resp
+	return groupHeartbeat(c, consumerKind, req.Group, req.MemberEpoch, planError,
+		func(g *Group, now time.Time) *heartbeatPlan {
+			return g.Consumer.Heartbeat(now, req, clientID, clientHost, c.md, newUUID)
+		},
+		func(g *Group, now time.Time, plan *heartbeatPlan) { g.Consumer.Commit(now, plan) }).Resp
 }
 
 // logConsumerGroupLocked logs the members a timeout fenced and any change of the

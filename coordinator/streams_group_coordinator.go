@@ -85,76 +85,22 @@ func ValidateStreamsGroupHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest) (int1
 // written before the answer, the group's timer re-armed, and missing internal topics
 // handed to the Metadata's InternalTopicCreator.
 func (c *GroupCoordinator) StreamsGroupHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest, clientID, clientHost string) *kmsg.StreamsGroupHeartbeatResponse {
-	fail := func(code int16, msg string) *kmsg.StreamsGroupHeartbeatResponse {
+	if code, msg := ValidateStreamsGroupHeartbeat(req); code != 0 {
 		return streamsPlanError(code, msg).Resp
 	}
-	if code, msg := ValidateStreamsGroupHeartbeat(req); code != 0 {
-		return fail(code, msg)
-	}
-	s, code := c.shardFor(req.Group)
-	if code != 0 {
-		return fail(code, "")
-	}
-	defer s.mu.Unlock()
-	now := c.now()
-	g := s.groups[req.Group]
-	var pre []Record
-	created, converted := false, false
-	switch {
-	case g == nil && s.shareGroups[req.Group] != nil:
-		return fail(kerr.GroupIDNotFound.Code, "Group "+req.Group+" is not a streams group.")
-	case g == nil:
-		if req.MemberEpoch != 0 {
-			return fail(kerr.GroupIDNotFound.Code, "Streams group "+req.Group+" not found.")
-		}
-		g = NewGroup(req.Group, &c.cfg, now)
-		g.Streams = NewStreamsGroup(req.Group, &c.cfg.Streams)
-		s.groups[req.Group] = g
-		created = true
-	case g.Streams == nil:
-		// An empty classic group (perhaps only offsets) becomes a streams group
-		// keeping its offsets; others are not streams groups.
-		if req.MemberEpoch != 0 || g.Consumer != nil || g.State != Empty || !g.IsEmpty() {
-			return fail(kerr.GroupIDNotFound.Code, "Group "+req.Group+" is not a streams group.")
-		}
-		g.Streams = NewStreamsGroup(req.Group, &c.cfg.Streams)
-		if g.ProtocolType != "" || g.Generation > 0 {
-			pre = append(pre, GroupTombstone(g.ID))
-		}
-		converted = true
-	}
-	sg := g.Streams
-	plan := sg.Heartbeat(now, req, clientID, clientHost, c.md)
-	if plan.Resp.ErrorCode == 0 {
-		recs := pre
-		for _, r := range plan.Records {
-			recs = append(recs, r.encode())
-		}
-		if code := c.writeLocked(s, recs); code != 0 {
-			plan = streamsPlanError(groupWriteError(code), "")
-		} else {
-			sg.Commit(now, plan)
-			sg.FinishResponse(req, plan.Resp)
-			if converted {
-				g.ProtocolType, g.Generation, g.Protocol, g.Leader = "", 0, "", ""
-			}
-			created, converted = false, false
+	return groupHeartbeat(c, streamsKind, req.Group, req.MemberEpoch, streamsPlanError,
+		func(g *Group, now time.Time) *streamsPlan {
+			return g.Streams.Heartbeat(now, req, clientID, clientHost, c.md)
+		},
+		func(g *Group, now time.Time, plan *streamsPlan) {
+			g.Streams.Commit(now, plan)
+			g.Streams.FinishResponse(req, plan.Resp)
 			if len(plan.Create) > 0 {
 				if tc, ok := c.md.(InternalTopicCreator); ok {
 					tc.CreateInternalTopics(g.ID, plan.Create)
 				}
 			}
-		}
-	}
-	switch {
-	case created:
-		c.removeGroupLocked(s, g)
-		return plan.Resp
-	case converted:
-		g.Streams = nil
-	}
-	c.scheduleLocked(s, g)
-	return plan.Resp
+		}).Resp
 }
 
 // logStreamsGroupLocked logs fenced members and changes of the group's state.
