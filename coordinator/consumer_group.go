@@ -94,12 +94,7 @@ type ConsumerMember struct {
 	ID string
 	memberMetadata
 	currentAssignment
-
-	// sessionDeadline: the member is fenced if no heartbeat renews it by then.
-	sessionDeadline time.Time
-	// rebalanceDeadline is set while the member is in UNREVOKED_PARTITIONS: it is
-	// fenced if it has not revoked by then (its rebalance timeout).
-	rebalanceDeadline time.Time
+	memberTimers
 }
 
 // ConsumerGroup is one KIP-848 consumer group. It is not safe for concurrent use.
@@ -197,15 +192,7 @@ func (g *ConsumerGroup) Commit(now time.Time, p *heartbeatPlan) {
 	if m == nil {
 		return
 	}
-	if p.renew {
-		m.sessionDeadline = now.Add(g.cfg.SessionTimeout)
-	}
-	switch {
-	case p.rebalance > 0:
-		m.rebalanceDeadline = now.Add(time.Duration(m.RebalanceTimeoutMs) * time.Millisecond)
-	case p.rebalance < 0:
-		m.rebalanceDeadline = time.Time{}
-	}
+	m.arm(now, g.cfg.SessionTimeout, p.renew, p.rebalance, m.RebalanceTimeoutMs)
 }
 
 // Heartbeat plans a ConsumerGroupHeartbeat the caller has validated (see
@@ -514,14 +501,8 @@ type fencedMember struct{ id, reason string }
 // NextDeadline is when Tick must next run (zero: never).
 func (g *ConsumerGroup) NextDeadline() time.Time {
 	var next time.Time
-	min := func(t time.Time) {
-		if !t.IsZero() && (next.IsZero() || t.Before(next)) {
-			next = t
-		}
-	}
 	for _, m := range g.Members {
-		min(m.sessionDeadline)
-		min(m.rebalanceDeadline)
+		next = m.earliest(next)
 	}
 	return next
 }
@@ -533,14 +514,9 @@ func (g *ConsumerGroup) NextDeadline() time.Time {
 func (g *ConsumerGroup) Tick(now time.Time) []Record {
 	var out []Record
 	for _, m := range g.sortedMembers() {
-		session := !m.sessionDeadline.IsZero() && !now.Before(m.sessionDeadline)
-		rebalance := !m.rebalanceDeadline.IsZero() && !now.Before(m.rebalanceDeadline) && m.State == MemberUnrevokedPartitions
-		if !session && !rebalance {
+		reason := m.expired(now, m.State == MemberUnrevokedPartitions)
+		if reason == "" {
 			continue
-		}
-		reason := "session timeout"
-		if !session {
-			reason = "rebalance timeout"
 		}
 		g.fenced = append(g.fenced, fencedMember{m.ID, reason})
 		for _, r := range g.fenceRecords(m) {

@@ -125,3 +125,50 @@ func groupHeartbeat[P groupPlan](c *GroupCoordinator, k groupKind, group string,
 	c.scheduleLocked(s, g)
 	return plan
 }
+
+// memberTimers are a consumer or streams group member's two timeouts, as Kafka's
+// GroupMetadataManager schedules them for both kinds.
+type memberTimers struct {
+	// sessionDeadline: the member is fenced if no heartbeat renews it by then.
+	sessionDeadline time.Time
+	// rebalanceDeadline is set while the member must revoke (UNREVOKED_PARTITIONS,
+	// UNREVOKED_TASKS): it is fenced if it has not revoked by then (its rebalance
+	// timeout).
+	rebalanceDeadline time.Time
+}
+
+// arm applies a committed plan's timer changes: renew restarts the session timeout;
+// rebalance +1 arms the rebalance timeout (rebalanceTimeoutMs), -1 clears it.
+func (t *memberTimers) arm(now time.Time, session time.Duration, renew bool, rebalance int, rebalanceTimeoutMs int32) {
+	if renew {
+		t.sessionDeadline = now.Add(session)
+	}
+	switch {
+	case rebalance > 0:
+		t.rebalanceDeadline = now.Add(time.Duration(rebalanceTimeoutMs) * time.Millisecond)
+	case rebalance < 0:
+		t.rebalanceDeadline = time.Time{}
+	}
+}
+
+// expired is why the member is to be fenced at now ("session timeout", or while
+// revoking "rebalance timeout"), or "" if neither ran out.
+func (t *memberTimers) expired(now time.Time, revoking bool) string {
+	switch {
+	case !t.sessionDeadline.IsZero() && !now.Before(t.sessionDeadline):
+		return "session timeout"
+	case revoking && !t.rebalanceDeadline.IsZero() && !now.Before(t.rebalanceDeadline):
+		return "rebalance timeout"
+	}
+	return ""
+}
+
+// earliest is the earlier of next and the member's deadlines (zero: none).
+func (t *memberTimers) earliest(next time.Time) time.Time {
+	for _, d := range []time.Time{t.sessionDeadline, t.rebalanceDeadline} {
+		if !d.IsZero() && (next.IsZero() || d.Before(next)) {
+			next = d
+		}
+	}
+	return next
+}

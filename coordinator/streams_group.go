@@ -69,9 +69,7 @@ type StreamsMember struct {
 	ID string
 	streamsMemberMetadata
 	streamsCurrentAssignment
-
-	sessionDeadline   time.Time
-	rebalanceDeadline time.Time // set while UNREVOKED_TASKS
+	memberTimers
 }
 
 // StreamsGroup is one KIP-1071 streams group. It is not safe for concurrent use.
@@ -177,15 +175,7 @@ func (g *StreamsGroup) Commit(now time.Time, p *streamsPlan) {
 	if m == nil {
 		return
 	}
-	if p.renew {
-		m.sessionDeadline = now.Add(g.cfg.SessionTimeout)
-	}
-	switch {
-	case p.rebalance > 0:
-		m.rebalanceDeadline = now.Add(time.Duration(m.RebalanceTimeoutMs) * time.Millisecond)
-	case p.rebalance < 0:
-		m.rebalanceDeadline = time.Time{}
-	}
+	m.arm(now, g.cfg.SessionTimeout, p.renew, p.rebalance, m.RebalanceTimeoutMs)
 }
 
 // endpointView is a fingerprint of who owns which task, for members with an endpoint.
@@ -602,11 +592,7 @@ func streamsMemberTombstones(group, member string) []sgRecord {
 func (g *StreamsGroup) NextDeadline() time.Time {
 	var next time.Time
 	for _, m := range g.Members {
-		for _, t := range []time.Time{m.sessionDeadline, m.rebalanceDeadline} {
-			if !t.IsZero() && (next.IsZero() || t.Before(next)) {
-				next = t
-			}
-		}
+		next = m.earliest(next)
 	}
 	return next
 }
@@ -616,14 +602,9 @@ func (g *StreamsGroup) NextDeadline() time.Time {
 func (g *StreamsGroup) Tick(now time.Time) []Record {
 	var out []Record
 	for _, m := range g.sortedMembers() {
-		session := !m.sessionDeadline.IsZero() && !now.Before(m.sessionDeadline)
-		rebalance := !m.rebalanceDeadline.IsZero() && !now.Before(m.rebalanceDeadline) && m.State == StreamsMemberUnrevokedTasks
-		if !session && !rebalance {
+		reason := m.expired(now, m.State == StreamsMemberUnrevokedTasks)
+		if reason == "" {
 			continue
-		}
-		reason := "session timeout"
-		if !session {
-			reason = "rebalance timeout"
 		}
 		g.fenced = append(g.fenced, fencedMember{m.ID, reason})
 		for _, r := range g.fenceRecords(m) {
