@@ -395,13 +395,9 @@ func (g *ConsumerGroup) Heartbeat(now time.Time, req *kmsg.ConsumerGroupHeartbea
 // again (KAFKA-19233; before it, such a member stayed fenced until its session ran
 // out).
 func (g *ConsumerGroup) checkEpoch(m *ConsumerMember, received int32, owned []kmsg.ConsumerGroupHeartbeatRequestTopic) *heartbeatPlan {
-	switch {
-	case received == 0:
-		return nil
-	case received > m.MemberEpoch:
-		return planError(kerr.FencedMemberEpoch.Code, fmt.Sprintf("The consumer group member has a greater member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", received, m.MemberEpoch))
-	case received < m.MemberEpoch && (received != m.PreviousMemberEpoch || !isSubset(owned, m.Assigned)):
-		return planError(kerr.FencedMemberEpoch.Code, fmt.Sprintf("The consumer group member has a smaller member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", received, m.MemberEpoch))
+	if code, msg := checkMemberEpoch("consumer", received, m.MemberEpoch, m.PreviousMemberEpoch,
+		func() bool { return isSubset(owned, m.Assigned) }); code != 0 {
+		return planError(code, msg)
 	}
 	return nil
 }
@@ -429,21 +425,9 @@ func containsPartition(ps []int32, p int32) bool {
 // keeping its assignment until it rejoins or its session times out), as
 // GroupMetadataManager.consumerGroupLeave.
 func (g *ConsumerGroup) leave(req *kmsg.ConsumerGroupHeartbeatRequest) *heartbeatPlan {
-	var m *ConsumerMember
-	if req.InstanceID == nil {
-		m = g.Members[req.MemberID]
-		if m == nil {
-			return planError(kerr.UnknownMemberID.Code, fmt.Sprintf("Member %s is not a member of group %s.", req.MemberID, g.ID))
-		}
-	} else {
-		m = g.Members[g.static[*req.InstanceID]]
-		if m == nil {
-			return planError(kerr.UnknownMemberID.Code, "Instance id "+*req.InstanceID+" is unknown.")
-		}
-		if m.ID != req.MemberID {
-			return planError(kerr.FencedInstanceID.Code, fmt.Sprintf(
-				"Static member %s with instance id %s was fenced by member %s.", req.MemberID, *req.InstanceID, m.ID))
-		}
+	m, code, msg := leavingMember(g.Members, g.static, g.ID, req.MemberID, req.InstanceID)
+	if code != 0 {
+		return planError(code, msg)
 	}
 	resp := kmsg.NewPtrConsumerGroupHeartbeatResponse()
 	resp.MemberID = &m.ID
@@ -624,12 +608,7 @@ func (g *ConsumerGroup) setOwners(m *ConsumerMember, own bool) {
 }
 
 func (g *ConsumerGroup) sortedMembers() []*ConsumerMember {
-	out := make([]*ConsumerMember, 0, len(g.Members))
-	for _, m := range g.Members {
-		out = append(out, m)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out
+	return sortedMembers(g.Members)
 }
 
 // regex compiles a subscription regex (anchored: Kafka matches whole topic names).

@@ -194,19 +194,7 @@ func (g *ConsumerGroup) describe(d *kmsg.ConsumerGroupDescribeResponseGroup, md 
 // must exist (UNKNOWN_MEMBER_ID), use OffsetCommit v9+ (UNSUPPORTED_VERSION), and
 // commit at its current epoch (STALE_MEMBER_EPOCH).
 func (g *ConsumerGroup) ValidateOffsetCommit(memberID string, epoch int32, version int16) int16 {
-	if epoch < 0 && len(g.Members) == 0 {
-		return 0
-	}
-	m := g.Members[memberID]
-	switch {
-	case m == nil:
-		return kerr.UnknownMemberID.Code
-	case version < 9:
-		return kerr.UnsupportedVersion.Code
-	case epoch != m.MemberEpoch:
-		return kerr.StaleMemberEpoch.Code
-	}
-	return 0
+	return validateMemberOffsetCommit(g.Members, memberID, epoch, version)
 }
 
 // validateOffsetFetch is ConsumerGroup.validateOffsetFetch for OffsetFetch v9+: a
@@ -228,18 +216,7 @@ func (c *GroupCoordinator) validateOffsetFetch(group string, memberID *string, e
 	if g == nil || g.Consumer == nil {
 		return 0
 	}
-	id := ""
-	if memberID != nil {
-		id = *memberID
-	}
-	m := g.Consumer.Members[id]
-	switch {
-	case m == nil:
-		return kerr.UnknownMemberID.Code
-	case m.MemberEpoch != epoch:
-		return kerr.StaleMemberEpoch.Code
-	}
-	return 0
+	return validateMemberOffsetFetch(g.Consumer.Members, memberID, epoch)
 }
 
 // classicJoinConsumerGroupLocked handles a classic JoinGroup for a consumer group's

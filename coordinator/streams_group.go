@@ -523,38 +523,21 @@ func ownedTasks(req *kmsg.StreamsGroupHeartbeatRequest) *StreamsTasks {
 // member's, or behind it other than the previous epoch with a subset of the
 // assigned tasks, is fenced; epoch 0 rejoins in place.
 func (g *StreamsGroup) checkEpoch(m *StreamsMember, req *kmsg.StreamsGroupHeartbeatRequest) *streamsPlan {
-	received := req.MemberEpoch
-	switch {
-	case received == 0:
-		return nil
-	case received > m.MemberEpoch:
-		return streamsPlanError(kerr.FencedMemberEpoch.Code, fmt.Sprintf("The streams group member has a greater member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", received, m.MemberEpoch))
-	case received < m.MemberEpoch:
+	ownsSubset := func() bool {
 		owned := ownedTasks(req)
-		if received != m.PreviousMemberEpoch || owned == nil || !owned.subsetOf(m.Assigned) {
-			return streamsPlanError(kerr.FencedMemberEpoch.Code, fmt.Sprintf("The streams group member has a smaller member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", received, m.MemberEpoch))
-		}
+		return owned != nil && owned.subsetOf(m.Assigned)
+	}
+	if code, msg := checkMemberEpoch("streams", req.MemberEpoch, m.MemberEpoch, m.PreviousMemberEpoch, ownsSubset); code != 0 {
+		return streamsPlanError(code, msg)
 	}
 	return nil
 }
 
 // leave handles member epoch -1 and -2, as GroupMetadataManager.streamsGroupLeave.
 func (g *StreamsGroup) leave(req *kmsg.StreamsGroupHeartbeatRequest) *streamsPlan {
-	var m *StreamsMember
-	if req.InstanceID == nil {
-		m = g.Members[req.MemberID]
-		if m == nil {
-			return streamsPlanError(kerr.UnknownMemberID.Code, fmt.Sprintf("Member %s is not a member of group %s.", req.MemberID, g.ID))
-		}
-	} else {
-		m = g.Members[g.static[*req.InstanceID]]
-		if m == nil {
-			return streamsPlanError(kerr.UnknownMemberID.Code, "Instance id "+*req.InstanceID+" is unknown.")
-		}
-		if m.ID != req.MemberID {
-			return streamsPlanError(kerr.FencedInstanceID.Code, fmt.Sprintf(
-				"Static member %s with instance id %s was fenced by member %s.", req.MemberID, *req.InstanceID, m.ID))
-		}
+	m, code, msg := leavingMember(g.Members, g.static, g.ID, req.MemberID, req.InstanceID)
+	if code != 0 {
+		return streamsPlanError(code, msg)
 	}
 	resp := kmsg.NewPtrStreamsGroupHeartbeatResponse()
 	resp.MemberID = m.ID
@@ -706,12 +689,7 @@ func (g *StreamsGroup) setOwners(m *StreamsMember, own bool) {
 }
 
 func (g *StreamsGroup) sortedMembers() []*StreamsMember {
-	out := make([]*StreamsMember, 0, len(g.Members))
-	for _, m := range g.Members {
-		out = append(out, m)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out
+	return sortedMembers(g.Members)
 }
 
 // reconcileStreams is Kafka's streams CurrentAssignmentBuilder.
@@ -856,19 +834,7 @@ func (m streamsMemberMetadata) equal(o streamsMemberMetadata) bool {
 // ValidateOffsetCommit is StreamsGroup.validateOffsetCommit: as a consumer group's,
 // the member must exist and commit at its current epoch.
 func (g *StreamsGroup) ValidateOffsetCommit(memberID string, epoch int32, version int16) int16 {
-	if epoch < 0 && len(g.Members) == 0 {
-		return 0
-	}
-	m := g.Members[memberID]
-	switch {
-	case m == nil:
-		return kerr.UnknownMemberID.Code
-	case version < 9:
-		return kerr.UnsupportedVersion.Code
-	case epoch != m.MemberEpoch:
-		return kerr.StaleMemberEpoch.Code
-	}
-	return 0
+	return validateMemberOffsetCommit(g.Members, memberID, epoch, version)
 }
 
 // subscribes: a streams group reads its topology's source and repartition topics.

@@ -282,18 +282,7 @@ func finishStreamsGroupsLoad(groups map[string]*Group, now time.Time, cfg *Confi
 // validateOffsetFetch is StreamsGroup.validateOffsetFetch for OffsetFetch v9+: a
 // request naming a member must come from a member at its current epoch.
 func (g *StreamsGroup) validateOffsetFetch(memberID *string, epoch int32) int16 {
-	id := ""
-	if memberID != nil {
-		id = *memberID
-	}
-	m := g.Members[id]
-	switch {
-	case m == nil:
-		return kerr.UnknownMemberID.Code
-	case m.MemberEpoch != epoch:
-		return kerr.StaleMemberEpoch.Code
-	}
-	return 0
+	return validateMemberOffsetFetch(g.Members, memberID, epoch)
 }
 
 // classicJoinStreamsGroupLocked handles a classic JoinGroup for a streams group's

@@ -1,11 +1,15 @@
 package coordinator
 
-// What KIP-848 consumer groups and KIP-1071 streams groups share on the coordinator
-// side: the heartbeat's find/create/convert, write, then commit path. Each kind's
-// own state machine (ConsumerGroup, StreamsGroup) stays apart; groupKind says how a
-// Group holds it and how Kafka names it in messages.
+// What KIP-848 consumer groups and KIP-1071 streams groups ("modern" groups, as
+// Kafka's coordinator.group.modern package names them) share: the heartbeat's
+// find/create/convert, write, then commit path; a member's session and rebalance
+// timeouts; the member epoch check; finding the member a leave is about; the member
+// checks of OffsetCommit and OffsetFetch. Each kind's own state machine
+// (ConsumerGroup, StreamsGroup) stays apart; groupKind says how a Group holds it and
+// how Kafka names it in messages.
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -171,4 +175,100 @@ func (t *memberTimers) earliest(next time.Time) time.Time {
 		}
 	}
 	return next
+}
+
+// groupMember is a consumer or streams group member as the shared epoch checks see it.
+type groupMember interface {
+	*ConsumerMember | *StreamsMember
+	epoch() int32
+}
+
+func (m *ConsumerMember) epoch() int32 { return m.MemberEpoch }
+func (m *StreamsMember) epoch() int32  { return m.MemberEpoch }
+
+// sortedMembers is members ordered by id (the map's keys).
+func sortedMembers[M groupMember](members map[string]M) []M {
+	out := make([]M, 0, len(members))
+	for _, id := range sortedKeys(members) {
+		out = append(out, members[id])
+	}
+	return out
+}
+
+// checkMemberEpoch is throwIfConsumerGroupMemberEpochIsInvalid and its streams twin
+// (kind: "consumer", "streams"): an epoch ahead of the member's, or behind it other
+// than the previous epoch with the owned partitions (tasks) a subset of the assigned
+// ones, is FENCED_MEMBER_EPOCH; epoch 0 rejoins in place. ownsSubset is asked only
+// for the previous epoch. It returns 0 when the epoch is fine.
+func checkMemberEpoch(kind string, received, memberEpoch, previousEpoch int32, ownsSubset func() bool) (int16, string) {
+	switch {
+	case received == 0:
+	case received > memberEpoch:
+		return kerr.FencedMemberEpoch.Code, fmt.Sprintf("The %s group member has a greater member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", kind, received, memberEpoch)
+	case received < memberEpoch && (received != previousEpoch || !ownsSubset()):
+		return kerr.FencedMemberEpoch.Code, fmt.Sprintf("The %s group member has a smaller member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", kind, received, memberEpoch)
+	}
+	return 0, ""
+}
+
+// leavingMember finds the member a leave heartbeat (epoch -1 or -2) is about, as
+// consumerGroupLeave and streamsGroupLeave: by member id, or for a static member by
+// its instance id, which must still belong to memberID (FENCED_INSTANCE_ID if a
+// newer member took it). static maps instance ids to member ids.
+func leavingMember[M groupMember](members map[string]M, static map[string]string, group, memberID string, instanceID *string) (M, int16, string) {
+	if instanceID == nil {
+		m, ok := members[memberID]
+		if !ok {
+			return m, kerr.UnknownMemberID.Code, fmt.Sprintf("Member %s is not a member of group %s.", memberID, group)
+		}
+		return m, 0, ""
+	}
+	id := static[*instanceID]
+	m, ok := members[id]
+	switch {
+	case !ok:
+		return m, kerr.UnknownMemberID.Code, "Instance id " + *instanceID + " is unknown."
+	case id != memberID:
+		return m, kerr.FencedInstanceID.Code, fmt.Sprintf(
+			"Static member %s with instance id %s was fenced by member %s.", memberID, *instanceID, id)
+	}
+	return m, 0, ""
+}
+
+// validateMemberOffsetCommit is ConsumerGroup.validateOffsetCommit and
+// StreamsGroup.validateOffsetCommit for a non-transactional commit: epoch -1 commits
+// only to an empty group (admin tools); otherwise the member must exist
+// (UNKNOWN_MEMBER_ID), use OffsetCommit v9+ (UNSUPPORTED_VERSION), and commit at its
+// current epoch (STALE_MEMBER_EPOCH).
+func validateMemberOffsetCommit[M groupMember](members map[string]M, memberID string, epoch int32, version int16) int16 {
+	if epoch < 0 && len(members) == 0 {
+		return 0
+	}
+	m, ok := members[memberID]
+	switch {
+	case !ok:
+		return kerr.UnknownMemberID.Code
+	case version < 9:
+		return kerr.UnsupportedVersion.Code
+	case epoch != m.epoch():
+		return kerr.StaleMemberEpoch.Code
+	}
+	return 0
+}
+
+// validateMemberOffsetFetch is validateOffsetFetch of both kinds for OffsetFetch v9+:
+// a request naming a member must come from a member at its current epoch.
+func validateMemberOffsetFetch[M groupMember](members map[string]M, memberID *string, epoch int32) int16 {
+	id := ""
+	if memberID != nil {
+		id = *memberID
+	}
+	m, ok := members[id]
+	switch {
+	case !ok:
+		return kerr.UnknownMemberID.Code
+	case m.epoch() != epoch:
+		return kerr.StaleMemberEpoch.Code
+	}
+	return 0
 }
