@@ -116,39 +116,21 @@ func newUUID() string {
 // ConsumerGroupDescribe describes consumer groups, as GroupMetadataManager's
 // consumerGroupDescribe: GROUP_ID_NOT_FOUND for unknown and for classic groups.
 func (c *GroupCoordinator) ConsumerGroupDescribe(groups []string) []kmsg.ConsumerGroupDescribeResponseGroup {
-	out := make([]kmsg.ConsumerGroupDescribeResponseGroup, 0, len(groups))
-	for _, id := range groups {
+	newD := func(id string) kmsg.ConsumerGroupDescribeResponseGroup {
 		d := kmsg.NewConsumerGroupDescribeResponseGroup()
 		d.Group = id
 		d.AuthorizedOperations = -2147483648
-		if id == "" {
-			d.ErrorCode = kerr.InvalidGroupID.Code
-			out = append(out, d)
-			continue
-		}
-		s, code := c.shardFor(id)
-		if code != 0 {
-			d.ErrorCode = code
-			out = append(out, d)
-			continue
-		}
-		func() {
-			defer s.mu.Unlock()
-			g := s.groups[id]
-			switch {
-			case g == nil || g.State == Dead:
-				d.ErrorCode = kerr.GroupIDNotFound.Code
-				d.ErrorMessage = kmsg.StringPtr("Group " + id + " not found.")
-			case g.Consumer == nil:
-				d.ErrorCode = kerr.GroupIDNotFound.Code
-				d.ErrorMessage = kmsg.StringPtr("Group " + id + " is not a consumer group.")
-			default:
-				g.Consumer.describe(&d, c.md)
-			}
-		}()
-		out = append(out, d)
+		return d
 	}
-	return out
+	errorCode := func(d *kmsg.ConsumerGroupDescribeResponseGroup) *int16 { return &d.ErrorCode }
+	return describeGroups(c, groups, newD, errorCode, func(s *shard, id string, d *kmsg.ConsumerGroupDescribeResponseGroup) {
+		g, code, msg := describedGroupLocked(s, consumerKind, id)
+		if code != 0 {
+			d.ErrorCode, d.ErrorMessage = code, msg
+			return
+		}
+		g.Consumer.describe(d, c.md)
+	})
 }
 
 func (g *ConsumerGroup) describe(d *kmsg.ConsumerGroupDescribeResponseGroup, md Metadata) {

@@ -4,7 +4,8 @@ package coordinator
 // Kafka's coordinator.group.modern package names them) share: the heartbeat's
 // find/create/convert, write, then commit path; a member's session and rebalance
 // timeouts; the member epoch check; finding the member a leave is about; the member
-// checks of OffsetCommit and OffsetFetch. Each kind's own state machine
+// checks of OffsetCommit and OffsetFetch; and the loop every group describe (classic
+// and share ones too) runs. Each kind's own state machine
 // (ConsumerGroup, StreamsGroup) stays apart; groupKind says how a Group holds it and
 // how Kafka names it in messages.
 
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // groupKind is a KIP-848-style group kind as the shared coordinator paths see it.
@@ -271,4 +273,42 @@ func validateMemberOffsetFetch[M groupMember](members map[string]M, memberID *st
 		return kerr.StaleMemberEpoch.Code
 	}
 	return 0
+}
+
+// describeGroups is the loop every group describe shares (DescribeGroups,
+// ConsumerGroupDescribe, StreamsGroupDescribe, ShareGroupDescribe): each id gets a
+// response made by newD; an empty id is INVALID_GROUP_ID, one whose shard is not led
+// or not loaded here gets shardFor's code (errorCode points at the response's
+// ErrorCode), and describe fills the rest under the shard's lock.
+func describeGroups[D any](c *GroupCoordinator, ids []string, newD func(id string) D, errorCode func(*D) *int16,
+	describe func(s *shard, id string, d *D)) []D {
+	out := make([]D, 0, len(ids))
+	for _, id := range ids {
+		d := newD(id)
+		if id == "" {
+			*errorCode(&d) = kerr.InvalidGroupID.Code
+		} else if s, code := c.shardFor(id); code != 0 {
+			*errorCode(&d) = code
+		} else {
+			func() {
+				defer s.mu.Unlock()
+				describe(s, id, &d)
+			}()
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// describedGroupLocked is the group of kind k a describe names, or GROUP_ID_NOT_FOUND
+// with Kafka's message (unknown or dead; of another kind). s.mu should be held.
+func describedGroupLocked(s *shard, k groupKind, id string) (*Group, int16, *string) {
+	g := s.groups[id]
+	switch {
+	case g == nil || g.State == Dead:
+		return nil, kerr.GroupIDNotFound.Code, kmsg.StringPtr("Group " + id + " not found.")
+	case !k.is(g):
+		return nil, kerr.GroupIDNotFound.Code, kmsg.StringPtr("Group " + id + " is not a " + k.name + " group.")
+	}
+	return g, 0, nil
 }

@@ -126,47 +126,29 @@ const (
 // StreamsGroupDescribe describes streams groups, as GroupMetadataManager's
 // streamsGroupDescribe: GROUP_ID_NOT_FOUND for unknown groups and other kinds.
 func (c *GroupCoordinator) StreamsGroupDescribe(groups []string, includeTopologyDescription bool) []kmsg.StreamsGroupDescribeResponseGroup {
-	out := make([]kmsg.StreamsGroupDescribeResponseGroup, 0, len(groups))
-	for _, id := range groups {
+	newD := func(id string) kmsg.StreamsGroupDescribeResponseGroup {
 		d := kmsg.NewStreamsGroupDescribeResponseGroup()
 		d.Group = id
-		if id == "" {
-			d.ErrorCode = kerr.InvalidGroupID.Code
-			out = append(out, d)
-			continue
-		}
-		s, code := c.shardFor(id)
-		if code != 0 {
-			d.ErrorCode = code
-			out = append(out, d)
-			continue
-		}
-		func() {
-			defer s.mu.Unlock()
-			g := s.groups[id]
-			switch {
-			case g == nil || g.State == Dead:
-				d.ErrorCode = kerr.GroupIDNotFound.Code
-				d.ErrorMessage = kmsg.StringPtr("Group " + id + " not found.")
-			case g.Streams == nil:
-				d.ErrorCode = kerr.GroupIDNotFound.Code
-				d.ErrorMessage = kmsg.StringPtr("Group " + id + " is not a streams group.")
-			default:
-				if g.Streams.configured == nil && g.Streams.Topology != nil {
-					g.Streams.configured = configure(g.Streams.Topology, c.md)
-				}
-				g.Streams.describe(&d)
-				if includeTopologyDescription {
-					// No topology description plugin is configured: nothing stored.
-					d.TopologyDescriptionStatus = topologyDescriptionNotStored
-				} else {
-					d.TopologyDescriptionStatus = topologyDescriptionNotRequested
-				}
-			}
-		}()
-		out = append(out, d)
+		return d
 	}
-	return out
+	errorCode := func(d *kmsg.StreamsGroupDescribeResponseGroup) *int16 { return &d.ErrorCode }
+	return describeGroups(c, groups, newD, errorCode, func(s *shard, id string, d *kmsg.StreamsGroupDescribeResponseGroup) {
+		g, code, msg := describedGroupLocked(s, streamsKind, id)
+		if code != 0 {
+			d.ErrorCode, d.ErrorMessage = code, msg
+			return
+		}
+		if g.Streams.configured == nil && g.Streams.Topology != nil {
+			g.Streams.configured = configure(g.Streams.Topology, c.md)
+		}
+		g.Streams.describe(d)
+		if includeTopologyDescription {
+			// No topology description plugin is configured: nothing stored.
+			d.TopologyDescriptionStatus = topologyDescriptionNotStored
+		} else {
+			d.TopologyDescriptionStatus = topologyDescriptionNotRequested
+		}
+	})
 }
 
 func (g *StreamsGroup) describe(d *kmsg.StreamsGroupDescribeResponseGroup) {
