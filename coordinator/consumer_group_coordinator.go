@@ -85,15 +85,7 @@ func (c *GroupCoordinator) ConsumerGroupHeartbeat(req *kmsg.ConsumerGroupHeartbe
 // group's state, epochs or size.
 func (c *GroupCoordinator) logConsumerGroupLocked(g *Group) {
 	cg := g.Consumer
-	for _, f := range cg.fenced {
-		c.logger.Info().Str("group", g.ID).Str("member", f.id).Str("reason", f.reason).Msg("consumer group member fenced")
-	}
-	cg.fenced = nil
-	if v := (consumerView{cg.Epoch, cg.AssignmentEpoch, len(cg.Members), cg.State()}); v != cg.logged {
-		cg.logged = v
-		c.logger.Info().Str("group", g.ID).Str("state", v.state).Int32("epoch", v.epoch).
-			Int32("assignment_epoch", v.assignmentEpoch).Int("members", v.members).Msg("consumer group changed")
-	}
+	c.logModernGroupLocked(consumerKind, g.ID, &cg.fenced, &cg.logged, consumerView{cg.Epoch, cg.AssignmentEpoch, len(cg.Members), cg.State()})
 }
 
 type consumerView struct {

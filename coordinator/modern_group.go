@@ -4,7 +4,7 @@ package coordinator
 // Kafka's coordinator.group.modern package names them) share: the heartbeat's
 // find/create/convert, write, then commit path; a member's session and rebalance
 // timeouts; the member epoch check; finding the member a leave is about; the member
-// checks of OffsetCommit and OffsetFetch; and the loop every group describe (classic
+// checks of OffsetCommit and OffsetFetch; the group's log lines; and the loop every group describe (classic
 // and share ones too) runs. Each kind's own state machine
 // (ConsumerGroup, StreamsGroup) stays apart; groupKind says how a Group holds it and
 // how Kafka names it in messages.
@@ -311,4 +311,18 @@ func describedGroupLocked(s *shard, k groupKind, id string) (*Group, int16, *str
 		return nil, kerr.GroupIDNotFound.Code, kmsg.StringPtr("Group " + id + " is not a " + k.name + " group.")
 	}
 	return g, 0, nil
+}
+
+// logModernGroupLocked logs the members a timeout fenced (draining fenced) and the
+// group's view v when it differs from the one last logged.
+func (c *GroupCoordinator) logModernGroupLocked(k groupKind, group string, fenced *[]fencedMember, logged *consumerView, v consumerView) {
+	for _, f := range *fenced {
+		c.logger.Info().Str("group", group).Str("member", f.id).Str("reason", f.reason).Msg(k.name + " group member fenced")
+	}
+	*fenced = nil
+	if v != *logged {
+		*logged = v
+		c.logger.Info().Str("group", group).Str("state", v.state).Int32("epoch", v.epoch).
+			Int32("assignment_epoch", v.assignmentEpoch).Int("members", v.members).Msg(k.name + " group changed")
+	}
 }

@@ -106,15 +106,7 @@ func (c *GroupCoordinator) StreamsGroupHeartbeat(req *kmsg.StreamsGroupHeartbeat
 // logStreamsGroupLocked logs fenced members and changes of the group's state.
 func (c *GroupCoordinator) logStreamsGroupLocked(g *Group) {
 	sg := g.Streams
-	for _, f := range sg.fenced {
-		c.logger.Info().Str("group", g.ID).Str("member", f.id).Str("reason", f.reason).Msg("streams group member fenced")
-	}
-	sg.fenced = nil
-	if v := (consumerView{sg.Epoch, sg.AssignmentEpoch, len(sg.Members), sg.State()}); v != sg.logged {
-		sg.logged = v
-		c.logger.Info().Str("group", g.ID).Str("state", v.state).Int32("epoch", v.epoch).
-			Int32("assignment_epoch", v.assignmentEpoch).Int("members", v.members).Msg("streams group changed")
-	}
+	c.logModernGroupLocked(streamsKind, g.ID, &sg.fenced, &sg.logged, consumerView{sg.Epoch, sg.AssignmentEpoch, len(sg.Members), sg.State()})
 }
 
 // Topology description statuses of StreamsGroupDescribe v1.
