@@ -193,21 +193,6 @@ func (c *GroupCoordinator) validateOffsetFetch(group string, memberID *string, e
 	return validateMemberOffsetFetch(g.Consumer.Members, memberID, epoch)
 }
 
-// classicJoinConsumerGroupLocked handles a classic JoinGroup for a consumer group's
-// id: an empty consumer group turns back into a classic one (its records are
-// tombstoned; offsets stay); one with members answers INCONSISTENT_GROUP_PROTOCOL,
-// as Kafka does for a member whose protocols the group cannot take.
-func (c *GroupCoordinator) classicJoinConsumerGroupLocked(s *shard, g *Group) int16 {
-	if len(g.Consumer.Members) > 0 {
-		return kerr.InconsistentGroupProtocol.Code
-	}
-	if code := c.writeLocked(s, g.consumerTombstones()); code != 0 {
-		return groupWriteError(code)
-	}
-	g.Consumer = nil
-	return 0
-}
-
 // consumerTombstones deletes a consumer group's records (nil for a classic group),
 // in the order of Kafka's ConsumerGroup.createGroupTombstoneRecords.
 func (g *Group) consumerTombstones() []Record {

@@ -533,14 +533,11 @@ func (c *GroupCoordinator) JoinGroup(req *kmsg.JoinGroupRequest, clientID, clien
 		g = NewGroup(req.Group, &c.cfg, now)
 		s.groups[req.Group] = g
 	}
-	if g.Streams != nil {
-		if code := c.classicJoinStreamsGroupLocked(s, g); code != 0 {
-			w(joinError(req.MemberID, code))
-			return
+	for _, k := range []groupKind{streamsKind, consumerKind} {
+		if !k.is(g) {
+			continue
 		}
-	}
-	if g.Consumer != nil {
-		if code := c.classicJoinConsumerGroupLocked(s, g); code != 0 {
+		if code := c.classicJoinModernGroupLocked(s, g, k); code != 0 {
 			w(joinError(req.MemberID, code))
 			return
 		}

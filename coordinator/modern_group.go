@@ -4,10 +4,10 @@ package coordinator
 // Kafka's coordinator.group.modern package names them) share: the heartbeat's
 // find/create/convert, write, then commit path; a member's session and rebalance
 // timeouts; the member epoch check; finding the member a leave is about; the member
-// checks of OffsetCommit and OffsetFetch; the group's log lines; and the loop every group describe (classic
-// and share ones too) runs. Each kind's own state machine
-// (ConsumerGroup, StreamsGroup) stays apart; groupKind says how a Group holds it and
-// how Kafka names it in messages.
+// checks of OffsetCommit and OffsetFetch; the group's log lines; a classic JoinGroup
+// for an empty one; and the loop every group describe (classic and share ones too)
+// runs. Each kind's own state machine (ConsumerGroup, StreamsGroup) stays apart;
+// groupKind says how a Group holds it and how Kafka names it in messages.
 
 import (
 	"fmt"
@@ -27,20 +27,29 @@ type groupKind struct {
 	// attach gives g an empty group of this kind; detach drops it.
 	attach func(g *Group, cfg *Config)
 	detach func(g *Group)
+	// members is how many members g's group of this kind has.
+	members func(g *Group) int
+	// tombstones delete g's records of this kind, in Kafka's
+	// createGroupTombstoneRecords order.
+	tombstones func(g *Group) []Record
 }
 
 var (
 	consumerKind = groupKind{
 		name: "consumer", title: "Consumer",
-		is:     func(g *Group) bool { return g.Consumer != nil },
-		attach: func(g *Group, cfg *Config) { g.Consumer = NewConsumerGroup(g.ID, &cfg.Consumer) },
-		detach: func(g *Group) { g.Consumer = nil },
+		is:         func(g *Group) bool { return g.Consumer != nil },
+		attach:     func(g *Group, cfg *Config) { g.Consumer = NewConsumerGroup(g.ID, &cfg.Consumer) },
+		detach:     func(g *Group) { g.Consumer = nil },
+		members:    func(g *Group) int { return len(g.Consumer.Members) },
+		tombstones: (*Group).consumerTombstones,
 	}
 	streamsKind = groupKind{
 		name: "streams", title: "Streams",
-		is:     func(g *Group) bool { return g.Streams != nil },
-		attach: func(g *Group, cfg *Config) { g.Streams = NewStreamsGroup(g.ID, &cfg.Streams) },
-		detach: func(g *Group) { g.Streams = nil },
+		is:         func(g *Group) bool { return g.Streams != nil },
+		attach:     func(g *Group, cfg *Config) { g.Streams = NewStreamsGroup(g.ID, &cfg.Streams) },
+		detach:     func(g *Group) { g.Streams = nil },
+		members:    func(g *Group) int { return len(g.Streams.Members) },
+		tombstones: (*Group).streamsTombstones,
 	}
 )
 
@@ -325,4 +334,19 @@ func (c *GroupCoordinator) logModernGroupLocked(k groupKind, group string, fence
 		c.logger.Info().Str("group", group).Str("state", v.state).Int32("epoch", v.epoch).
 			Int32("assignment_epoch", v.assignmentEpoch).Int("members", v.members).Msg(k.name + " group changed")
 	}
+}
+
+// classicJoinModernGroupLocked handles a classic JoinGroup for the id of a group of
+// kind k: an empty one turns into a classic group (its records are tombstoned;
+// offsets stay); one with members answers INCONSISTENT_GROUP_PROTOCOL, as Kafka does
+// for a member whose protocols the group cannot take.
+func (c *GroupCoordinator) classicJoinModernGroupLocked(s *shard, g *Group, k groupKind) int16 {
+	if k.members(g) > 0 {
+		return kerr.InconsistentGroupProtocol.Code
+	}
+	if code := c.writeLocked(s, k.tombstones(g)); code != 0 {
+		return groupWriteError(code)
+	}
+	k.detach(g)
+	return 0
 }

@@ -258,17 +258,3 @@ func finishStreamsGroupsLoad(groups map[string]*Group, now time.Time, cfg *Confi
 func (g *StreamsGroup) validateOffsetFetch(memberID *string, epoch int32) int16 {
 	return validateMemberOffsetFetch(g.Members, memberID, epoch)
 }
-
-// classicJoinStreamsGroupLocked handles a classic JoinGroup for a streams group's
-// id: an empty streams group turns into a classic one (its records are tombstoned;
-// offsets stay); one with members answers INCONSISTENT_GROUP_PROTOCOL.
-func (c *GroupCoordinator) classicJoinStreamsGroupLocked(s *shard, g *Group) int16 {
-	if len(g.Streams.Members) > 0 {
-		return kerr.InconsistentGroupProtocol.Code
-	}
-	if code := c.writeLocked(s, g.streamsTombstones()); code != 0 {
-		return groupWriteError(code)
-	}
-	g.Streams = nil
-	return 0
-}
