@@ -484,11 +484,7 @@ type fencedMember struct{ id, reason string }
 
 // NextDeadline is when Tick must next run (zero: never).
 func (g *ConsumerGroup) NextDeadline() time.Time {
-	var next time.Time
-	for _, m := range g.Members {
-		next = m.earliest(next)
-	}
-	return next
+	return nextDeadline(g.Members)
 }
 
 // Tick fences the members whose session ran out, or that did not revoke within
@@ -496,18 +492,15 @@ func (g *ConsumerGroup) NextDeadline() time.Time {
 // at once: they are in the log once written, and a write that fails means this
 // broker is losing the partition anyway.
 func (g *ConsumerGroup) Tick(now time.Time) []Record {
-	var out []Record
-	for _, m := range g.sortedMembers() {
-		reason := m.expired(now, m.State == MemberUnrevokedPartitions)
-		if reason == "" {
-			continue
-		}
-		g.fenced = append(g.fenced, fencedMember{m.ID, reason})
+	revoking := func(m *ConsumerMember) bool { return m.State == MemberUnrevokedPartitions }
+	out := fenceExpired(g.Members, now, revoking, &g.fenced, func(m *ConsumerMember) []Record {
+		var out []Record
 		for _, r := range g.fenceRecords(m) {
 			g.apply(r)
 			out = append(out, r.encode())
 		}
-	}
+		return out
+	})
 	return out
 }
 

@@ -192,10 +192,42 @@ func (t *memberTimers) earliest(next time.Time) time.Time {
 type groupMember interface {
 	*ConsumerMember | *StreamsMember
 	epoch() int32
+	memberID() string
+	expired(now time.Time, revoking bool) string // memberTimers'
+	earliest(next time.Time) time.Time           // memberTimers'
 }
 
-func (m *ConsumerMember) epoch() int32 { return m.MemberEpoch }
-func (m *StreamsMember) epoch() int32  { return m.MemberEpoch }
+func (m *ConsumerMember) epoch() int32     { return m.MemberEpoch }
+func (m *StreamsMember) epoch() int32      { return m.MemberEpoch }
+func (m *ConsumerMember) memberID() string { return m.ID }
+func (m *StreamsMember) memberID() string  { return m.ID }
+
+// nextDeadline is the earliest of members' deadlines: when the group's Tick must
+// next run (zero: never).
+func nextDeadline[M groupMember](members map[string]M) time.Time {
+	var next time.Time
+	for _, m := range members {
+		next = m.earliest(next)
+	}
+	return next
+}
+
+// fenceExpired is the loop of both kinds' Tick: in member id order, each member
+// whose session ran out, or that did not revoke (revoking) within its rebalance
+// timeout, is added to fenced with why and fenced by fence, which applies the
+// member's fence records and returns them encoded.
+func fenceExpired[M groupMember](members map[string]M, now time.Time, revoking func(M) bool, fenced *[]fencedMember, fence func(M) []Record) []Record {
+	var out []Record
+	for _, m := range sortedMembers(members) {
+		reason := m.expired(now, revoking(m))
+		if reason == "" {
+			continue
+		}
+		*fenced = append(*fenced, fencedMember{m.memberID(), reason})
+		out = append(out, fence(m)...)
+	}
+	return out
+}
 
 // sortedMembers is members ordered by id (the map's keys).
 func sortedMembers[M groupMember](members map[string]M) []M {

@@ -573,28 +573,21 @@ func streamsMemberTombstones(group, member string) []sgRecord {
 
 // NextDeadline is when Tick must next run (zero: never).
 func (g *StreamsGroup) NextDeadline() time.Time {
-	var next time.Time
-	for _, m := range g.Members {
-		next = m.earliest(next)
-	}
-	return next
+	return nextDeadline(g.Members)
 }
 
 // Tick fences the members whose session ran out or that did not revoke within
 // their rebalance timeout; the records are applied at once.
 func (g *StreamsGroup) Tick(now time.Time) []Record {
-	var out []Record
-	for _, m := range g.sortedMembers() {
-		reason := m.expired(now, m.State == StreamsMemberUnrevokedTasks)
-		if reason == "" {
-			continue
-		}
-		g.fenced = append(g.fenced, fencedMember{m.ID, reason})
+	revoking := func(m *StreamsMember) bool { return m.State == StreamsMemberUnrevokedTasks }
+	out := fenceExpired(g.Members, now, revoking, &g.fenced, func(m *StreamsMember) []Record {
+		var out []Record
 		for _, r := range g.fenceRecords(m) {
 			g.apply(r)
 			out = append(out, r.encode())
 		}
-	}
+		return out
+	})
 	if len(g.Members) == 0 {
 		g.shutdown = false
 	}
