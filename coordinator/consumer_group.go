@@ -94,12 +94,7 @@ type ConsumerMember struct {
 	ID string
 	memberMetadata
 	currentAssignment
-
-	// sessionDeadline: the member is fenced if no heartbeat renews it by then.
-	sessionDeadline time.Time
-	// rebalanceDeadline is set while the member is in UNREVOKED_PARTITIONS: it is
-	// fenced if it has not revoked by then (its rebalance timeout).
-	rebalanceDeadline time.Time
+	memberTimers
 }
 
 // ConsumerGroup is one KIP-848 consumer group. It is not safe for concurrent use.
@@ -197,15 +192,7 @@ func (g *ConsumerGroup) Commit(now time.Time, p *heartbeatPlan) {
 	if m == nil {
 		return
 	}
-	if p.renew {
-		m.sessionDeadline = now.Add(g.cfg.SessionTimeout)
-	}
-	switch {
-	case p.rebalance > 0:
-		m.rebalanceDeadline = now.Add(time.Duration(m.RebalanceTimeoutMs) * time.Millisecond)
-	case p.rebalance < 0:
-		m.rebalanceDeadline = time.Time{}
-	}
+	m.arm(now, g.cfg.SessionTimeout, p.renew, p.rebalance, m.RebalanceTimeoutMs)
 }
 
 // Heartbeat plans a ConsumerGroupHeartbeat the caller has validated (see
@@ -408,13 +395,9 @@ func (g *ConsumerGroup) Heartbeat(now time.Time, req *kmsg.ConsumerGroupHeartbea
 // again (KAFKA-19233; before it, such a member stayed fenced until its session ran
 // out).
 func (g *ConsumerGroup) checkEpoch(m *ConsumerMember, received int32, owned []kmsg.ConsumerGroupHeartbeatRequestTopic) *heartbeatPlan {
-	switch {
-	case received == 0:
-		return nil
-	case received > m.MemberEpoch:
-		return planError(kerr.FencedMemberEpoch.Code, fmt.Sprintf("The consumer group member has a greater member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", received, m.MemberEpoch))
-	case received < m.MemberEpoch && (received != m.PreviousMemberEpoch || !isSubset(owned, m.Assigned)):
-		return planError(kerr.FencedMemberEpoch.Code, fmt.Sprintf("The consumer group member has a smaller member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", received, m.MemberEpoch))
+	if code, msg := checkMemberEpoch("consumer", received, m.MemberEpoch, m.PreviousMemberEpoch,
+		func() bool { return isSubset(owned, m.Assigned) }); code != 0 {
+		return planError(code, msg)
 	}
 	return nil
 }
@@ -442,21 +425,9 @@ func containsPartition(ps []int32, p int32) bool {
 // keeping its assignment until it rejoins or its session times out), as
 // GroupMetadataManager.consumerGroupLeave.
 func (g *ConsumerGroup) leave(req *kmsg.ConsumerGroupHeartbeatRequest) *heartbeatPlan {
-	var m *ConsumerMember
-	if req.InstanceID == nil {
-		m = g.Members[req.MemberID]
-		if m == nil {
-			return planError(kerr.UnknownMemberID.Code, fmt.Sprintf("Member %s is not a member of group %s.", req.MemberID, g.ID))
-		}
-	} else {
-		m = g.Members[g.static[*req.InstanceID]]
-		if m == nil {
-			return planError(kerr.UnknownMemberID.Code, "Instance id "+*req.InstanceID+" is unknown.")
-		}
-		if m.ID != req.MemberID {
-			return planError(kerr.FencedInstanceID.Code, fmt.Sprintf(
-				"Static member %s with instance id %s was fenced by member %s.", req.MemberID, *req.InstanceID, m.ID))
-		}
+	m, code, msg := leavingMember(g.Members, g.static, g.ID, req.MemberID, req.InstanceID)
+	if code != 0 {
+		return planError(code, msg)
 	}
 	resp := kmsg.NewPtrConsumerGroupHeartbeatResponse()
 	resp.MemberID = &m.ID
@@ -513,17 +484,7 @@ type fencedMember struct{ id, reason string }
 
 // NextDeadline is when Tick must next run (zero: never).
 func (g *ConsumerGroup) NextDeadline() time.Time {
-	var next time.Time
-	min := func(t time.Time) {
-		if !t.IsZero() && (next.IsZero() || t.Before(next)) {
-			next = t
-		}
-	}
-	for _, m := range g.Members {
-		min(m.sessionDeadline)
-		min(m.rebalanceDeadline)
-	}
-	return next
+	return nextDeadline(g.Members)
 }
 
 // Tick fences the members whose session ran out, or that did not revoke within
@@ -531,23 +492,15 @@ func (g *ConsumerGroup) NextDeadline() time.Time {
 // at once: they are in the log once written, and a write that fails means this
 // broker is losing the partition anyway.
 func (g *ConsumerGroup) Tick(now time.Time) []Record {
-	var out []Record
-	for _, m := range g.sortedMembers() {
-		session := !m.sessionDeadline.IsZero() && !now.Before(m.sessionDeadline)
-		rebalance := !m.rebalanceDeadline.IsZero() && !now.Before(m.rebalanceDeadline) && m.State == MemberUnrevokedPartitions
-		if !session && !rebalance {
-			continue
-		}
-		reason := "session timeout"
-		if !session {
-			reason = "rebalance timeout"
-		}
-		g.fenced = append(g.fenced, fencedMember{m.ID, reason})
+	revoking := func(m *ConsumerMember) bool { return m.State == MemberUnrevokedPartitions }
+	out := fenceExpired(g.Members, now, revoking, &g.fenced, func(m *ConsumerMember) []Record {
+		var out []Record
 		for _, r := range g.fenceRecords(m) {
 			g.apply(r)
 			out = append(out, r.encode())
 		}
-	}
+		return out
+	})
 	return out
 }
 
@@ -648,12 +601,7 @@ func (g *ConsumerGroup) setOwners(m *ConsumerMember, own bool) {
 }
 
 func (g *ConsumerGroup) sortedMembers() []*ConsumerMember {
-	out := make([]*ConsumerMember, 0, len(g.Members))
-	for _, m := range g.Members {
-		out = append(out, m)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out
+	return sortedMembers(g.Members)
 }
 
 // regex compiles a subscription regex (anchored: Kafka matches whole topic names).

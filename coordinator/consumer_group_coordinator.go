@@ -71,85 +71,21 @@ func (c *GroupCoordinator) ValidateConsumerGroupHeartbeat(req *kmsg.ConsumerGrou
 // ConsumerGroupHeartbeat handles ConsumerGroupHeartbeat: the group's records are
 // written before the answer, and the group's timer re-armed.
 func (c *GroupCoordinator) ConsumerGroupHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, clientID, clientHost string) *kmsg.ConsumerGroupHeartbeatResponse {
-	fail := func(code int16, msg string) *kmsg.ConsumerGroupHeartbeatResponse {
+	if code, msg := c.ValidateConsumerGroupHeartbeat(req); code != 0 {
 		return planError(code, msg).Resp
 	}
-	if code, msg := c.ValidateConsumerGroupHeartbeat(req); code != 0 {
-		return fail(code, msg)
-	}
-	s, code := c.shardFor(req.Group)
-	if code != 0 {
-		return fail(code, "")
-	}
-	defer s.mu.Unlock()
-	now := c.now()
-	g := s.groups[req.Group]
-	var pre []Record // written before the group's own records
-	created, converted := false, false
-	switch {
-	case g == nil && s.shareGroups[req.Group] != nil:
-		return fail(kerr.GroupIDNotFound.Code, "Group "+req.Group+" is not a consumer group.")
-	case g == nil:
-		if req.MemberEpoch != 0 {
-			return fail(kerr.GroupIDNotFound.Code, "Consumer group "+req.Group+" not found.")
-		}
-		g = NewGroup(req.Group, &c.cfg, now)
-		g.Consumer = NewConsumerGroup(req.Group, &c.cfg.Consumer)
-		s.groups[req.Group] = g
-		created = true
-	case g.Consumer == nil:
-		// An empty classic group (perhaps only offsets) becomes a consumer group
-		// keeping its offsets; one with members stays classic.
-		if req.MemberEpoch != 0 || g.Streams != nil || g.State != Empty || !g.IsEmpty() {
-			return fail(kerr.GroupIDNotFound.Code, "Group "+req.Group+" is not a consumer group.")
-		}
-		g.Consumer = NewConsumerGroup(req.Group, &c.cfg.Consumer)
-		if g.ProtocolType != "" || g.Generation > 0 {
-			pre = append(pre, GroupTombstone(g.ID))
-		}
-		converted = true
-	}
-	cg := g.Consumer
-	plan := cg.Heartbeat(now, req, clientID, clientHost, c.md, newUUID)
-	if plan.Resp.ErrorCode == 0 {
-		recs := pre
-		for _, r := range plan.Records {
-			recs = append(recs, r.encode())
-		}
-		if code := c.writeLocked(s, recs); code != 0 {
-			plan = planError(groupWriteError(code), "")
-		} else {
-			cg.Commit(now, plan)
-			if converted {
-				g.ProtocolType, g.Generation, g.Protocol, g.Leader = "", 0, "", ""
-			}
-			created, converted = false, false
-		}
-	}
-	switch {
-	case created:
-		c.removeGroupLocked(s, g)
-		return plan.Resp
-	case converted:
-		g.Consumer = nil
-	}
-	c.scheduleLocked(s, g)
-	return plan.Resp
+	return groupHeartbeat(c, consumerKind, req.Group, req.MemberEpoch, planError,
+		func(g *Group, now time.Time) *heartbeatPlan {
+			return g.Consumer.Heartbeat(now, req, clientID, clientHost, c.md, newUUID)
+		},
+		func(g *Group, now time.Time, plan *heartbeatPlan) { g.Consumer.Commit(now, plan) }).Resp
 }
 
 // logConsumerGroupLocked logs the members a timeout fenced and any change of the
 // group's state, epochs or size.
 func (c *GroupCoordinator) logConsumerGroupLocked(g *Group) {
 	cg := g.Consumer
-	for _, f := range cg.fenced {
-		c.logger.Info().Str("group", g.ID).Str("member", f.id).Str("reason", f.reason).Msg("consumer group member fenced")
-	}
-	cg.fenced = nil
-	if v := (consumerView{cg.Epoch, cg.AssignmentEpoch, len(cg.Members), cg.State()}); v != cg.logged {
-		cg.logged = v
-		c.logger.Info().Str("group", g.ID).Str("state", v.state).Int32("epoch", v.epoch).
-			Int32("assignment_epoch", v.assignmentEpoch).Int("members", v.members).Msg("consumer group changed")
-	}
+	c.logModernGroupLocked(consumerKind, g.ID, &cg.fenced, &cg.logged, consumerView{cg.Epoch, cg.AssignmentEpoch, len(cg.Members), cg.State()})
 }
 
 type consumerView struct {
@@ -172,39 +108,21 @@ func newUUID() string {
 // ConsumerGroupDescribe describes consumer groups, as GroupMetadataManager's
 // consumerGroupDescribe: GROUP_ID_NOT_FOUND for unknown and for classic groups.
 func (c *GroupCoordinator) ConsumerGroupDescribe(groups []string) []kmsg.ConsumerGroupDescribeResponseGroup {
-	out := make([]kmsg.ConsumerGroupDescribeResponseGroup, 0, len(groups))
-	for _, id := range groups {
+	newD := func(id string) kmsg.ConsumerGroupDescribeResponseGroup {
 		d := kmsg.NewConsumerGroupDescribeResponseGroup()
 		d.Group = id
 		d.AuthorizedOperations = -2147483648
-		if id == "" {
-			d.ErrorCode = kerr.InvalidGroupID.Code
-			out = append(out, d)
-			continue
-		}
-		s, code := c.shardFor(id)
-		if code != 0 {
-			d.ErrorCode = code
-			out = append(out, d)
-			continue
-		}
-		func() {
-			defer s.mu.Unlock()
-			g := s.groups[id]
-			switch {
-			case g == nil || g.State == Dead:
-				d.ErrorCode = kerr.GroupIDNotFound.Code
-				d.ErrorMessage = kmsg.StringPtr("Group " + id + " not found.")
-			case g.Consumer == nil:
-				d.ErrorCode = kerr.GroupIDNotFound.Code
-				d.ErrorMessage = kmsg.StringPtr("Group " + id + " is not a consumer group.")
-			default:
-				g.Consumer.describe(&d, c.md)
-			}
-		}()
-		out = append(out, d)
+		return d
 	}
-	return out
+	errorCode := func(d *kmsg.ConsumerGroupDescribeResponseGroup) *int16 { return &d.ErrorCode }
+	return describeGroups(c, groups, newD, errorCode, func(s *shard, id string, d *kmsg.ConsumerGroupDescribeResponseGroup) {
+		g, code, msg := describedGroupLocked(s, consumerKind, id)
+		if code != 0 {
+			d.ErrorCode, d.ErrorMessage = code, msg
+			return
+		}
+		g.Consumer.describe(d, c.md)
+	})
 }
 
 func (g *ConsumerGroup) describe(d *kmsg.ConsumerGroupDescribeResponseGroup, md Metadata) {
@@ -250,19 +168,7 @@ func (g *ConsumerGroup) describe(d *kmsg.ConsumerGroupDescribeResponseGroup, md 
 // must exist (UNKNOWN_MEMBER_ID), use OffsetCommit v9+ (UNSUPPORTED_VERSION), and
 // commit at its current epoch (STALE_MEMBER_EPOCH).
 func (g *ConsumerGroup) ValidateOffsetCommit(memberID string, epoch int32, version int16) int16 {
-	if epoch < 0 && len(g.Members) == 0 {
-		return 0
-	}
-	m := g.Members[memberID]
-	switch {
-	case m == nil:
-		return kerr.UnknownMemberID.Code
-	case version < 9:
-		return kerr.UnsupportedVersion.Code
-	case epoch != m.MemberEpoch:
-		return kerr.StaleMemberEpoch.Code
-	}
-	return 0
+	return validateMemberOffsetCommit(g.Members, memberID, epoch, version)
 }
 
 // validateOffsetFetch is ConsumerGroup.validateOffsetFetch for OffsetFetch v9+: a
@@ -284,33 +190,7 @@ func (c *GroupCoordinator) validateOffsetFetch(group string, memberID *string, e
 	if g == nil || g.Consumer == nil {
 		return 0
 	}
-	id := ""
-	if memberID != nil {
-		id = *memberID
-	}
-	m := g.Consumer.Members[id]
-	switch {
-	case m == nil:
-		return kerr.UnknownMemberID.Code
-	case m.MemberEpoch != epoch:
-		return kerr.StaleMemberEpoch.Code
-	}
-	return 0
-}
-
-// classicJoinConsumerGroupLocked handles a classic JoinGroup for a consumer group's
-// id: an empty consumer group turns back into a classic one (its records are
-// tombstoned; offsets stay); one with members answers INCONSISTENT_GROUP_PROTOCOL,
-// as Kafka does for a member whose protocols the group cannot take.
-func (c *GroupCoordinator) classicJoinConsumerGroupLocked(s *shard, g *Group) int16 {
-	if len(g.Consumer.Members) > 0 {
-		return kerr.InconsistentGroupProtocol.Code
-	}
-	if code := c.writeLocked(s, g.consumerTombstones()); code != 0 {
-		return groupWriteError(code)
-	}
-	g.Consumer = nil
-	return 0
+	return validateMemberOffsetFetch(g.Consumer.Members, memberID, epoch)
 }
 
 // consumerTombstones deletes a consumer group's records (nil for a classic group),

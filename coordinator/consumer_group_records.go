@@ -139,20 +139,14 @@ func (r cgRecord) encode() Record {
 		v = appendCompactNullableString(v, m.RackID)
 		v = appendCompactString(v, m.ClientID)
 		v = appendCompactString(v, m.ClientHost)
-		v = appendUvarint(v, len(m.SubscribedTopicNames)+1)
-		for _, t := range m.SubscribedTopicNames {
-			v = appendCompactString(v, t)
-		}
+		v = appendCompactStrings(v, m.SubscribedTopicNames)
 		v = appendCompactNullableString(v, m.SubscribedTopicRegex)
 		v = binary.BigEndian.AppendUint32(v, uint32(m.RebalanceTimeoutMs))
 		v = appendCompactNullableString(v, m.ServerAssignor)
 	case cgTargetAssignmentMemberType:
 		v = appendTopicPartitions(v, r.Target)
 	case cgRegularExpressionType:
-		v = appendUvarint(v, len(r.Resolved.Topics)+1)
-		for _, t := range r.Resolved.Topics {
-			v = appendCompactString(v, t)
-		}
+		v = appendCompactStrings(v, r.Resolved.Topics)
 		v = binary.BigEndian.AppendUint64(v, uint64(r.Resolved.Version))
 		v = binary.BigEndian.AppendUint64(v, uint64(r.Resolved.Timestamp))
 	case cgCurrentMemberAssignmentType:
@@ -214,10 +208,7 @@ func decodeConsumerRecord(typ int16, key, value []byte) (*cgRecord, error) {
 		m.RackID = rd.cnstr()
 		m.ClientID = rd.cstr()
 		m.ClientHost = rd.cstr()
-		m.SubscribedTopicNames = []string{}
-		for n := rd.arrayLen(); n > 0 && rd.err == nil; n-- {
-			m.SubscribedTopicNames = append(m.SubscribedTopicNames, rd.cstr())
-		}
+		m.SubscribedTopicNames = rd.cstrs()
 		m.SubscribedTopicRegex = rd.cnstr()
 		m.RebalanceTimeoutMs = rd.i32()
 		m.ServerAssignor = rd.cnstr()
@@ -225,10 +216,7 @@ func decodeConsumerRecord(typ int16, key, value []byte) (*cgRecord, error) {
 	case cgTargetAssignmentMemberType:
 		r.Target = rd.topicPartitions()
 	case cgRegularExpressionType:
-		rr := &resolvedRegex{Topics: []string{}}
-		for n := rd.arrayLen(); n > 0 && rd.err == nil; n-- {
-			rr.Topics = append(rr.Topics, rd.cstr())
-		}
+		rr := &resolvedRegex{Topics: rd.cstrs()}
 		rr.Version = rd.i64()
 		rr.Timestamp = rd.i64()
 		r.Resolved = rr

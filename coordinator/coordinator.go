@@ -533,14 +533,11 @@ func (c *GroupCoordinator) JoinGroup(req *kmsg.JoinGroupRequest, clientID, clien
 		g = NewGroup(req.Group, &c.cfg, now)
 		s.groups[req.Group] = g
 	}
-	if g.Streams != nil {
-		if code := c.classicJoinStreamsGroupLocked(s, g); code != 0 {
-			w(joinError(req.MemberID, code))
-			return
+	for _, k := range []groupKind{streamsKind, consumerKind} {
+		if !k.is(g) {
+			continue
 		}
-	}
-	if g.Consumer != nil {
-		if code := c.classicJoinConsumerGroupLocked(s, g); code != 0 {
+		if code := c.classicJoinModernGroupLocked(s, g, k); code != 0 {
 			w(joinError(req.MemberID, code))
 			return
 		}
@@ -666,42 +663,29 @@ func (c *GroupCoordinator) LeaveGroup(group string, members []LeaveMember) (int1
 // DescribeGroups describes each group (Dead for unknown ones; v6+ says
 // GROUP_ID_NOT_FOUND too).
 func (c *GroupCoordinator) DescribeGroups(groups []string, version int16) []kmsg.DescribeGroupsResponseGroup {
-	out := make([]kmsg.DescribeGroupsResponseGroup, 0, len(groups))
-	for _, id := range groups {
+	newD := func(id string) kmsg.DescribeGroupsResponseGroup {
 		d := kmsg.NewDescribeGroupsResponseGroup()
 		d.Group = id
 		d.AuthorizedOperations = -2147483648
-		if id == "" {
-			d.ErrorCode = kerr.InvalidGroupID.Code
-			out = append(out, d)
-			continue
-		}
-		s, code := c.shardFor(id)
-		if code != 0 {
-			d.ErrorCode = code
-			out = append(out, d)
-			continue
-		}
-		func() {
-			defer s.mu.Unlock()
-			g := s.groups[id]
-			if g != nil && g.Consumer == nil && g.Streams == nil {
-				d = g.Describe()
-			} else {
-				d.State = Dead.String()
-				if version >= 6 {
-					d.ErrorCode = kerr.GroupIDNotFound.Code
-					msg := "Group " + id + " not found."
-					if g != nil || s.shareGroups[id] != nil {
-						msg = "Group " + id + " is not a classic group."
-					}
-					d.ErrorMessage = &msg
-				}
-			}
-		}()
-		out = append(out, d)
+		return d
 	}
-	return out
+	errorCode := func(d *kmsg.DescribeGroupsResponseGroup) *int16 { return &d.ErrorCode }
+	return describeGroups(c, groups, newD, errorCode, func(s *shard, id string, d *kmsg.DescribeGroupsResponseGroup) {
+		g := s.groups[id]
+		if g != nil && g.Consumer == nil && g.Streams == nil {
+			*d = g.Describe()
+			return
+		}
+		d.State = Dead.String()
+		if version >= 6 {
+			d.ErrorCode = kerr.GroupIDNotFound.Code
+			msg := "Group " + id + " not found."
+			if g != nil || s.shareGroups[id] != nil {
+				msg = "Group " + id + " is not a classic group."
+			}
+			d.ErrorMessage = &msg
+		}
+	})
 }
 
 // ListGroups lists the groups of every loaded partition, filtered by state and type

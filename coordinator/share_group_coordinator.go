@@ -173,37 +173,24 @@ func unloadShareGroupsLocked(s *shard) {
 // ShareGroupDescribe describes share groups, as GroupMetadataManager's
 // shareGroupDescribe: GROUP_ID_NOT_FOUND for unknown groups and for others' types.
 func (c *GroupCoordinator) ShareGroupDescribe(groups []string) []kmsg.ShareGroupDescribeResponseGroup {
-	out := make([]kmsg.ShareGroupDescribeResponseGroup, 0, len(groups))
-	for _, id := range groups {
+	newD := func(id string) kmsg.ShareGroupDescribeResponseGroup {
 		d := kmsg.NewShareGroupDescribeResponseGroup()
 		d.GroupID = id
-		if id == "" {
-			d.ErrorCode = kerr.InvalidGroupID.Code
-			out = append(out, d)
-			continue
-		}
-		s, code := c.shardFor(id)
-		if code != 0 {
-			d.ErrorCode = code
-			out = append(out, d)
-			continue
-		}
-		func() {
-			defer s.mu.Unlock()
-			switch g := s.shareGroups[id]; {
-			case g != nil:
-				g.describe(&d, c.md)
-			case s.groups[id] != nil && s.groups[id].State != Dead:
-				d.ErrorCode = kerr.GroupIDNotFound.Code
-				d.ErrorMessage = kmsg.StringPtr("Group " + id + " is not a share group.")
-			default:
-				d.ErrorCode = kerr.GroupIDNotFound.Code
-				d.ErrorMessage = kmsg.StringPtr("Group " + id + " not found.")
-			}
-		}()
-		out = append(out, d)
+		return d
 	}
-	return out
+	errorCode := func(d *kmsg.ShareGroupDescribeResponseGroup) *int16 { return &d.ErrorCode }
+	return describeGroups(c, groups, newD, errorCode, func(s *shard, id string, d *kmsg.ShareGroupDescribeResponseGroup) {
+		switch g := s.shareGroups[id]; {
+		case g != nil:
+			g.describe(d, c.md)
+		case s.groups[id] != nil && s.groups[id].State != Dead:
+			d.ErrorCode = kerr.GroupIDNotFound.Code
+			d.ErrorMessage = kmsg.StringPtr("Group " + id + " is not a share group.")
+		default:
+			d.ErrorCode = kerr.GroupIDNotFound.Code
+			d.ErrorMessage = kmsg.StringPtr("Group " + id + " not found.")
+		}
+	})
 }
 
 // listShareGroupsLocked lists the shard's share groups whose state want accepts, for

@@ -69,9 +69,7 @@ type StreamsMember struct {
 	ID string
 	streamsMemberMetadata
 	streamsCurrentAssignment
-
-	sessionDeadline   time.Time
-	rebalanceDeadline time.Time // set while UNREVOKED_TASKS
+	memberTimers
 }
 
 // StreamsGroup is one KIP-1071 streams group. It is not safe for concurrent use.
@@ -177,15 +175,7 @@ func (g *StreamsGroup) Commit(now time.Time, p *streamsPlan) {
 	if m == nil {
 		return
 	}
-	if p.renew {
-		m.sessionDeadline = now.Add(g.cfg.SessionTimeout)
-	}
-	switch {
-	case p.rebalance > 0:
-		m.rebalanceDeadline = now.Add(time.Duration(m.RebalanceTimeoutMs) * time.Millisecond)
-	case p.rebalance < 0:
-		m.rebalanceDeadline = time.Time{}
-	}
+	m.arm(now, g.cfg.SessionTimeout, p.renew, p.rebalance, m.RebalanceTimeoutMs)
 }
 
 // endpointView is a fingerprint of who owns which task, for members with an endpoint.
@@ -533,38 +523,21 @@ func ownedTasks(req *kmsg.StreamsGroupHeartbeatRequest) *StreamsTasks {
 // member's, or behind it other than the previous epoch with a subset of the
 // assigned tasks, is fenced; epoch 0 rejoins in place.
 func (g *StreamsGroup) checkEpoch(m *StreamsMember, req *kmsg.StreamsGroupHeartbeatRequest) *streamsPlan {
-	received := req.MemberEpoch
-	switch {
-	case received == 0:
-		return nil
-	case received > m.MemberEpoch:
-		return streamsPlanError(kerr.FencedMemberEpoch.Code, fmt.Sprintf("The streams group member has a greater member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", received, m.MemberEpoch))
-	case received < m.MemberEpoch:
+	ownsSubset := func() bool {
 		owned := ownedTasks(req)
-		if received != m.PreviousMemberEpoch || owned == nil || !owned.subsetOf(m.Assigned) {
-			return streamsPlanError(kerr.FencedMemberEpoch.Code, fmt.Sprintf("The streams group member has a smaller member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", received, m.MemberEpoch))
-		}
+		return owned != nil && owned.subsetOf(m.Assigned)
+	}
+	if code, msg := checkMemberEpoch("streams", req.MemberEpoch, m.MemberEpoch, m.PreviousMemberEpoch, ownsSubset); code != 0 {
+		return streamsPlanError(code, msg)
 	}
 	return nil
 }
 
 // leave handles member epoch -1 and -2, as GroupMetadataManager.streamsGroupLeave.
 func (g *StreamsGroup) leave(req *kmsg.StreamsGroupHeartbeatRequest) *streamsPlan {
-	var m *StreamsMember
-	if req.InstanceID == nil {
-		m = g.Members[req.MemberID]
-		if m == nil {
-			return streamsPlanError(kerr.UnknownMemberID.Code, fmt.Sprintf("Member %s is not a member of group %s.", req.MemberID, g.ID))
-		}
-	} else {
-		m = g.Members[g.static[*req.InstanceID]]
-		if m == nil {
-			return streamsPlanError(kerr.UnknownMemberID.Code, "Instance id "+*req.InstanceID+" is unknown.")
-		}
-		if m.ID != req.MemberID {
-			return streamsPlanError(kerr.FencedInstanceID.Code, fmt.Sprintf(
-				"Static member %s with instance id %s was fenced by member %s.", req.MemberID, *req.InstanceID, m.ID))
-		}
+	m, code, msg := leavingMember(g.Members, g.static, g.ID, req.MemberID, req.InstanceID)
+	if code != 0 {
+		return streamsPlanError(code, msg)
 	}
 	resp := kmsg.NewPtrStreamsGroupHeartbeatResponse()
 	resp.MemberID = m.ID
@@ -600,37 +573,21 @@ func streamsMemberTombstones(group, member string) []sgRecord {
 
 // NextDeadline is when Tick must next run (zero: never).
 func (g *StreamsGroup) NextDeadline() time.Time {
-	var next time.Time
-	for _, m := range g.Members {
-		for _, t := range []time.Time{m.sessionDeadline, m.rebalanceDeadline} {
-			if !t.IsZero() && (next.IsZero() || t.Before(next)) {
-				next = t
-			}
-		}
-	}
-	return next
+	return nextDeadline(g.Members)
 }
 
 // Tick fences the members whose session ran out or that did not revoke within
 // their rebalance timeout; the records are applied at once.
 func (g *StreamsGroup) Tick(now time.Time) []Record {
-	var out []Record
-	for _, m := range g.sortedMembers() {
-		session := !m.sessionDeadline.IsZero() && !now.Before(m.sessionDeadline)
-		rebalance := !m.rebalanceDeadline.IsZero() && !now.Before(m.rebalanceDeadline) && m.State == StreamsMemberUnrevokedTasks
-		if !session && !rebalance {
-			continue
-		}
-		reason := "session timeout"
-		if !session {
-			reason = "rebalance timeout"
-		}
-		g.fenced = append(g.fenced, fencedMember{m.ID, reason})
+	revoking := func(m *StreamsMember) bool { return m.State == StreamsMemberUnrevokedTasks }
+	out := fenceExpired(g.Members, now, revoking, &g.fenced, func(m *StreamsMember) []Record {
+		var out []Record
 		for _, r := range g.fenceRecords(m) {
 			g.apply(r)
 			out = append(out, r.encode())
 		}
-	}
+		return out
+	})
 	if len(g.Members) == 0 {
 		g.shutdown = false
 	}
@@ -725,12 +682,7 @@ func (g *StreamsGroup) setOwners(m *StreamsMember, own bool) {
 }
 
 func (g *StreamsGroup) sortedMembers() []*StreamsMember {
-	out := make([]*StreamsMember, 0, len(g.Members))
-	for _, m := range g.Members {
-		out = append(out, m)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out
+	return sortedMembers(g.Members)
 }
 
 // reconcileStreams is Kafka's streams CurrentAssignmentBuilder.
@@ -875,19 +827,7 @@ func (m streamsMemberMetadata) equal(o streamsMemberMetadata) bool {
 // ValidateOffsetCommit is StreamsGroup.validateOffsetCommit: as a consumer group's,
 // the member must exist and commit at its current epoch.
 func (g *StreamsGroup) ValidateOffsetCommit(memberID string, epoch int32, version int16) int16 {
-	if epoch < 0 && len(g.Members) == 0 {
-		return 0
-	}
-	m := g.Members[memberID]
-	switch {
-	case m == nil:
-		return kerr.UnknownMemberID.Code
-	case version < 9:
-		return kerr.UnsupportedVersion.Code
-	case epoch != m.MemberEpoch:
-		return kerr.StaleMemberEpoch.Code
-	}
-	return 0
+	return validateMemberOffsetCommit(g.Members, memberID, epoch, version)
 }
 
 // subscribes: a streams group reads its topology's source and repartition topics.

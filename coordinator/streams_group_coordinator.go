@@ -85,90 +85,28 @@ func ValidateStreamsGroupHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest) (int1
 // written before the answer, the group's timer re-armed, and missing internal topics
 // handed to the Metadata's InternalTopicCreator.
 func (c *GroupCoordinator) StreamsGroupHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest, clientID, clientHost string) *kmsg.StreamsGroupHeartbeatResponse {
-	fail := func(code int16, msg string) *kmsg.StreamsGroupHeartbeatResponse {
+	if code, msg := ValidateStreamsGroupHeartbeat(req); code != 0 {
 		return streamsPlanError(code, msg).Resp
 	}
-	if code, msg := ValidateStreamsGroupHeartbeat(req); code != 0 {
-		return fail(code, msg)
-	}
-	s, code := c.shardFor(req.Group)
-	if code != 0 {
-		return fail(code, "")
-	}
-	defer s.mu.Unlock()
-	now := c.now()
-	g := s.groups[req.Group]
-	var pre []Record
-	created, converted := false, false
-	switch {
-	case g == nil && s.shareGroups[req.Group] != nil:
-		return fail(kerr.GroupIDNotFound.Code, "Group "+req.Group+" is not a streams group.")
-	case g == nil:
-		if req.MemberEpoch != 0 {
-			return fail(kerr.GroupIDNotFound.Code, "Streams group "+req.Group+" not found.")
-		}
-		g = NewGroup(req.Group, &c.cfg, now)
-		g.Streams = NewStreamsGroup(req.Group, &c.cfg.Streams)
-		s.groups[req.Group] = g
-		created = true
-	case g.Streams == nil:
-		// An empty classic group (perhaps only offsets) becomes a streams group
-		// keeping its offsets; others are not streams groups.
-		if req.MemberEpoch != 0 || g.Consumer != nil || g.State != Empty || !g.IsEmpty() {
-			return fail(kerr.GroupIDNotFound.Code, "Group "+req.Group+" is not a streams group.")
-		}
-		g.Streams = NewStreamsGroup(req.Group, &c.cfg.Streams)
-		if g.ProtocolType != "" || g.Generation > 0 {
-			pre = append(pre, GroupTombstone(g.ID))
-		}
-		converted = true
-	}
-	sg := g.Streams
-	plan := sg.Heartbeat(now, req, clientID, clientHost, c.md)
-	if plan.Resp.ErrorCode == 0 {
-		recs := pre
-		for _, r := range plan.Records {
-			recs = append(recs, r.encode())
-		}
-		if code := c.writeLocked(s, recs); code != 0 {
-			plan = streamsPlanError(groupWriteError(code), "")
-		} else {
-			sg.Commit(now, plan)
-			sg.FinishResponse(req, plan.Resp)
-			if converted {
-				g.ProtocolType, g.Generation, g.Protocol, g.Leader = "", 0, "", ""
-			}
-			created, converted = false, false
+	return groupHeartbeat(c, streamsKind, req.Group, req.MemberEpoch, streamsPlanError,
+		func(g *Group, now time.Time) *streamsPlan {
+			return g.Streams.Heartbeat(now, req, clientID, clientHost, c.md)
+		},
+		func(g *Group, now time.Time, plan *streamsPlan) {
+			g.Streams.Commit(now, plan)
+			g.Streams.FinishResponse(req, plan.Resp)
 			if len(plan.Create) > 0 {
 				if tc, ok := c.md.(InternalTopicCreator); ok {
 					tc.CreateInternalTopics(g.ID, plan.Create)
 				}
 			}
-		}
-	}
-	switch {
-	case created:
-		c.removeGroupLocked(s, g)
-		return plan.Resp
-	case converted:
-		g.Streams = nil
-	}
-	c.scheduleLocked(s, g)
-	return plan.Resp
+		}).Resp
 }
 
 // logStreamsGroupLocked logs fenced members and changes of the group's state.
 func (c *GroupCoordinator) logStreamsGroupLocked(g *Group) {
 	sg := g.Streams
-	for _, f := range sg.fenced {
-		c.logger.Info().Str("group", g.ID).Str("member", f.id).Str("reason", f.reason).Msg("streams group member fenced")
-	}
-	sg.fenced = nil
-	if v := (consumerView{sg.Epoch, sg.AssignmentEpoch, len(sg.Members), sg.State()}); v != sg.logged {
-		sg.logged = v
-		c.logger.Info().Str("group", g.ID).Str("state", v.state).Int32("epoch", v.epoch).
-			Int32("assignment_epoch", v.assignmentEpoch).Int("members", v.members).Msg("streams group changed")
-	}
+	c.logModernGroupLocked(streamsKind, g.ID, &sg.fenced, &sg.logged, consumerView{sg.Epoch, sg.AssignmentEpoch, len(sg.Members), sg.State()})
 }
 
 // Topology description statuses of StreamsGroupDescribe v1.
@@ -180,47 +118,29 @@ const (
 // StreamsGroupDescribe describes streams groups, as GroupMetadataManager's
 // streamsGroupDescribe: GROUP_ID_NOT_FOUND for unknown groups and other kinds.
 func (c *GroupCoordinator) StreamsGroupDescribe(groups []string, includeTopologyDescription bool) []kmsg.StreamsGroupDescribeResponseGroup {
-	out := make([]kmsg.StreamsGroupDescribeResponseGroup, 0, len(groups))
-	for _, id := range groups {
+	newD := func(id string) kmsg.StreamsGroupDescribeResponseGroup {
 		d := kmsg.NewStreamsGroupDescribeResponseGroup()
 		d.Group = id
-		if id == "" {
-			d.ErrorCode = kerr.InvalidGroupID.Code
-			out = append(out, d)
-			continue
-		}
-		s, code := c.shardFor(id)
-		if code != 0 {
-			d.ErrorCode = code
-			out = append(out, d)
-			continue
-		}
-		func() {
-			defer s.mu.Unlock()
-			g := s.groups[id]
-			switch {
-			case g == nil || g.State == Dead:
-				d.ErrorCode = kerr.GroupIDNotFound.Code
-				d.ErrorMessage = kmsg.StringPtr("Group " + id + " not found.")
-			case g.Streams == nil:
-				d.ErrorCode = kerr.GroupIDNotFound.Code
-				d.ErrorMessage = kmsg.StringPtr("Group " + id + " is not a streams group.")
-			default:
-				if g.Streams.configured == nil && g.Streams.Topology != nil {
-					g.Streams.configured = configure(g.Streams.Topology, c.md)
-				}
-				g.Streams.describe(&d)
-				if includeTopologyDescription {
-					// No topology description plugin is configured: nothing stored.
-					d.TopologyDescriptionStatus = topologyDescriptionNotStored
-				} else {
-					d.TopologyDescriptionStatus = topologyDescriptionNotRequested
-				}
-			}
-		}()
-		out = append(out, d)
+		return d
 	}
-	return out
+	errorCode := func(d *kmsg.StreamsGroupDescribeResponseGroup) *int16 { return &d.ErrorCode }
+	return describeGroups(c, groups, newD, errorCode, func(s *shard, id string, d *kmsg.StreamsGroupDescribeResponseGroup) {
+		g, code, msg := describedGroupLocked(s, streamsKind, id)
+		if code != 0 {
+			d.ErrorCode, d.ErrorMessage = code, msg
+			return
+		}
+		if g.Streams.configured == nil && g.Streams.Topology != nil {
+			g.Streams.configured = configure(g.Streams.Topology, c.md)
+		}
+		g.Streams.describe(d)
+		if includeTopologyDescription {
+			// No topology description plugin is configured: nothing stored.
+			d.TopologyDescriptionStatus = topologyDescriptionNotStored
+		} else {
+			d.TopologyDescriptionStatus = topologyDescriptionNotRequested
+		}
+	})
 }
 
 func (g *StreamsGroup) describe(d *kmsg.StreamsGroupDescribeResponseGroup) {
@@ -336,30 +256,5 @@ func finishStreamsGroupsLoad(groups map[string]*Group, now time.Time, cfg *Confi
 // validateOffsetFetch is StreamsGroup.validateOffsetFetch for OffsetFetch v9+: a
 // request naming a member must come from a member at its current epoch.
 func (g *StreamsGroup) validateOffsetFetch(memberID *string, epoch int32) int16 {
-	id := ""
-	if memberID != nil {
-		id = *memberID
-	}
-	m := g.Members[id]
-	switch {
-	case m == nil:
-		return kerr.UnknownMemberID.Code
-	case m.MemberEpoch != epoch:
-		return kerr.StaleMemberEpoch.Code
-	}
-	return 0
-}
-
-// classicJoinStreamsGroupLocked handles a classic JoinGroup for a streams group's
-// id: an empty streams group turns into a classic one (its records are tombstoned;
-// offsets stay); one with members answers INCONSISTENT_GROUP_PROTOCOL.
-func (c *GroupCoordinator) classicJoinStreamsGroupLocked(s *shard, g *Group) int16 {
-	if len(g.Streams.Members) > 0 {
-		return kerr.InconsistentGroupProtocol.Code
-	}
-	if code := c.writeLocked(s, g.streamsTombstones()); code != 0 {
-		return groupWriteError(code)
-	}
-	g.Streams = nil
-	return 0
+	return validateMemberOffsetFetch(g.Members, memberID, epoch)
 }
