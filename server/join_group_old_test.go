@@ -36,7 +36,13 @@ func TestJoinGroupV0V1(t *testing.T) {
 		return req
 	}
 
-	first := a.roundTrip(join(0, "")).(*kmsg.JoinGroupResponse)
+	// FindCoordinator answers once the coordinator's partition is led; its load may
+	// still be under way, which a client retries (COORDINATOR_LOAD_IN_PROGRESS).
+	var first *kmsg.JoinGroupResponse
+	waitFor(t, 20*time.Second, "the coordinator to finish loading", func() bool {
+		first = a.roundTrip(join(0, "")).(*kmsg.JoinGroupResponse)
+		return first.ErrorCode != kerr.CoordinatorLoadInProgress.Code
+	})
 	if first.ErrorCode != 0 || first.Generation != 1 || first.MemberID == "" || first.LeaderID != first.MemberID ||
 		first.Protocol == nil || *first.Protocol != "range" || len(first.Members) != 1 {
 		t.Fatalf("v0 join of a new group: %+v", first)
