@@ -13,7 +13,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"golang.org/x/sys/unix"
 )
 
 // TestFullLogDirTakesOnlyItsReplicasOffline: broker 1 has two log dirs, one a small
@@ -29,14 +28,7 @@ func TestFullLogDirTakesOnlyItsReplicasOffline(t *testing.T) {
 	}
 	c := PrepareCluster(t, map[int32]string{100: "controller", 1: "broker", 2: "broker"}, nil)
 	jbod := c.Nodes[1]
-	mnt := filepath.Join(jbod.Dir, "disk")
-	if err := os.MkdirAll(mnt, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Mount("tmpfs", mnt, "tmpfs", 0, "size=8m"); err != nil {
-		t.Fatalf("mount a tmpfs: %v", err)
-	}
-	t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
+	mnt := mountTmpfs(t, filepath.Join(jbod.Dir, "disk"), "8m")
 	smallDir, healthyDir := filepath.Join(mnt, "data"), filepath.Join(jbod.Dir, "healthy")
 	jbod.Props["log.dirs"] = smallDir + "," + healthyDir
 	c.StartAll()

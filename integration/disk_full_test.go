@@ -28,14 +28,7 @@ func TestFullDiskFencesTheBroker(t *testing.T) {
 	}
 	c := PrepareCluster(t, map[int32]string{100: "controller", 1: "broker", 2: "broker"}, nil)
 	full := c.Nodes[1]
-	mnt := filepath.Join(full.Dir, "disk")
-	if err := os.MkdirAll(mnt, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Mount("tmpfs", mnt, "tmpfs", 0, "size=8m"); err != nil {
-		t.Fatalf("mount a tmpfs: %v", err)
-	}
-	t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
+	mnt := mountTmpfs(t, filepath.Join(full.Dir, "disk"), "8m")
 	full.Props["log.dirs"] = filepath.Join(mnt, "data")
 	c.StartAll()
 	defer func() {
@@ -137,4 +130,18 @@ func fill(t *testing.T, path string) {
 			}
 		}
 	}
+}
+
+// mountTmpfs mounts a tmpfs of size (mount's size= option) at dir, made if missing,
+// and unmounts it when the test ends. Needs root.
+func mountTmpfs(t *testing.T, dir, size string) string {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size="+size); err != nil {
+		t.Fatalf("mount a tmpfs: %v", err)
+	}
+	t.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH) })
+	return dir
 }
