@@ -256,16 +256,11 @@ func (c *Controller) HandleBrokerHeartbeat(req *kmsg.BrokerHeartbeatRequest) *km
 		return resp
 	}
 	img := c.Image()
-	b, ok := img.Brokers[req.BrokerID]
-	if !ok || b.Epoch != req.BrokerEpoch {
+	b, caughtUp, ok := c.heartbeatFrom(img, req)
+	if !ok {
 		resp.ErrorCode = kerr.StaleBrokerEpoch.Code
 		return resp
 	}
-	c.heartbeats.touch(req.BrokerID, c.cfg.Now())
-	c.heartbeats.mu.Lock()
-	c.heartbeats.offset[req.BrokerID] = req.CurrentMetadataOffset
-	c.heartbeats.mu.Unlock()
-	caughtUp := req.CurrentMetadataOffset >= b.Epoch
 
 	var recs []Record
 	switch {
@@ -326,6 +321,22 @@ func (c *Controller) HandleBrokerHeartbeat(req *kmsg.BrokerHeartbeatRequest) *km
 	return resp
 }
 
+// heartbeatFrom is where both heartbeat paths start: the broker's registration in
+// img, which must have the heartbeat's broker epoch (ok false: STALE_BROKER_EPOCH);
+// then the contact and the broker's metadata offset are recorded, and caughtUp says
+// whether that offset has reached its registration.
+func (c *Controller) heartbeatFrom(img *MetadataImage, req *kmsg.BrokerHeartbeatRequest) (b BrokerImage, caughtUp, ok bool) {
+	b, ok = img.Brokers[req.BrokerID]
+	if !ok || b.Epoch != req.BrokerEpoch {
+		return b, false, false
+	}
+	c.heartbeats.touch(req.BrokerID, c.cfg.Now())
+	c.heartbeats.mu.Lock()
+	c.heartbeats.offset[req.BrokerID] = req.CurrentMetadataOffset
+	c.heartbeats.mu.Unlock()
+	return b, req.CurrentMetadataOffset >= b.Epoch, true
+}
+
 // brokerHeartbeatPipelined is HandleBrokerHeartbeat without want_shut_down,
 // computed on the pipeline's view.
 func (c *Controller) brokerHeartbeatPipelined(req *kmsg.BrokerHeartbeatRequest) *kmsg.BrokerHeartbeatResponse {
@@ -344,16 +355,11 @@ func (c *Controller) brokerHeartbeatPipelined(req *kmsg.BrokerHeartbeatRequest) 
 		return resp
 	}
 	img, term := c.pipelineView(req.BrokerID)
-	b, ok := img.Brokers[req.BrokerID]
-	if !ok || b.Epoch != req.BrokerEpoch {
+	b, caughtUp, ok := c.heartbeatFrom(img, req)
+	if !ok {
 		resp.ErrorCode = kerr.StaleBrokerEpoch.Code
 		return resp
 	}
-	c.heartbeats.touch(req.BrokerID, c.cfg.Now())
-	c.heartbeats.mu.Lock()
-	c.heartbeats.offset[req.BrokerID] = req.CurrentMetadataOffset
-	c.heartbeats.mu.Unlock()
-	caughtUp := req.CurrentMetadataOffset >= b.Epoch
 
 	var recs []Record
 	switch {
