@@ -5,6 +5,8 @@ package coordinator
 // records are written; only then does it become visible to OffsetFetch.
 
 import (
+	"time"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -40,20 +42,9 @@ func (c *GroupCoordinator) OffsetCommit(req *kmsg.OffsetCommitRequest) *kmsg.Off
 	}
 	defer s.mu.Unlock()
 	now := c.now()
-	g := s.groups[req.Group]
-	created := false
-	if g == nil {
-		if req.Generation >= 0 {
-			// A member of a generation that does not exist (or an old one).
-			if req.Version >= 9 {
-				return failAll(kerr.GroupIDNotFound.Code)
-			}
-			return failAll(kerr.IllegalGeneration.Code)
-		}
-		// A "simple" group: offsets committed without group management.
-		g = NewGroup(req.Group, &c.cfg, now)
-		s.groups[req.Group] = g
-		created = true
+	g, created, code := c.commitGroup(s, req.Group, req.Generation, req.Version >= 9, now)
+	if code != 0 {
+		return failAll(code)
 	}
 	validate := g.ValidateOffsetCommit
 	if g.Consumer != nil {
@@ -377,4 +368,25 @@ func (c *GroupCoordinator) GroupOffsets(group string) map[TopicPartition]OffsetA
 		out[tp] = om
 	}
 	return out
+}
+
+// commitGroup is the group an offset commit (plain or transactional) to id writes
+// to, in its shard s (locked). A group that does not exist is created as a "simple"
+// one (offsets committed without group management, created true) when the commit
+// names no generation; a commit from a member of a generation that does not exist
+// (or an old one) is GROUP_ID_NOT_FOUND when the request version names that error
+// (named), ILLEGAL_GENERATION before.
+func (c *GroupCoordinator) commitGroup(s *shard, id string, generation int32, named bool, now time.Time) (g *Group, created bool, code int16) {
+	if g = s.groups[id]; g != nil {
+		return g, false, 0
+	}
+	if generation >= 0 {
+		if named {
+			return nil, false, kerr.GroupIDNotFound.Code
+		}
+		return nil, false, kerr.IllegalGeneration.Code
+	}
+	g = NewGroup(id, &c.cfg, now)
+	s.groups[id] = g
+	return g, true, 0
 }

@@ -89,19 +89,10 @@ func (c *GroupCoordinator) TxnOffsetCommit(req *kmsg.TxnOffsetCommitRequest, ver
 	}
 	defer s.mu.Unlock()
 	now := c.now()
-	g := s.groups[req.Group]
-	created := false
-	if g == nil {
-		if req.Generation >= 0 {
-			// As OffsetMetadataManager.validateTransactionalOffsetCommit: v6 names it.
-			if req.Version >= 6 {
-				return failAll(kerr.GroupIDNotFound.Code)
-			}
-			return failAll(kerr.IllegalGeneration.Code)
-		}
-		g = NewGroup(req.Group, &c.cfg, now)
-		s.groups[req.Group] = g
-		created = true
+	// As OffsetMetadataManager.validateTransactionalOffsetCommit: v6 names a missing group.
+	g, created, code := c.commitGroup(s, req.Group, req.Generation, req.Version >= 6, now)
+	if code != 0 {
+		return failAll(code)
 	}
 	validate := g.validateTxnOffsetCommit
 	if g.Consumer != nil {
