@@ -173,7 +173,12 @@ func (r *Results) Summary(w io.Writer) int {
 			counts[s]++
 			if s == statusFail || s == statusXPass {
 				bad++
-				fmt.Fprintf(w, "%s on %s: %s %s\n", s.short(), b.Name, k.client, k.feature)
+				// Why, too: CI keeps the tail of a long log, and this is its tail.
+				why := ""
+				if err := r.rows[k].outcomes[b.Name].Err; err != nil {
+					why = ": " + clip(firstLine(err.Error()), 400)
+				}
+				fmt.Fprintf(w, "%s on %s: %s %s%s\n", s.short(), b.Name, k.client, k.feature, why)
 			}
 		}
 		na := ""
@@ -401,4 +406,12 @@ func replaceBlock(path, name, body string) error {
 	}
 	i += strings.Index(s[i:], "-->") + len("-->")
 	return os.WriteFile(path, []byte(s[:i]+"\n"+body+s[j:]), 0o644)
+}
+
+// clip cuts s to at most n bytes, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + " […]"
 }
