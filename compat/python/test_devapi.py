@@ -118,7 +118,7 @@ def stop_dev(proc, lines):
 
 
 @pytest.fixture(scope="module")
-def dev():
+def dev_cluster():
     proc, lines = start_dev(3, "--override", "replica.lag.time.max.ms=1000")
     d = Dev(proc, lines["bootstrap servers"], lines["control API"].rsplit("/v1/", 1)[0])
     admin = KafkaAdminClient(bootstrap_servers=d.bootstrap, request_timeout_ms=20000)
@@ -127,6 +127,24 @@ def dev():
     wait_for("a leader and a full ISR", lambda: d.partition()["leader"] >= 0 and len(d.partition()["isr"]) == 3)
     yield d
     stop_dev(proc, lines)
+
+
+@pytest.fixture
+def dev(dev_cluster):
+    """The module's cluster made healthy before each test: every broker running and
+    resumed, every link healed, every fault deleted, the ISR full, so a test that failed
+    half-way (a broker left paused, a link cut) fails its own row and not the next ones."""
+    d = dev_cluster
+    for n in d.call("GET", "/v1/cluster", want=200)["nodes"]:
+        if not n["running"]:
+            d.call("POST", "/v1/brokers/%d/restart" % n["id"], want=200)
+        elif n["paused"]:
+            d.call("POST", "/v1/brokers/%d/resume" % n["id"], want=200)
+    if d.call("GET", "/v1/links", want=200)["links"]:
+        d.call("POST", "/v1/links/heal", want=200)
+    d.call("DELETE", "/v1/faults", want=200)
+    d.call("POST", "/v1/partitions/%s/0/wait" % TOPIC, {"isr": [0, 1, 2]}, want=200)
+    return d
 
 
 def producer(d, **kw):

@@ -49,6 +49,7 @@ import org.apache.kafka.common.errors.NotEnoughReplicasException;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -56,7 +57,8 @@ import org.junit.jupiter.api.Test;
  * watching the effect (compat/cases_dev.go runs it; written from the README's "In any
  * language: gokafkad dev" section). The class starts one {@code gokafkad dev --brokers 3}
  * (the binary named by $GOKAFKAD) on free ports and stops it with SIGTERM at the end; every
- * test leaves the cluster healthy for the next.
+ * test leaves the cluster healthy for the next, and {@link #healthyCluster} makes it so when
+ * one did not (a failed test stops half-way: a broker paused, a link cut, a fault active).
  */
 class DevApiTest {
   static final String TOPIC = "orders";
@@ -145,6 +147,26 @@ class DevApiTest {
     waitFor("a leader and a full ISR", () -> partition().get("leader").asInt() >= 0 && partition().get("isr").size() == 3);
   }
 
+  /**
+   * Before each test: every broker running and resumed, every link healed, every fault
+   * deleted, and the partition's ISR full again, so one test's failure is its own row
+   * and not the next tests' as well.
+   */
+  @BeforeEach
+  void healthyCluster() {
+    for (JsonNode n : call("GET", "/v1/cluster", null, 200).get("nodes")) {
+      int id = n.get("id").asInt();
+      if (!n.get("running").asBoolean()) {
+        call("POST", "/v1/brokers/" + id + "/restart", null, 200);
+      } else if (n.get("paused").asBoolean()) {
+        call("POST", "/v1/brokers/" + id + "/resume", null, 200);
+      }
+    }
+    if (call("GET", "/v1/links", null, 200).get("links").size() > 0) call("POST", "/v1/links/heal", null, 200);
+    call("DELETE", "/v1/faults", null, 200);
+    waitFullISR();
+  }
+
   @AfterAll
   static void stopDev() throws Exception {
     if (dev == null) return;
@@ -214,6 +236,11 @@ class DevApiTest {
   void pauseFollower() throws Exception {
     try (KafkaProducer<String, String> p = producer(20)) {
       p.send(new ProducerRecord<>(TOPIC, "before")).get(60, TimeUnit.SECONDS);
+      // The follower's fetch that let "before" be acknowledged had it caught up then;
+      // the leader drops it replica.lag.time.max.ms (1 s) after its last caught-up
+      // fetch, so the acks=all write below waits until at least then: timed from
+      // here, not from the pause, which comes after some of that second has passed.
+      long start = System.nanoTime();
       JsonNode part = partition();
       int leader = part.get("leader").asInt();
       int follower = -1;
@@ -227,7 +254,6 @@ class DevApiTest {
       JsonNode n = call("POST", "/v1/brokers/" + paused + "/pause", null, 200);
       assertTrue(n.get("paused").asBoolean() && n.get("running").asBoolean(), n.toString());
       call("POST", "/v1/brokers/" + paused + "/pause", null, 409);
-      long start = System.nanoTime();
       p.send(new ProducerRecord<>(TOPIC, "during")).get(120, TimeUnit.SECONDS);
       assertTrue(System.nanoTime() - start > TimeUnit.MILLISECONDS.toNanos(500),
           "an acks=all produce answered before the paused follower left the ISR");
@@ -340,6 +366,7 @@ class DevApiTest {
   void isolateFollower() throws Exception {
     try (KafkaProducer<String, String> p = producer(20)) {
       p.send(new ProducerRecord<>(TOPIC, "before")).get(60, TimeUnit.SECONDS);
+      long start = System.nanoTime(); // as in pauseFollower: the follower was caught up then
       JsonNode part = partition();
       int leader = part.get("leader").asInt(), follower = followerOf(part);
       call("POST", "/v1/brokers/" + follower + "/isolate", null, 200);
@@ -348,7 +375,6 @@ class DevApiTest {
         cut |= l.get("cut").asBoolean() && (l.get("from").asInt() == follower || l.get("to").asInt() == follower);
       }
       assertTrue(cut, "no cut link of " + follower);
-      long start = System.nanoTime();
       p.send(new ProducerRecord<>(TOPIC, "during")).get(120, TimeUnit.SECONDS);
       assertTrue(System.nanoTime() - start > TimeUnit.MILLISECONDS.toNanos(500),
           "an acks=all produce answered before the isolated follower left the ISR");
