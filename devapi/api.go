@@ -63,8 +63,9 @@ type API struct {
 	// register, and two of them at once on one node would both start it.
 	life sync.Mutex
 
-	// caFile is WithCAFile's path ("" when not given).
-	caFile string
+	// caFile is WithCAFile's path ("" when not given); clientCertFile and
+	// clientKeyFile WithClientCertFiles'.
+	caFile, clientCertFile, clientKeyFile string
 
 	mu struct {
 		sync.Mutex
@@ -80,6 +81,14 @@ type Option func(*API)
 // WithCAFile names the file that holds the cluster's CA certificate
 // (kafkatest.Cluster.CACertPEM), reported by GET /v1/cluster as ca_file.
 func WithCAFile(path string) Option { return func(a *API) { a.caFile = path } }
+
+// WithClientCertFiles names the PEM files of a client certificate signed by the
+// cluster's CA and of its key (kafkatest.Cluster.ClientCertificate, for
+// WithTLSClientAuth), reported by GET /v1/cluster as client_cert_file and
+// client_key_file.
+func WithClientCertFiles(cert, key string) Option {
+	return func(a *API) { a.clientCertFile, a.clientKeyFile = cert, key }
+}
 
 // New returns the API of cluster c.
 func New(c *kafkatest.Cluster, opts ...Option) *API {
@@ -288,7 +297,12 @@ type Cluster struct {
 	SASLMechanisms []string `json:"sasl_mechanisms"`
 	// CAFile is the PEM file of the CA that signed the brokers' certificates (with
 	// TLS, when the API was told it: WithCAFile).
-	CAFile           string   `json:"ca_file,omitempty"`
+	CAFile string `json:"ca_file,omitempty"`
+	// ClientCertFile and ClientKeyFile are the PEM files of a client certificate
+	// signed by that CA and of its private key (PKCS #8), when clients must present
+	// one (mutual TLS) and the API was told them: WithClientCertFiles.
+	ClientCertFile   string   `json:"client_cert_file,omitempty"`
+	ClientKeyFile    string   `json:"client_key_file,omitempty"`
 	Brokers          []int32  `json:"brokers"`
 	Controllers      []int32  `json:"controllers"`
 	ActiveController int32    `json:"active_controller"`
@@ -350,6 +364,7 @@ func (a *API) getCluster(w http.ResponseWriter, r *http.Request) {
 	cl := Cluster{
 		BootstrapServers: strings.Join(a.c.Addrs(), ","),
 		SecurityProtocol: a.c.SecurityProtocol(), SASLMechanisms: a.c.SASLMechanisms(), CAFile: a.caFile,
+		ClientCertFile: a.clientCertFile, ClientKeyFile: a.clientKeyFile,
 		Brokers: a.c.BrokerIDs(), Controllers: a.c.ControllerIDs(),
 		ActiveController: a.c.ActiveController(),
 		Nodes:            a.nodes(), Links: a.links(), Paused: a.k.Paused(), Faults: a.faultList(),

@@ -8,6 +8,9 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"flag"
 	"fmt"
@@ -32,7 +35,7 @@ import (
 )
 
 const devUsage = `usage: gokafkad dev [--brokers N] [--controllers N] [--port P] [--http ADDR] [--data DIR] [--override key=value ...]
-                    [--tls] [--sasl-users user:pass,...] [--sasl-mechanism M,...] [--super-users User:a,...]
+                    [--tls] [--tls-client-auth] [--sasl-users user:pass,...] [--sasl-mechanism M,...] [--super-users User:a,...]
 
 Starts a whole cluster in this process: brokers 0..N-1 on 127.0.0.1:P, P+1, ...;
 the HTTP/JSON control API, the status pages and the metrics on ADDR. Ctrl-C or
@@ -52,6 +55,7 @@ type devOptions struct {
 	// The client listener's security: TLS (certificates made at start, the CA
 	// written to ca.pem in the data dir), SASL users and mechanisms, ACLs.
 	tls        bool
+	clientAuth bool
 	users      map[string]string
 	mechanisms []string
 	superUsers []string
@@ -77,6 +81,7 @@ func parseDevFlags(args []string) (devOptions, error) {
 		return nil
 	})
 	fs.BoolVar(&o.tls, "tls", false, "serve clients over TLS (SSL, or SASL_SSL with --sasl-users), with a CA and broker certificates made at start; the CA is written to ca.pem in the data directory")
+	fs.BoolVar(&o.clientAuth, "tls-client-auth", false, "--tls with client certificates required (mutual TLS, ssl.client.auth=required); a client certificate signed by the CA, principal User:client, and its key are written to client.pem and client-key.pem in the data directory")
 	fs.Func("sasl-users", "SASL users as user:password,... (SASL_PLAINTEXT, or SASL_SSL with --tls)", func(s string) error {
 		if o.users == nil {
 			o.users = map[string]string{}
@@ -113,6 +118,9 @@ func parseDevFlags(args []string) (devOptions, error) {
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("dev: unexpected argument %q\n%s", fs.Arg(0), devUsage)
+	}
+	if o.clientAuth {
+		o.tls = true
 	}
 	if len(o.mechanisms) > 0 && len(o.users) == 0 {
 		return o, fmt.Errorf("dev: --sasl-mechanism without --sasl-users: nobody could log in")
@@ -182,7 +190,10 @@ func dev(ctx context.Context, args []string, out io.Writer, logger zerolog.Logge
 	if o.controllers != 0 {
 		opts = append(opts, kafkatest.WithSeparateControllers(o.controllers))
 	}
-	if o.tls {
+	switch {
+	case o.clientAuth:
+		opts = append(opts, kafkatest.WithTLSClientAuth())
+	case o.tls:
 		opts = append(opts, kafkatest.WithTLS())
 	}
 	if len(o.users) > 0 {
@@ -211,6 +222,14 @@ func dev(ctx context.Context, args []string, out io.Writer, logger zerolog.Logge
 		}
 		apiOpts = append(apiOpts, devapi.WithCAFile(caFile))
 	}
+	certFile, keyFile := "", ""
+	if o.clientAuth {
+		certFile, keyFile = filepath.Join(dataDir, "client.pem"), filepath.Join(dataDir, "client-key.pem")
+		if err := writeClientCert(tb, c, devClientCN, certFile, keyFile); err != nil {
+			return fmt.Errorf("dev: client certificate: %w", err)
+		}
+		apiOpts = append(apiOpts, devapi.WithClientCertFiles(certFile, keyFile))
+	}
 	srv := &http.Server{Handler: devapi.New(c, apiOpts...), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -235,6 +254,9 @@ func dev(ctx context.Context, args []string, out io.Writer, logger zerolog.Logge
 	if caFile != "" {
 		fmt.Fprintf(out, "CA: %s\n", caFile)
 	}
+	if certFile != "" {
+		fmt.Fprintf(out, "client certificate: %s, key: %s (principal User:%s)\n", certFile, keyFile, devClientCN)
+	}
 	fmt.Fprintf(out, "control API: %s/v1/cluster\n", url)
 	fmt.Fprintf(out, "status pages: %s/\n", url)
 	if o.data != "" {
@@ -254,6 +276,36 @@ func dev(ctx context.Context, args []string, out io.Writer, logger zerolog.Logge
 	tb.cleanup()
 	fmt.Fprintln(out, "gokafkad dev: stopped")
 	return nil
+}
+
+// devClientCN is the common name of --tls-client-auth's client certificate: its
+// principal is User:client (kafkatest's principal mapping rule).
+const devClientCN = "client"
+
+// writeClientCert writes a client certificate of c's CA with common name cn to
+// certFile and its private key (PKCS #8) to keyFile, readable by the owner only.
+func writeClientCert(tb *devTB, c *kafkatest.Cluster, cn, certFile, keyFile string) error {
+	var cert tls.Certificate
+	done := make(chan struct{})
+	go func() { // ClientCertificate fails through tb.Fatalf, which ends its goroutine
+		defer close(done)
+		cert = c.ClientCertificate(cn)
+	}()
+	<-done
+	tb.mu.Lock()
+	err := tb.failed
+	tb.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	key, err := x509.MarshalPKCS8PrivateKey(cert.PrivateKey)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Certificate[0]}), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: key}), 0o600)
 }
 
 // devTB is the kafkatest.TB of gokafkad dev's cluster: its data directory (--data,
